@@ -1,0 +1,755 @@
+package flow
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// CellKind says what a state cell holds.
+type CellKind uint8
+
+// The cell kinds.
+const (
+	CellParam  CellKind = iota // a run parameter (input_text is cell 0)
+	CellVar                    // a variable
+	CellSlot                   // a slot, set by edge overrides
+	CellInput                  // the last resolved input of a node
+	CellOutput                 // the last output of a node
+	CellError                  // the last error message of a node
+	CellItem                   // the current element of a map node
+)
+
+// Cell describes one cell of run state.
+type Cell struct {
+	Name    string // as the user reads it: "rephraseCount", "retrieve.query"
+	Kind    CellKind
+	Type    Type
+	Node    int     // owning node index for node cells, -1 otherwise
+	Reducer Reducer // for variables and slots
+	RedName string  // the reducer's name ("replace" when none was declared)
+}
+
+// Reducer combines the current value of a variable with a written value.
+type Reducer func(old, update Value) (Value, error)
+
+// Plan is a checked, compiled workflow: what the engine runs. A Plan is
+// immutable and safe for concurrent use by many runs.
+type Plan struct {
+	Workflow *Workflow
+	Cells    []Cell
+	Params   []PlanVar // cell 0 is input_text
+	Vars     []PlanVar
+	Nodes    []*PlanNode
+	Initial  int
+	MaxSteps int
+	MaxTime  time.Duration
+	Warnings Diagnostics // what Compile warned about
+}
+
+// PlanVar is a compiled parameter or variable.
+type PlanVar struct {
+	Name    string
+	Cell    int
+	Type    Type
+	Default *Program // nil: null, or required for a parameter
+}
+
+// PlanNode is a compiled node.
+type PlanNode struct {
+	Index    int
+	Name     string
+	Node     *Node
+	Inputs   []PlanInput
+	Outputs  []PlanOutput
+	ErrCell  int
+	Set      []PlanAssign
+	Edges    []*PlanEdge // routing edges, in declaration order
+	OnError  []*PlanEdge // error edges, in declaration order
+	Final    bool
+	Map      *Program // nil unless a map node
+	ItemCell int      // cell of the map element, -1 if none
+	Sub      *Plan    // for WORKFLOW nodes
+}
+
+// PlanInput is a compiled node input.
+type PlanInput struct {
+	Name string
+	Cell int // the node field cell recording the last value
+	Prog *Program
+}
+
+// PlanOutput is a node output and the cell that records it.
+type PlanOutput struct {
+	Name string
+	Type Type // the declared type (for a map node, the per-element type)
+	Cell int
+}
+
+// PlanAssign is a compiled write to a variable or slot.
+type PlanAssign struct {
+	Name string
+	Cell int
+	Prog *Program
+}
+
+// PlanEdge is a compiled edge.
+type PlanEdge struct {
+	Index     int // index in Workflow.Edges
+	Edge      *Edge
+	From      int
+	To        []int
+	Join      int // -1 unless a fan-out
+	Cond      *Program
+	Updates   []PlanAssign
+	Overrides []PlanAssign
+}
+
+// CompileOptions adjust Compile.
+type CompileOptions struct {
+	// HasAction reports whether an action name can be carried out; nil
+	// skips the check. Actions bound in Workflow.Bindings always exist.
+	HasAction func(name string) bool
+	// Reducers adds named reducers to the built-in ones.
+	Reducers map[string]Reducer
+}
+
+// Compile checks w and compiles it into a Plan. It returns every problem it
+// finds; the Plan is nil when any is an error. Warnings are also kept in
+// Plan.Warnings.
+func Compile(w *Workflow, opts *CompileOptions) (*Plan, Diagnostics) {
+	if opts == nil {
+		opts = &CompileOptions{}
+	}
+	c := &planner{w: w, opts: opts, p: &Plan{Workflow: w}, nodeIdx: map[string]int{}, names: map[string]int{}}
+	c.compile()
+	c.diags.Sort()
+	if c.diags.HasErrors() {
+		return nil, c.diags
+	}
+	c.p.Warnings = c.diags.Warnings()
+	return c.p, c.diags
+}
+
+type planner struct {
+	w       *Workflow
+	opts    *CompileOptions
+	p       *Plan
+	diags   Diagnostics
+	nodeIdx map[string]int
+	names   map[string]int // variable, parameter and slot names -> cell
+}
+
+func (c *planner) errorf(at Pos, code, format string, args ...any) {
+	c.diags = append(c.diags, Diagnostic{Pos: at, Severity: Error, Code: code, Msg: fmt.Sprintf(format, args...)})
+}
+
+func (c *planner) warnf(at Pos, code, format string, args ...any) {
+	c.diags = append(c.diags, Diagnostic{Pos: at, Severity: Warning, Code: code, Msg: fmt.Sprintf(format, args...)})
+}
+
+func (c *planner) cell(cl Cell) int {
+	c.p.Cells = append(c.p.Cells, cl)
+	return len(c.p.Cells) - 1
+}
+
+func (c *planner) reducer(name string, t Type, at Pos, owner string) (Reducer, string) {
+	if name == "" {
+		name = "replace"
+	}
+	if r, ok := c.opts.Reducers[name]; ok {
+		return r, name
+	}
+	r, ok := builtinReducer(name)
+	if !ok {
+		c.errorf(at, "unknown-name", "%s: unknown reducer %q%s", owner, name, suggest(name, reducerNames))
+		return replaceReducer, name
+	}
+	switch name {
+	case "append":
+		if t.Kind != KindList && t.Kind != KindAny {
+			c.errorf(at, "type-mismatch", "%s: reducer append needs a List, the type is %s", owner, t)
+		}
+	case "sum", "max", "min":
+		if t.Kind != KindInt && t.Kind != KindFloat && t.Kind != KindDuration && t.Kind != KindAny {
+			c.errorf(at, "type-mismatch", "%s: reducer %s needs a number, the type is %s", owner, name, t)
+		}
+	case "merge":
+		if t.Kind != KindObject && t.Kind != KindAny {
+			c.errorf(at, "type-mismatch", "%s: reducer merge needs an Object, the type is %s", owner, t)
+		}
+	}
+	return r, name
+}
+
+func (c *planner) declare(v *Var, kind CellKind, what string) int {
+	if v.Name == "" {
+		c.errorf(v.Pos, "syntax", "%s without a name", what)
+		return -1
+	}
+	if prev, ok := c.names[v.Name]; ok {
+		c.errorf(v.Pos, "duplicate", "%s %q is already declared as a %s", what, v.Name, kindWord(c.p.Cells[prev].Kind))
+		return -1
+	}
+	t := v.Type
+	if t.IsZero() {
+		t = TAny
+	}
+	red, redName := c.reducer(v.Reducer, t, v.Pos, what+" "+v.Name)
+	id := c.cell(Cell{Name: v.Name, Kind: kind, Type: t, Node: -1, Reducer: red, RedName: redName})
+	c.names[v.Name] = id
+	return id
+}
+
+func kindWord(k CellKind) string {
+	switch k {
+	case CellParam:
+		return "parameter"
+	case CellVar:
+		return "variable"
+	case CellSlot:
+		return "slot"
+	}
+	return "node field"
+}
+
+func (c *planner) compile() {
+	w, p := c.w, c.p
+	// Cell 0: the workflow input.
+	p.Params = append(p.Params, PlanVar{Name: InputText, Cell: c.declare(&Var{Name: InputText, Type: TString}, CellParam, "parameter"), Type: TString})
+	for _, v := range w.Params {
+		if v.Name == InputText {
+			if !v.Type.IsZero() && v.Type.Kind != KindString {
+				c.errorf(v.Pos, "type-mismatch", "parameter input_text is the workflow input and must be a String, not %s", v.Type)
+			}
+			continue
+		}
+		if id := c.declare(v, CellParam, "parameter"); id >= 0 {
+			p.Params = append(p.Params, PlanVar{Name: v.Name, Cell: id, Type: c.p.Cells[id].Type})
+		}
+	}
+	for _, v := range w.Vars {
+		if id := c.declare(v, CellVar, "variable"); id >= 0 {
+			p.Vars = append(p.Vars, PlanVar{Name: v.Name, Cell: id, Type: c.p.Cells[id].Type})
+		}
+	}
+	for _, v := range w.Slots {
+		c.declare(v, CellSlot, "slot")
+	}
+
+	// Nodes and their field cells.
+	for i, n := range w.Nodes {
+		if n.Name == "" {
+			c.errorf(n.Pos, "syntax", "node without a name")
+		}
+		if _, dup := c.nodeIdx[n.Name]; dup {
+			c.errorf(n.Pos, "duplicate", "node %q is declared twice", n.Name)
+			continue
+		}
+		if id, clash := c.names[n.Name]; clash {
+			c.errorf(n.Pos, "duplicate", "node %q has the name of a %s; node fields (%s.x) would be ambiguous", n.Name, kindWord(c.p.Cells[id].Kind), n.Name)
+		}
+		c.nodeIdx[n.Name] = i
+		pn := &PlanNode{Index: i, Name: n.Name, Node: n, ItemCell: -1}
+		p.Nodes = append(p.Nodes, pn)
+		seen := map[string]bool{}
+		for _, in := range n.Inputs {
+			if seen[in.Name] {
+				c.errorf(in.Pos, "duplicate", "node %s: input %q is given twice", n.Name, in.Name)
+				continue
+			}
+			seen[in.Name] = true
+			pn.Inputs = append(pn.Inputs, PlanInput{Name: in.Name, Cell: c.cell(Cell{Name: n.Name + "." + in.Name, Kind: CellInput, Type: TAny, Node: i})})
+		}
+		outSeen := map[string]bool{}
+		for _, out := range n.Outputs {
+			if outSeen[out.Name] {
+				c.errorf(out.Pos, "duplicate", "node %s: output %q is declared twice", n.Name, out.Name)
+				continue
+			}
+			outSeen[out.Name] = true
+			if seen[out.Name] {
+				c.errorf(out.Pos, "duplicate", "node %s: %q is both an input and an output; %s.%s would be ambiguous", n.Name, out.Name, n.Name, out.Name)
+			}
+			t := out.Type
+			if t.IsZero() {
+				t = TAny
+			}
+			ct := t
+			if n.Map != nil {
+				ct = ListOf(t)
+			}
+			pn.Outputs = append(pn.Outputs, PlanOutput{Name: out.Name, Type: t, Cell: c.cell(Cell{Name: n.Name + "." + out.Name, Kind: CellOutput, Type: ct, Node: i})})
+		}
+		pn.ErrCell = c.cell(Cell{Name: n.Name + ".error", Kind: CellError, Type: TString, Node: i})
+		if n.Map != nil {
+			as := n.As
+			if as == "" {
+				as = "item"
+			}
+			pn.ItemCell = c.cell(Cell{Name: as, Kind: CellItem, Type: TAny, Node: i})
+		}
+	}
+
+	// Initial node: it receives the workflow input.
+	if w.Initial == "" {
+		if len(w.Nodes) > 0 {
+			c.errorf(w.Pos, "missing", "workflow %s has no initial node", w.Name)
+		} else {
+			c.errorf(w.Pos, "missing", "workflow %s has no nodes", w.Name)
+		}
+	} else if i, ok := c.nodeIdx[w.Initial]; !ok {
+		c.errorf(w.InitialPos, "unknown-name", "initial node %q is not declared%s", w.Initial, suggest(w.Initial, c.nodeNames()))
+	} else {
+		p.Initial = i
+		pn := p.Nodes[i]
+		if !slices.ContainsFunc(pn.Inputs, func(in PlanInput) bool { return in.Name == InputText }) {
+			pn.Inputs = append(pn.Inputs, PlanInput{Name: InputText, Cell: c.cell(Cell{Name: pn.Name + "." + InputText, Kind: CellInput, Type: TString, Node: i})})
+		}
+	}
+	for i, f := range w.Finals {
+		at := w.Pos
+		if i < len(w.FinalsPos) {
+			at = w.FinalsPos[i]
+		}
+		if j, ok := c.nodeIdx[f]; ok {
+			p.Nodes[j].Final = true
+		} else {
+			c.errorf(at, "unknown-name", "final node %q is not declared%s", f, suggest(f, c.nodeNames()))
+		}
+	}
+	for _, pn := range p.Nodes {
+		if pn.Node.Type == End {
+			pn.Final = true
+		}
+	}
+
+	c.declareImplicitSlots()
+	c.compileVars()
+	c.compileNodes()
+	c.compileEdges()
+	p.MaxSteps = w.Limits.MaxSteps
+	if p.MaxSteps <= 0 {
+		p.MaxSteps = DefaultMaxSteps
+	}
+	p.MaxTime = w.Limits.MaxTime
+	if c.diags.HasErrors() {
+		return
+	}
+	c.checkGraph()
+}
+
+func (c *planner) nodeNames() []string {
+	out := make([]string, len(c.w.Nodes))
+	for i, n := range c.w.Nodes {
+		out[i] = n.Name
+	}
+	return out
+}
+
+// declareImplicitSlots declares the slots that overrides name without a
+// slots block, typed by the join of every value assigned to them.
+func (c *planner) declareImplicitSlots() {
+	var implicit []string
+	first := map[string]Pos{}
+	for _, e := range c.w.Edges {
+		for _, o := range e.Overrides {
+			if id, ok := c.names[o.Name]; ok {
+				if k := c.p.Cells[id].Kind; k != CellSlot {
+					c.errorf(o.Pos, "type-mismatch", "override sets slots, but %q is a %s; use update: { %s = ... } to change it", o.Name, kindWord(k), o.Name)
+				}
+				continue
+			}
+			if _, ok := first[o.Name]; !ok {
+				first[o.Name] = o.Pos
+				implicit = append(implicit, o.Name)
+			}
+		}
+	}
+	for _, name := range implicit {
+		c.declare(&Var{Name: name, Type: TAny, Pos: first[name]}, CellSlot, "slot")
+	}
+	// Type the implicit slots by what is assigned to them. Expressions are
+	// compiled with the slots still typed Any; errors are reported later,
+	// when the edges compile for real.
+	types := map[string]Type{}
+	for _, e := range c.w.Edges {
+		from, ok := c.nodeIdx[e.From]
+		if !ok {
+			continue
+		}
+		for _, o := range e.Overrides {
+			if !slices.Contains(implicit, o.Name) {
+				continue
+			}
+			prog, _ := CompileExpr(o.Expr, c.scope(from, e.OnError, -1), Type{})
+			if prog != nil {
+				types[o.Name] = Join(types[o.Name], prog.Type)
+			} else {
+				types[o.Name] = TAny
+			}
+		}
+	}
+	for _, name := range implicit {
+		if t, ok := types[name]; ok && !t.IsZero() {
+			c.p.Cells[c.names[name]].Type = t
+		}
+	}
+}
+
+func (c *planner) compileVars() {
+	for i := range c.p.Params[1:] {
+		pv := &c.p.Params[i+1]
+		v := c.findVar(c.w.Params, pv.Name)
+		if v != nil && v.Default != nil {
+			pv.Default = c.expr(v.Default, c.paramScope(), pv.Type, "default of parameter "+v.Name)
+		}
+	}
+	for i := range c.p.Vars {
+		pv := &c.p.Vars[i]
+		v := c.findVar(c.w.Vars, pv.Name)
+		if v != nil && v.Default != nil {
+			pv.Default = c.expr(v.Default, c.paramScope(), pv.Type, "initial value of variable "+v.Name)
+		}
+	}
+}
+
+func (c *planner) findVar(vs []*Var, name string) *Var {
+	for _, v := range vs {
+		if v.Name == name {
+			return v
+		}
+	}
+	return nil
+}
+
+func (c *planner) expr(e Expr, s Scope, want Type, what string) *Program {
+	if e == nil {
+		return nil
+	}
+	prog, ds := CompileExpr(e, s, want)
+	for _, d := range ds {
+		if what != "" {
+			d.Msg = what + ": " + d.Msg
+		}
+		c.diags = append(c.diags, d)
+	}
+	return prog
+}
+
+func (c *planner) compileNodes() {
+	for _, pn := range c.p.Nodes {
+		n := pn.Node
+		c.checkNodeKind(pn)
+		if n.Map != nil {
+			pn.Map = c.expr(n.Map, c.scope(-1, false, -1), ListOf(TAny), "node "+n.Name+", map")
+			if pn.Map != nil {
+				c.p.Cells[pn.ItemCell].Type = pn.Map.Type.ElemType()
+			}
+		}
+		for i := range pn.Inputs {
+			in := &pn.Inputs[i]
+			var e Expr
+			var at Pos
+			for _, x := range n.Inputs {
+				if x.Name == in.Name {
+					e, at = x.Expr, x.Pos
+				}
+			}
+			if e == nil && in.Name == InputText {
+				e = &Ident{At: n.Pos, Name: InputText}
+			}
+			if e == nil {
+				c.errorf(at, "syntax", "node %s: input %s has no value", n.Name, in.Name)
+				continue
+			}
+			in.Prog = c.expr(e, c.scope(-1, false, pn.Index), Type{}, "node "+n.Name+", input "+in.Name)
+			if in.Prog != nil {
+				c.p.Cells[in.Cell].Type = in.Prog.Type
+			}
+		}
+		for _, a := range n.Set {
+			if pa, ok := c.assign(a, c.scope(pn.Index, false, -1), "node "+n.Name+", set", CellVar); ok {
+				pn.Set = append(pn.Set, pa)
+			}
+		}
+		if n.Timeout < 0 {
+			c.errorf(n.Pos, "range", "node %s: timeout %s is negative", n.Name, n.Timeout)
+		}
+		if r := n.Retry; r != nil && (r.MaxAttempts < 0 || r.Backoff < 0 || r.Factor < 0) {
+			c.errorf(n.Pos, "range", "node %s: retry settings must not be negative", n.Name)
+		}
+		if n.Parallelism < 0 {
+			c.errorf(n.Pos, "range", "node %s: parallelism %d is negative", n.Name, n.Parallelism)
+		}
+	}
+}
+
+func (c *planner) checkNodeKind(pn *PlanNode) {
+	n := pn.Node
+	switch n.Type {
+	case Function, LLM, Human, Tool, "":
+		if n.Action == "" {
+			if n.Type == Function || n.Type == "" || n.Type == Tool {
+				c.errorf(n.Pos, "missing", "node %s: no action; write action: \"name\"", n.Name)
+			}
+			return
+		}
+		if c.w.Binding(n.Action) != nil || c.opts.HasAction == nil || c.opts.HasAction(n.Action) {
+			return
+		}
+		c.errorf(n.Pos, "unknown-action", "node %s: unknown action %q; bind it with an action block or register it in Go", n.Name, n.Action)
+	case Subflow:
+		if n.Subflow == nil {
+			c.errorf(n.Pos, "missing", "node %s: WORKFLOW node names no subworkflow", n.Name)
+			return
+		}
+		sub, ds := Compile(n.Subflow, c.opts)
+		for _, d := range ds {
+			d.Msg = "in subworkflow " + n.Subflow.Name + " (node " + n.Name + "): " + d.Msg
+			c.diags = append(c.diags, d)
+		}
+		pn.Sub = sub
+	case End:
+	default:
+		c.errorf(n.Pos, "unknown-name", "node %s: unknown type %s; want FUNCTION, LLM, HUMAN, TOOL, WORKFLOW or END", n.Name, n.Type)
+	}
+}
+
+// assign compiles a write to a variable (kind CellVar) or a slot (CellSlot).
+func (c *planner) assign(a *Assign, s Scope, what string, kind CellKind) (PlanAssign, bool) {
+	id, ok := c.names[a.Name]
+	if !ok {
+		var cands []string
+		for name, cell := range c.names {
+			if c.p.Cells[cell].Kind == kind {
+				cands = append(cands, name)
+			}
+		}
+		slices.Sort(cands)
+		c.errorf(a.Pos, "unknown-name", "%s: %q is not a declared %s%s", what, a.Name, kindWord(kind), suggest(a.Name, cands))
+		return PlanAssign{}, false
+	}
+	cl := c.p.Cells[id]
+	if cl.Kind != kind {
+		c.errorf(a.Pos, "type-mismatch", "%s: %q is a %s, not a %s", what, a.Name, kindWord(cl.Kind), kindWord(kind))
+		return PlanAssign{}, false
+	}
+	want := cl.Type
+	switch cl.RedName {
+	case "append":
+		want = Type{} // an element or a list: checked at run time
+	case "replace":
+	default:
+		want = Type{}
+	}
+	prog := c.expr(a.Expr, s, want, what+" "+a.Name)
+	if prog == nil {
+		return PlanAssign{}, false
+	}
+	return PlanAssign{Name: a.Name, Cell: id, Prog: prog}, true
+}
+
+func (c *planner) compileEdges() {
+	for i, e := range c.w.Edges {
+		from, ok := c.nodeIdx[e.From]
+		if !ok {
+			c.errorf(e.Pos, "unknown-name", "edge from unknown node %q%s", e.From, suggest(e.From, c.nodeNames()))
+			continue
+		}
+		pe := &PlanEdge{Index: i, Edge: e, From: from, Join: -1}
+		bad := false
+		if len(e.To) == 0 {
+			c.errorf(e.Pos, "missing", "edge from %s has no target", e.From)
+			bad = true
+		}
+		for j, t := range e.To {
+			at := e.Pos
+			if j < len(e.ToPos) {
+				at = e.ToPos[j]
+			}
+			ti, ok := c.nodeIdx[t]
+			if !ok {
+				c.errorf(at, "unknown-name", "edge from %s to unknown node %q%s", e.From, t, suggest(t, c.nodeNames()))
+				bad = true
+				continue
+			}
+			if slices.Contains(pe.To, ti) {
+				c.errorf(at, "duplicate", "edge from %s lists %s twice", e.From, t)
+			}
+			pe.To = append(pe.To, ti)
+		}
+		if len(e.To) > 1 {
+			if e.Join == "" {
+				c.errorf(e.Pos, "missing", "parallel edge from %s to %s needs join: the node where the branches meet", e.From, strings.Join(e.To, ", "))
+				bad = true
+			} else if ji, ok := c.nodeIdx[e.Join]; ok {
+				pe.Join = ji
+			} else {
+				c.errorf(e.Pos, "unknown-name", "edge from %s joins at unknown node %q%s", e.From, e.Join, suggest(e.Join, c.nodeNames()))
+				bad = true
+			}
+		} else if e.Join != "" {
+			c.errorf(e.Pos, "syntax", "edge from %s has join %s but only one target; join is for parallel edges", e.From, e.Join)
+		}
+		s := c.scope(from, e.OnError, -1)
+		where := fmt.Sprintf("edge %s -> %s", e.From, strings.Join(e.To, ", "))
+		if e.Cond != nil {
+			pe.Cond = c.expr(e.Cond, s, TBool, where+", condition")
+		}
+		for _, a := range e.Updates {
+			if pa, ok := c.assign(a, s, where+", update", CellVar); ok {
+				pe.Updates = append(pe.Updates, pa)
+			}
+		}
+		for _, a := range e.Overrides {
+			if pa, ok := c.assign(a, s, where+", override", CellSlot); ok {
+				pe.Overrides = append(pe.Overrides, pa)
+			}
+		}
+		if bad {
+			continue
+		}
+		pn := c.p.Nodes[from]
+		if e.OnError {
+			pn.OnError = append(pn.OnError, pe)
+		} else {
+			pn.Edges = append(pn.Edges, pe)
+		}
+	}
+}
+
+// scope returns the name scope for an expression. own >= 0 puts that node's
+// outputs first (edge conditions, node set); onError adds `error`; mapNode
+// >= 0 makes that node's map element visible.
+func (c *planner) scope(own int, onError bool, mapNode int) Scope {
+	return &scope{c: c, own: own, onError: onError, mapNode: mapNode}
+}
+
+func (c *planner) paramScope() Scope { return &scope{c: c, own: -1, mapNode: -1, paramsOnly: true} }
+
+type scope struct {
+	c          *planner
+	own        int
+	onError    bool
+	mapNode    int
+	paramsOnly bool
+}
+
+func (s *scope) Lookup(name string) (Ref, error) {
+	p := s.c.p
+	ref := func(id int) Ref { return Ref{Cell: id, Type: p.Cells[id].Type, Name: p.Cells[id].Name} }
+	if s.own >= 0 {
+		pn := p.Nodes[s.own]
+		for _, o := range pn.Outputs {
+			if o.Name == name {
+				return ref(o.Cell), nil
+			}
+		}
+		if s.onError && name == "error" {
+			return ref(pn.ErrCell), nil
+		}
+	}
+	if s.mapNode >= 0 {
+		if pn := p.Nodes[s.mapNode]; pn.ItemCell >= 0 && p.Cells[pn.ItemCell].Name == name {
+			return ref(pn.ItemCell), nil
+		}
+	}
+	if id, ok := s.c.names[name]; ok {
+		if s.paramsOnly && p.Cells[id].Kind != CellParam {
+			return Ref{}, fmt.Errorf("%s is a %s; initial values may use parameters only", name, kindWord(p.Cells[id].Kind))
+		}
+		return ref(id), nil
+	}
+	if s.paramsOnly {
+		return Ref{}, fmt.Errorf("unknown name %s%s", name, suggest(name, s.c.paramNames()))
+	}
+	var owners []string
+	var found Ref
+	for _, pn := range p.Nodes {
+		for _, o := range pn.Outputs {
+			if o.Name == name {
+				owners = append(owners, pn.Name)
+				found = ref(o.Cell)
+			}
+		}
+	}
+	switch len(owners) {
+	case 1:
+		return found, nil
+	case 0:
+		return Ref{}, fmt.Errorf("unknown name %s%s", name, suggest(name, s.candidates()))
+	}
+	return Ref{}, fmt.Errorf("%s is ambiguous: it is an output of %s; write %s.%s", name, strings.Join(owners, " and "), owners[0], name)
+}
+
+func (c *planner) paramNames() []string {
+	var out []string
+	for _, pv := range c.p.Params {
+		out = append(out, pv.Name)
+	}
+	return out
+}
+
+func (s *scope) candidates() []string {
+	var out []string
+	for name := range s.c.names {
+		out = append(out, name)
+	}
+	for _, pn := range s.c.p.Nodes {
+		for _, o := range pn.Outputs {
+			out = append(out, o.Name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func (s *scope) LookupField(node, field string) (Ref, bool, error) {
+	i, ok := s.c.nodeIdx[node]
+	if !ok {
+		if _, isName := s.c.names[node]; isName {
+			return Ref{}, false, nil
+		}
+		if s.mapNode >= 0 && s.c.p.Nodes[s.mapNode].ItemCell >= 0 && s.c.p.Cells[s.c.p.Nodes[s.mapNode].ItemCell].Name == node {
+			return Ref{}, false, nil
+		}
+		if s.own >= 0 {
+			for _, o := range s.c.p.Nodes[s.own].Outputs {
+				if o.Name == node {
+					return Ref{}, false, nil
+				}
+			}
+		}
+		// Not a node and not a value in scope: report it as an unknown name.
+		if _, err := s.Lookup(node); err != nil {
+			return Ref{}, false, fmt.Errorf("unknown name %s (neither a node nor a value)%s", node, suggest(node, append(s.c.nodeNames(), s.candidates()...)))
+		}
+		return Ref{}, false, nil
+	}
+	if s.paramsOnly {
+		return Ref{}, true, fmt.Errorf("%s.%s is a node field; initial values may use parameters only", node, field)
+	}
+	pn := s.c.p.Nodes[i]
+	p := s.c.p
+	ref := func(id int) Ref { return Ref{Cell: id, Type: p.Cells[id].Type, Name: p.Cells[id].Name} }
+	var fields []string
+	for _, o := range pn.Outputs {
+		if o.Name == field {
+			return ref(o.Cell), true, nil
+		}
+		fields = append(fields, o.Name)
+	}
+	for _, in := range pn.Inputs {
+		if in.Name == field {
+			return ref(in.Cell), true, nil
+		}
+		fields = append(fields, in.Name)
+	}
+	if field == "error" {
+		return ref(pn.ErrCell), true, nil
+	}
+	fields = append(fields, "error")
+	return Ref{}, true, fmt.Errorf("node %s has no field %s (its fields: %s)%s", node, field, strings.Join(fields, ", "), suggest(field, fields))
+}
