@@ -1,0 +1,45 @@
+// Package action holds weft's built-in actions and the binder that turns
+// actions bound in a workflow's source (flow.Binding) into implementations.
+//
+// Nothing here is global: Register adds the built-ins to a Registry the
+// caller owns.
+package action
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/weftlang/weft/engine"
+	"github.com/weftlang/weft/flow"
+)
+
+// AskUser is the name of the built-in human action: it suspends the run
+// with its "question" input until a person answers.
+const AskUser = "ask_user"
+
+// Register adds the built-in actions to reg. A name reg already holds is
+// left alone, so a caller's own implementation wins.
+func Register(reg *engine.Registry) {
+	if !reg.Has(AskUser) {
+		reg.Replace(AskUser, engine.Ask())
+	}
+}
+
+// ErrNoProvider is returned for LLM bindings when no model provider is
+// configured.
+var ErrNoProvider = errors.New("no LLM provider is configured (stub the action with --stubs, or register a Go implementation)")
+
+// Bind makes the implementation of an action bound in source. HUMAN
+// bindings ask their question; LLM and TOOL bindings need a provider and
+// fail with a clear error until one is configured.
+func Bind(b *flow.Binding) (engine.Action, error) {
+	switch b.Type {
+	case flow.Human:
+		return engine.Ask(), nil
+	case flow.LLM:
+		return nil, fmt.Errorf("LLM action %s: %w", b.Name, ErrNoProvider)
+	case flow.Tool:
+		return nil, fmt.Errorf("tool action %s: no tool provider is configured", b.Name)
+	}
+	return nil, fmt.Errorf("action %s: cannot bind a %s action from source", b.Name, b.Type)
+}

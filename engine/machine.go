@@ -1,0 +1,734 @@
+package engine
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/weftlang/weft/flow"
+)
+
+// Status is the state of a run.
+type Status uint8
+
+// The run statuses.
+const (
+	Running   Status = iota // tasks are pending or running
+	Waiting                 // suspended at one or more human nodes
+	Completed               // a final node ran
+	Failed                  // an error ended the run
+)
+
+var statusNames = [...]string{"running", "waiting", "completed", "failed"}
+
+// String returns "running", "waiting", "completed" or "failed".
+func (s Status) String() string {
+	if int(s) < len(statusNames) {
+		return statusNames[s]
+	}
+	return "Status(" + strconv.Itoa(int(s)) + ")"
+}
+
+// MarshalText encodes the status by name.
+func (s Status) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// Task is one action call the Machine asks its driver to carry out.
+type Task struct {
+	ID     int            // unique within the run
+	Node   *flow.PlanNode // the node to run
+	Step   int            // the node execution it belongs to
+	Item   int            // 1-based element of a map node, 0 otherwise
+	Inputs []flow.Value   // resolved inputs, parallel to Node.Inputs
+	tok    *token
+}
+
+// Input returns the input called name, or null.
+func (t *Task) Input(name string) flow.Value {
+	for i, in := range t.Node.Inputs {
+		if in.Name == name {
+			return t.Inputs[i]
+		}
+	}
+	return flow.Null
+}
+
+// Machine is the engine core: a pure, deterministic state machine that runs
+// one Plan. It does no I/O, starts no goroutines and reads no clock. A
+// driver (Runner, or a test) asks it for Ready tasks, carries them out,
+// and reports each result with Complete; the Machine routes, applies
+// updates and reducers, and records events. A Machine is not safe for
+// concurrent use: the driver serialises its calls.
+type Machine struct {
+	plan    *flow.Plan
+	cells   []flow.Value
+	root    *frame
+	ready   []*Task
+	running map[int]*Task
+	waiting []*Task
+	nextID  int
+	step    int
+	status  Status
+	err     error
+	final   *flow.PlanNode
+	outputs []flow.Value
+	path    []int
+	trace   bool
+	events  []Event
+	seq     int
+}
+
+// token is a thread of control: the node it is at and the frame it sees.
+type token struct {
+	node  *flow.PlanNode
+	frame *frame
+	step  int
+	mp    *mapRun
+}
+
+// mapRun tracks the elements of a map node in flight.
+type mapRun struct {
+	items  []flow.Value
+	inputs [][]flow.Value // per element
+	outs   [][]flow.Value // per element, parallel to node outputs
+	next   int
+	done   int
+	failed bool
+}
+
+// frame is the state a token sees. The root frame is the run's cells;
+// each branch of a fan-out gets a child frame that overlays the variables
+// and slots it wrote, so siblings do not see each other's writes until the
+// join merges them, in branch order, through the reducers.
+type frame struct {
+	m      *Machine
+	parent *frame
+	local  []cellValue // current values of cells written in this frame
+	raw    []cellValue // the writes as made, for the merge at the join
+	fan    *fanout
+}
+
+type cellValue struct {
+	cell int
+	v    flow.Value
+}
+
+type fanout struct {
+	edge     *flow.PlanEdge
+	parent   *frame
+	branches []*frame
+	pending  int
+}
+
+// Get implements flow.Env.
+func (f *frame) Get(cell int) flow.Value {
+	for g := f; g.parent != nil; g = g.parent {
+		for i := len(g.local) - 1; i >= 0; i-- {
+			if g.local[i].cell == cell {
+				return g.local[i].v
+			}
+		}
+	}
+	return f.m.cells[cell]
+}
+
+// NewMachine prepares a run of plan with the given parameters (input_text
+// among them). Unknown parameters, missing required ones and values of the
+// wrong type are *InputError. Set trace to record events.
+func NewMachine(plan *flow.Plan, params map[string]flow.Value, trace bool) (*Machine, error) {
+	m := &Machine{plan: plan, cells: make([]flow.Value, len(plan.Cells)), running: map[int]*Task{}, trace: trace}
+	m.root = &frame{m: m}
+	for name := range params {
+		found := false
+		for _, p := range plan.Params {
+			if p.Name == name {
+				found = true
+			}
+		}
+		if !found {
+			var names []string
+			for _, p := range plan.Params {
+				names = append(names, p.Name)
+			}
+			return nil, &InputError{Param: name, Err: fmt.Errorf("not a parameter of workflow %s%s", plan.Workflow.Name, flow.Suggest(name, names))}
+		}
+	}
+	for _, p := range plan.Params {
+		v, given := params[p.Name]
+		switch {
+		case given:
+		case p.Default != nil:
+			var err error
+			if v, err = p.Default.Eval(m.root); err != nil {
+				return nil, &InputError{Param: p.Name, Err: err}
+			}
+		case p.Name == flow.InputText:
+			v = flow.StringValue("")
+		default:
+			return nil, &InputError{Param: p.Name, Err: fmt.Errorf("required (type %s) and not given", p.Type)}
+		}
+		cv, err := flow.Conform(v, p.Type)
+		if err != nil {
+			return nil, &InputError{Param: p.Name, Err: err}
+		}
+		m.cells[p.Cell] = cv
+	}
+	for _, v := range plan.Vars {
+		if v.Default == nil {
+			continue
+		}
+		x, err := v.Default.Eval(m.root)
+		if err != nil {
+			return nil, &InputError{Param: v.Name, Err: fmt.Errorf("initial value: %w", err)}
+		}
+		if x, err = flow.Conform(x, v.Type); err != nil {
+			return nil, &InputError{Param: v.Name, Err: fmt.Errorf("initial value: %w", err)}
+		}
+		m.cells[v.Cell] = x
+	}
+	m.emit(Event{Type: RunStarted})
+	m.start(&token{node: plan.Nodes[plan.Initial], frame: m.root})
+	return m, nil
+}
+
+// Plan returns the plan the machine runs.
+func (m *Machine) Plan() *flow.Plan { return m.plan }
+
+// Status returns the run's status.
+func (m *Machine) Status() Status { return m.status }
+
+// Err returns why the run failed, or nil.
+func (m *Machine) Err() error { return m.err }
+
+// Steps returns the number of node executions so far.
+func (m *Machine) Steps() int { return m.step }
+
+// Final returns the final node that ended the run and its outputs (nil
+// unless Completed).
+func (m *Machine) Final() (*flow.PlanNode, []flow.Value) { return m.final, m.outputs }
+
+// Path returns the names of the nodes executed, in order.
+func (m *Machine) Path() []string {
+	out := make([]string, len(m.path))
+	for i, n := range m.path {
+		out[i] = m.plan.Nodes[n].Name
+	}
+	return out
+}
+
+// Value returns the current value of a root-frame variable, parameter or
+// slot by name.
+func (m *Machine) Value(name string) (flow.Value, bool) {
+	for i, c := range m.plan.Cells {
+		if c.Name == name && c.Kind <= flow.CellSlot {
+			return m.cells[i], true
+		}
+	}
+	return flow.Null, false
+}
+
+// Vars returns the variables' current values, in declaration order.
+func (m *Machine) Vars() []NamedValue {
+	out := make([]NamedValue, len(m.plan.Vars))
+	for i, v := range m.plan.Vars {
+		out[i] = NamedValue{Name: v.Name, Value: m.cells[v.Cell]}
+	}
+	return out
+}
+
+// Ready returns the tasks to carry out now and forgets them; each must be
+// reported back with Complete.
+func (m *Machine) Ready() []*Task {
+	r := m.ready
+	m.ready = nil
+	for _, t := range r {
+		m.running[t.ID] = t
+	}
+	return r
+}
+
+// Waiting returns the tasks suspended by an Interrupt, in the order they
+// suspended.
+func (m *Machine) Waiting() []*Task { return m.waiting }
+
+// Events returns the events recorded since the last call and forgets them.
+func (m *Machine) Events() []Event {
+	ev := m.events
+	m.events = nil
+	return ev
+}
+
+// Busy reports whether tasks are ready or running.
+func (m *Machine) Busy() bool { return len(m.ready) > 0 || len(m.running) > 0 }
+
+func (m *Machine) emit(e Event) {
+	if !m.trace {
+		return
+	}
+	m.seq++
+	e.Seq = m.seq
+	m.events = append(m.events, e)
+}
+
+func (m *Machine) fail(err error) {
+	if m.status == Completed || m.status == Failed {
+		return
+	}
+	m.status = Failed
+	m.err = err
+	m.ready = nil
+	m.emit(Event{Type: RunFailed, Step: m.step, Error: err.Error()})
+}
+
+func named(names []string, vals []flow.Value) []NamedValue {
+	out := make([]NamedValue, len(vals))
+	for i, v := range vals {
+		out[i] = NamedValue{Name: names[i], Value: v}
+	}
+	return out
+}
+
+func inputNames(pn *flow.PlanNode) []string {
+	out := make([]string, len(pn.Inputs))
+	for i, in := range pn.Inputs {
+		out[i] = in.Name
+	}
+	return out
+}
+
+func outputNames(pn *flow.PlanNode) []string {
+	out := make([]string, len(pn.Outputs))
+	for i, o := range pn.Outputs {
+		out[i] = o.Name
+	}
+	return out
+}
+
+// start dispatches the node a token is at.
+func (m *Machine) start(t *token) {
+	if m.status != Running {
+		return
+	}
+	pn := t.node
+	if m.step >= m.plan.MaxSteps {
+		m.fail(&LimitError{Limit: "max_steps", Value: strconv.Itoa(m.plan.MaxSteps), Node: pn.Name, Step: m.step + 1})
+		return
+	}
+	m.step++
+	t.step = m.step
+	m.path = append(m.path, pn.Index)
+	if pn.Node.Type == flow.End {
+		m.emit(Event{Type: NodeStarted, Step: t.step, Node: pn.Name})
+		m.succeed(t, nil)
+		return
+	}
+	if pn.Map == nil {
+		in, err := m.inputs(t.frame, pn)
+		if err != nil {
+			m.nodeFailed(t, 0, err)
+			return
+		}
+		m.dispatch(t, 0, in)
+		return
+	}
+	lv, err := pn.Map.Eval(t.frame)
+	if err != nil {
+		m.nodeFailed(t, 0, fmt.Errorf("map: %w", err))
+		return
+	}
+	if lv.Kind() != flow.KindList && !lv.IsNull() {
+		m.nodeFailed(t, 0, fmt.Errorf("map: %s is %s, not a List", pn.Map.Expr, lv.Kind()))
+		return
+	}
+	items := lv.List()
+	t.mp = &mapRun{items: items, inputs: make([][]flow.Value, len(items)), outs: make([][]flow.Value, len(items))}
+	m.emit(Event{Type: NodeStarted, Step: t.step, Node: pn.Name, Inputs: []NamedValue{{Name: "map", Value: lv}}})
+	if len(items) == 0 {
+		m.finishMap(t)
+		return
+	}
+	m.fillMap(t)
+}
+
+// fillMap dispatches map elements up to the node's parallelism.
+func (m *Machine) fillMap(t *token) {
+	pn, mp := t.node, t.mp
+	limit := pn.Node.Parallelism
+	if limit <= 0 {
+		limit = 8
+	}
+	for mp.next < len(mp.items) && mp.next-mp.done < limit && !mp.failed {
+		i := mp.next
+		mp.next++
+		m.cells[pn.ItemCell] = mp.items[i]
+		in, err := m.inputs(t.frame, pn)
+		if err != nil {
+			mp.failed = true
+			m.nodeFailed(t, i+1, err)
+			return
+		}
+		mp.inputs[i] = in
+		m.dispatch(t, i+1, in)
+	}
+}
+
+func (m *Machine) inputs(f *frame, pn *flow.PlanNode) ([]flow.Value, error) {
+	in := make([]flow.Value, len(pn.Inputs))
+	for i, x := range pn.Inputs {
+		v, err := x.Prog.Eval(f)
+		if err != nil {
+			return nil, fmt.Errorf("input %s: %w", x.Name, err)
+		}
+		in[i] = v
+		if pn.Map == nil {
+			m.cells[x.Cell] = v
+		}
+	}
+	return in, nil
+}
+
+func (m *Machine) dispatch(t *token, item int, in []flow.Value) {
+	m.nextID++
+	task := &Task{ID: m.nextID, Node: t.node, Step: t.step, Item: item, Inputs: in, tok: t}
+	if m.trace && item == 0 {
+		m.emit(Event{Type: NodeStarted, Step: t.step, Node: t.node.Name, Task: task.ID, Inputs: named(inputNames(t.node), in)})
+	} else if m.trace {
+		m.emit(Event{Type: NodeStarted, Step: t.step, Node: t.node.Name, Task: task.ID, Item: item, Inputs: named(inputNames(t.node), in)})
+	}
+	m.ready = append(m.ready, task)
+}
+
+// Complete reports the result of a task: its outputs (parallel to the
+// node's outputs) or its error. An *Interrupt error suspends the task
+// until Resume. Results for unknown tasks, or after the run ended, are
+// ignored and reported as an error.
+func (m *Machine) Complete(id int, outputs []flow.Value, err error) error {
+	t, ok := m.running[id]
+	if !ok {
+		return fmt.Errorf("engine: task %d is not running", id)
+	}
+	delete(m.running, id)
+	if m.status == Completed || m.status == Failed {
+		return nil
+	}
+	if in, ok := isInterrupt(err); ok {
+		m.waiting = append(m.waiting, t)
+		m.emit(Event{Type: RunWaiting, Step: t.Step, Node: t.Node.Name, Task: t.ID, Item: t.Item, Data: in.Question})
+		m.settle()
+		return nil
+	}
+	m.complete(t, outputs, err)
+	m.settle()
+	return nil
+}
+
+// Resume completes a task suspended by an Interrupt with the person's
+// answer as the node's outputs (parallel to its declared outputs).
+func (m *Machine) Resume(id int, outputs []flow.Value) error {
+	for i, t := range m.waiting {
+		if t.ID == id {
+			m.waiting = append(m.waiting[:i], m.waiting[i+1:]...)
+			if m.status == Waiting {
+				m.status = Running
+			}
+			m.complete(t, outputs, nil)
+			m.settle()
+			return nil
+		}
+	}
+	return fmt.Errorf("engine: task %d is not waiting", id)
+}
+
+func (m *Machine) settle() {
+	if m.status == Running && len(m.ready) == 0 && len(m.running) == 0 && len(m.waiting) > 0 {
+		m.status = Waiting
+	}
+}
+
+func (m *Machine) complete(task *Task, outputs []flow.Value, err error) {
+	t, pn := task.tok, task.Node
+	if err == nil {
+		outputs, err = m.conform(pn, outputs)
+	}
+	if t.mp == nil {
+		if err != nil {
+			m.nodeFailed(t, 0, err)
+			return
+		}
+		m.succeed(t, outputs)
+		return
+	}
+	mp := t.mp
+	if mp.failed {
+		return
+	}
+	if err != nil {
+		mp.failed = true
+		m.nodeFailed(t, task.Item, err)
+		return
+	}
+	mp.outs[task.Item-1] = outputs
+	mp.done++
+	if m.trace {
+		m.emit(Event{Type: NodeFinished, Step: t.step, Node: pn.Name, Task: task.ID, Item: task.Item, Outputs: named(outputNames(pn), outputs)})
+	}
+	if mp.done == len(mp.items) {
+		m.finishMap(t)
+		return
+	}
+	m.fillMap(t)
+}
+
+func (m *Machine) conform(pn *flow.PlanNode, outputs []flow.Value) ([]flow.Value, error) {
+	if len(outputs) != len(pn.Outputs) {
+		return nil, fmt.Errorf("action returned %d outputs, node %s declares %d", len(outputs), pn.Name, len(pn.Outputs))
+	}
+	for i, o := range pn.Outputs {
+		v, err := flow.Conform(outputs[i], o.Type)
+		if err != nil {
+			if outputs[i].IsNull() {
+				err = fmt.Errorf("missing (want %s)", o.Type)
+			}
+			return nil, &OutputError{Node: pn.Name, Field: o.Name, Err: err}
+		}
+		outputs[i] = v
+	}
+	return outputs, nil
+}
+
+func (m *Machine) finishMap(t *token) {
+	pn, mp := t.node, t.mp
+	outs := make([]flow.Value, len(pn.Outputs))
+	for j := range pn.Outputs {
+		col := make([]flow.Value, len(mp.items))
+		for i := range mp.items {
+			col[i] = mp.outs[i][j]
+		}
+		outs[j] = flow.ListValue(col...)
+	}
+	for j, in := range pn.Inputs {
+		col := make([]flow.Value, len(mp.items))
+		for i := range mp.items {
+			col[i] = mp.inputs[i][j]
+		}
+		m.cells[in.Cell] = flow.ListValue(col...)
+	}
+	t.mp = nil
+	m.succeed(t, outs)
+}
+
+// succeed records a node's outputs, runs its set assignments and routes on.
+func (m *Machine) succeed(t *token, outputs []flow.Value) {
+	pn := t.node
+	for i, o := range pn.Outputs {
+		m.cells[o.Cell] = outputs[i]
+	}
+	m.cells[pn.ErrCell] = flow.Null
+	var changes []NamedValue
+	if len(pn.Set) > 0 {
+		var err error
+		if changes, err = m.assign(t.frame, pn.Set, nil); err != nil {
+			m.nodeFailed(t, 0, fmt.Errorf("set: %w", err))
+			return
+		}
+	}
+	if m.trace {
+		m.emit(Event{Type: NodeFinished, Step: t.step, Node: pn.Name, Outputs: named(outputNames(pn), outputs), Changes: changes})
+	}
+	if pn.Final {
+		m.status = Completed
+		m.final = pn
+		m.outputs = outputs
+		m.ready = nil
+		m.emit(Event{Type: RunFinished, Step: t.step, Node: pn.Name, Outputs: named(outputNames(pn), outputs)})
+		return
+	}
+	for _, e := range pn.Edges {
+		if e.Cond != nil {
+			ok, err := e.Cond.EvalBool(t.frame)
+			if err != nil {
+				m.fail(&NodeError{Node: pn.Name, Step: t.step, Err: fmt.Errorf("condition of edge to %s: %w", targetNames(m.plan, e), err)})
+				return
+			}
+			if !ok {
+				continue
+			}
+		}
+		m.take(t, e)
+		return
+	}
+	m.fail(m.noRoute(t))
+}
+
+func (m *Machine) noRoute(t *token) error {
+	pn := t.node
+	e := &NoRouteError{Node: pn.Name, Step: t.step}
+	for _, edge := range pn.Edges {
+		e.Tried = append(e.Tried, RouteTry{To: targetNames(m.plan, edge), Cond: edge.Cond.Expr.String(), Values: edge.Cond.Explain(t.frame)})
+	}
+	return e
+}
+
+func targetNames(p *flow.Plan, e *flow.PlanEdge) string {
+	names := make([]string, len(e.To))
+	for i, t := range e.To {
+		names[i] = p.Nodes[t].Name
+	}
+	return strings.Join(names, ", ")
+}
+
+// nodeFailed takes the node's first matching error edge, or fails the run.
+func (m *Machine) nodeFailed(t *token, item int, cause error) {
+	pn := t.node
+	m.cells[pn.ErrCell] = flow.StringValue(cause.Error())
+	m.emit(Event{Type: NodeFailed, Step: t.step, Node: pn.Name, Item: item, Error: cause.Error()})
+	for _, e := range pn.OnError {
+		if e.Cond != nil {
+			ok, err := e.Cond.EvalBool(t.frame)
+			if err != nil {
+				m.fail(&NodeError{Node: pn.Name, Step: t.step, Err: fmt.Errorf("condition of error edge to %s: %w", targetNames(m.plan, e), err)})
+				return
+			}
+			if !ok {
+				continue
+			}
+		}
+		t.mp = nil
+		m.take(t, e)
+		return
+	}
+	m.fail(&NodeError{Node: pn.Name, Step: t.step, Item: item, Err: cause})
+}
+
+// assign evaluates every assignment first, then writes them in order, so
+// that `a = b; b = a` swaps. It returns the changed values.
+func (m *Machine) assign(f *frame, as []flow.PlanAssign, into []NamedValue) ([]NamedValue, error) {
+	var buf [4]flow.Value
+	vals := buf[:0]
+	for _, a := range as {
+		v, err := a.Prog.Eval(f)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", a.Name, err)
+		}
+		vals = append(vals, v)
+	}
+	for i, a := range as {
+		nv, err := m.write(f, a.Cell, vals[i])
+		if err != nil {
+			return nil, err
+		}
+		if m.trace {
+			into = append(into, NamedValue{Name: a.Name, Value: nv})
+		}
+	}
+	return into, nil
+}
+
+// write stores a value through the cell's reducer and type.
+func (m *Machine) write(f *frame, cell int, v flow.Value) (flow.Value, error) {
+	cl := &m.plan.Cells[cell]
+	nv := v
+	if cl.RedName != "replace" {
+		var err error
+		if nv, err = cl.Reducer(f.Get(cell), v); err != nil {
+			return flow.Null, fmt.Errorf("%s: %w", cl.Name, err)
+		}
+	}
+	nv, err := flow.Conform(nv, cl.Type)
+	if err != nil {
+		return flow.Null, fmt.Errorf("%s %s: %w", kindName(cl.Kind), cl.Name, err)
+	}
+	if f.parent == nil {
+		m.cells[cell] = nv
+		return nv, nil
+	}
+	f.raw = append(f.raw, cellValue{cell, v})
+	for i := range f.local {
+		if f.local[i].cell == cell {
+			f.local[i].v = nv
+			return nv, nil
+		}
+	}
+	f.local = append(f.local, cellValue{cell, nv})
+	return nv, nil
+}
+
+func kindName(k flow.CellKind) string {
+	switch k {
+	case flow.CellSlot:
+		return "slot"
+	case flow.CellParam:
+		return "parameter"
+	}
+	return "variable"
+}
+
+// take applies an edge's updates and overrides and moves the token on.
+func (m *Machine) take(t *token, e *flow.PlanEdge) {
+	pn := t.node
+	var changes []NamedValue
+	var err error
+	if len(e.Updates) > 0 {
+		if changes, err = m.assign(t.frame, e.Updates, changes); err != nil {
+			m.fail(&NodeError{Node: pn.Name, Step: t.step, Err: fmt.Errorf("update on edge to %s: %w", targetNames(m.plan, e), err)})
+			return
+		}
+	}
+	if len(e.Overrides) > 0 {
+		if changes, err = m.assign(t.frame, e.Overrides, changes); err != nil {
+			m.fail(&NodeError{Node: pn.Name, Step: t.step, Err: fmt.Errorf("override on edge to %s: %w", targetNames(m.plan, e), err)})
+			return
+		}
+	}
+	if m.trace {
+		ev := Event{Type: EdgeTaken, Step: t.step, From: pn.Name, OnError: e.Edge.OnError, Changes: changes}
+		for _, to := range e.To {
+			ev.To = append(ev.To, m.plan.Nodes[to].Name)
+		}
+		if e.Cond != nil {
+			ev.Cond = e.Cond.Expr.String()
+		}
+		m.emit(ev)
+	}
+	if len(e.To) == 1 {
+		m.arrive(t.frame, m.plan.Nodes[e.To[0]])
+		return
+	}
+	fo := &fanout{edge: e, parent: t.frame, pending: len(e.To)}
+	for range e.To {
+		fo.branches = append(fo.branches, &frame{m: m, parent: t.frame, fan: fo})
+	}
+	for i, to := range e.To {
+		if m.status != Running {
+			return
+		}
+		m.arrive(fo.branches[i], m.plan.Nodes[to])
+	}
+}
+
+// arrive moves a thread of control in frame f to node pn: into the node,
+// or, if pn is the join of f's fan-out, into the join's wait.
+func (m *Machine) arrive(f *frame, pn *flow.PlanNode) {
+	for g := f; g.fan != nil; g = g.fan.parent {
+		if g.fan.edge.Join != pn.Index {
+			continue
+		}
+		// This branch (and any fan-out nested inside it that joins at
+		// the same node) is done.
+		fo := g.fan
+		fo.pending--
+		if fo.pending > 0 {
+			return
+		}
+		for _, b := range fo.branches {
+			for _, w := range b.raw {
+				if _, err := m.write(fo.parent, w.cell, w.v); err != nil {
+					m.fail(&NodeError{Node: pn.Name, Step: m.step, Err: fmt.Errorf("merging parallel branches: %w", err)})
+					return
+				}
+			}
+		}
+		m.start(&token{node: pn, frame: fo.parent})
+		return
+	}
+	m.start(&token{node: pn, frame: f})
+}

@@ -1,0 +1,415 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/weftlang/weft/flow"
+)
+
+// BindFunc makes the action for an action bound in a workflow's source (an
+// LLM prompt, a question, an HTTP call). It returns an error when it cannot
+// carry out that kind of binding.
+type BindFunc func(b *flow.Binding) (Action, error)
+
+// Runner drives Machines: it carries out their tasks (concurrently where
+// branches or map elements allow), applies per-node timeouts and retries,
+// enforces the run's max time, and streams events to an Observer. A Runner
+// is safe for concurrent use by many runs.
+type Runner struct {
+	// Registry holds the actions implemented in Go. It wins over Bind.
+	Registry *Registry
+	// Bind makes actions for Workflow.Bindings; nil leaves bound actions
+	// without an implementation.
+	Bind BindFunc
+	// Sleep waits between retries; nil uses a timer. Tests replace it.
+	Sleep func(ctx context.Context, d time.Duration) error
+}
+
+// Result is the outcome of a run, or of a run so far when it is Waiting.
+type Result struct {
+	Status  Status
+	Final   string       // the final node that ended the run
+	Outputs []NamedValue // the final node's outputs
+	Vars    []NamedValue // variables at the end
+	Path    []string     // nodes executed, in order
+	Steps   int
+	Waiting []Pending // the questions a Waiting run asks
+	Err     error     // why a Failed run failed
+
+	m     *Machine
+	runID string
+}
+
+// Output returns the final output called name, or null.
+func (r *Result) Output(name string) flow.Value {
+	for _, o := range r.Outputs {
+		if o.Name == name {
+			return o.Value
+		}
+	}
+	return flow.Null
+}
+
+// Pending is a question a suspended run waits on.
+type Pending struct {
+	Task     int
+	Node     string
+	Question flow.Value
+}
+
+// Run runs plan to its end, or until it waits for a person, with the given
+// parameters (input_text among them). It returns the Result and, for a
+// failed run, its error too (the same as Result.Err). obs may be nil.
+func (r *Runner) Run(ctx context.Context, plan *flow.Plan, params map[string]flow.Value, obs Observer) (*Result, error) {
+	m, err := NewMachine(plan, params, obs != nil)
+	if err != nil {
+		return &Result{Status: Failed, Err: err}, err
+	}
+	return r.drive(ctx, m, obs)
+}
+
+// Resume continues a Waiting run: answers maps a pending task id to the
+// outputs of its node by name. Tasks without an answer stay pending.
+func (r *Runner) Resume(ctx context.Context, res *Result, answers map[int]map[string]flow.Value, obs Observer) (*Result, error) {
+	if res == nil || res.m == nil || res.Status != Waiting {
+		return res, errors.New("engine: Resume needs a Waiting result")
+	}
+	m := res.m
+	m.trace = obs != nil
+	for id, ans := range answers {
+		var task *Task
+		for _, t := range m.Waiting() {
+			if t.ID == id {
+				task = t
+			}
+		}
+		if task == nil {
+			return res, fmt.Errorf("engine: task %d is not waiting", id)
+		}
+		out := make([]flow.Value, len(task.Node.Outputs))
+		c := &Call{Node: task.Node, Outputs: out}
+		if err := c.SetOutputs(ans); err != nil {
+			return res, err
+		}
+		if err := m.Resume(id, out); err != nil {
+			return res, err
+		}
+	}
+	return r.drive(ctx, m, obs)
+}
+
+// runState is what one drive of a machine shares between goroutines.
+type runState struct {
+	r    *Runner
+	m    *Machine
+	obs  Observer
+	mu   sync.Mutex // serialises obs
+	seq  int
+	acts []Action // resolved lazily per node
+	errs []error
+	cfg  []map[string]flow.Value
+}
+
+func (st *runState) observe(e Event) {
+	if st.obs == nil {
+		return
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.seq++
+	e.Seq = st.seq
+	if e.Time.IsZero() {
+		e.Time = time.Now()
+	}
+	st.obs.Observe(e)
+}
+
+func (st *runState) flush() {
+	if st.obs == nil {
+		return
+	}
+	for _, e := range st.m.Events() {
+		st.observe(e)
+	}
+}
+
+type taskResult struct {
+	id  int
+	out []flow.Value
+	err error
+}
+
+func (r *Runner) drive(ctx context.Context, m *Machine, obs Observer) (*Result, error) {
+	plan := m.plan
+	if plan.MaxTime > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, plan.MaxTime, errMaxTime)
+		defer cancel()
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	st := &runState{r: r, m: m, obs: obs, acts: make([]Action, len(plan.Nodes)), errs: make([]error, len(plan.Nodes)), cfg: make([]map[string]flow.Value, len(plan.Nodes))}
+	var results chan taskResult
+	done := make(chan struct{})
+	defer close(done)
+	inflight := 0
+	var current *Task // for limit messages
+	for {
+		st.flush()
+		if m.Status() != Running {
+			break
+		}
+		tasks := m.Ready()
+		if len(tasks) == 1 && inflight == 0 && !st.needsGoroutine(tasks[0]) {
+			t := tasks[0]
+			current = t
+			out, err := st.exec(ctx, t)
+			if cerr := context.Cause(ctx); cerr != nil {
+				st.limit(cerr, t)
+				break
+			}
+			m.Complete(t.ID, out, err)
+			continue
+		}
+		for _, t := range tasks {
+			if results == nil {
+				results = make(chan taskResult)
+			}
+			inflight++
+			current = t
+			go func(t *Task) {
+				out, err := st.exec(ctx, t)
+				select {
+				case results <- taskResult{t.ID, out, err}:
+				case <-done:
+				}
+			}(t)
+		}
+		if inflight == 0 {
+			break
+		}
+		select {
+		case x := <-results:
+			inflight--
+			m.Complete(x.id, x.out, x.err)
+		case <-ctx.Done():
+			st.limit(context.Cause(ctx), current)
+		}
+		if m.Status() == Failed {
+			break
+		}
+	}
+	st.flush()
+	return st.result(), m.Err()
+}
+
+var errMaxTime = errors.New("max_time exceeded")
+
+// limit fails the machine because ctx ended: the run's max time, or the
+// caller's cancellation.
+func (st *runState) limit(cause error, t *Task) {
+	node, step := "", st.m.Steps()
+	if t != nil {
+		node, step = t.Node.Name, t.Step
+	}
+	if errors.Is(cause, errMaxTime) {
+		st.m.fail(&LimitError{Limit: "max_time", Value: st.m.plan.MaxTime.String(), Node: node, Step: step})
+		return
+	}
+	st.m.fail(&NodeError{Node: node, Step: step, Err: fmt.Errorf("run cancelled: %w", cause)})
+}
+
+// needsGoroutine reports whether a task must run on its own goroutine so
+// that a timeout can preempt it.
+func (st *runState) needsGoroutine(t *Task) bool {
+	return t.Node.Node.Timeout > 0 || st.m.plan.MaxTime > 0
+}
+
+func (st *runState) result() *Result {
+	m := st.m
+	res := &Result{Status: m.Status(), Vars: m.Vars(), Path: m.Path(), Steps: m.Steps(), Err: m.Err(), m: m}
+	if pn, out := m.Final(); pn != nil {
+		res.Final = pn.Name
+		res.Outputs = named(outputNames(pn), out)
+	}
+	for _, t := range m.Waiting() {
+		q := t.Input("question")
+		if q.IsNull() {
+			q = t.Node.Node.Config["question"]
+		}
+		res.Waiting = append(res.Waiting, Pending{Task: t.ID, Node: t.Node.Name, Question: q})
+	}
+	return res
+}
+
+// action resolves the implementation of a node, once per run.
+func (st *runState) action(pn *flow.PlanNode) (Action, map[string]flow.Value, error) {
+	i := pn.Index
+	if st.acts[i] != nil || st.errs[i] != nil {
+		return st.acts[i], st.cfg[i], st.errs[i]
+	}
+	n := pn.Node
+	b := st.m.plan.Workflow.Binding(n.Action)
+	cfg := n.Config
+	if b != nil && len(b.Config) > 0 {
+		cfg = make(map[string]flow.Value, len(b.Config)+len(n.Config))
+		for k, v := range b.Config {
+			cfg[k] = v
+		}
+		for k, v := range n.Config {
+			cfg[k] = v
+		}
+	}
+	st.cfg[i] = cfg
+	switch {
+	case n.Type == flow.Subflow:
+		st.acts[i] = st.subflow(pn)
+	case n.Action == "" && n.Type == flow.Human:
+		st.acts[i] = Ask()
+	default:
+		name := n.Action
+		if name == "" {
+			// An implementation written on the node itself (an LLM prompt,
+			// a tool): registered or stubbed under the node's name.
+			name = pn.Name
+			if b == nil && n.Type != flow.Function {
+				b = &flow.Binding{Name: pn.Name, Type: n.Type, Config: n.Config, ConfigPos: n.ConfigPos, Pos: n.Pos}
+			}
+		}
+		if a, ok := st.r.Registry.Lookup(name); ok {
+			st.acts[i] = a
+		} else if b != nil && st.r.Bind != nil {
+			a, err := st.r.Bind(b)
+			if err != nil {
+				st.errs[i] = fmt.Errorf("action %s (%s binding at %s): %w", n.Action, b.Type, b.Pos, err)
+			}
+			st.acts[i] = a
+		} else {
+			st.errs[i] = &UnknownActionError{Node: pn.Name, Action: name}
+		}
+	}
+	return st.acts[i], st.cfg[i], st.errs[i]
+}
+
+// exec carries out one task with its retries and timeout. It never panics:
+// a panicking action fails its attempt.
+func (st *runState) exec(ctx context.Context, t *Task) ([]flow.Value, error) {
+	act, cfg, err := st.action(t.Node)
+	if err != nil {
+		return nil, err
+	}
+	n := t.Node.Node
+	attempts := 1
+	if n.Retry != nil && n.Retry.MaxAttempts > 1 {
+		attempts = n.Retry.MaxAttempts
+	}
+	for attempt := 1; ; attempt++ {
+		c := &Call{Node: t.Node, Action: n.Action, Step: t.Step, Item: t.Item, Attempt: attempt, Inputs: t.Inputs, Outputs: make([]flow.Value, len(t.Node.Outputs)), Config: cfg}
+		if st.obs != nil {
+			c.emit = func(kind string, data flow.Value) {
+				st.observe(Event{Type: ActionEvent, Step: t.Step, Node: t.Node.Name, Task: t.ID, Item: t.Item, Kind: kind, Data: data})
+			}
+		}
+		err := st.attempt(ctx, act, c, n.Timeout)
+		if err == nil {
+			return c.Outputs, nil
+		}
+		if _, ok := isInterrupt(err); ok {
+			return nil, err
+		}
+		if ctx.Err() != nil || attempt >= attempts {
+			if attempts > 1 {
+				err = fmt.Errorf("after %d attempts: %w", attempt, err)
+			}
+			return nil, err
+		}
+		delay := n.Retry.Delay(attempt + 1)
+		st.observe(Event{Type: NodeRetrying, Step: t.Step, Node: t.Node.Name, Task: t.ID, Item: t.Item, Attempt: attempt, Delay: delay, Error: err.Error()})
+		sleep := st.r.Sleep
+		if sleep == nil {
+			sleep = sleepCtx
+		}
+		if err := sleep(ctx, delay); err != nil {
+			return nil, err
+		}
+	}
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+// TimeoutError is a node attempt that outlived the node's timeout.
+type TimeoutError struct {
+	Node    string
+	Timeout time.Duration
+}
+
+// Error names the node and the timeout.
+func (e *TimeoutError) Error() string {
+	return fmt.Sprintf("node %s timed out after %s", e.Node, e.Timeout)
+}
+
+// PanicError is an action that panicked; the run reports it as the
+// node's error instead of crashing.
+type PanicError struct {
+	Action string
+	Value  any
+	Stack  string
+}
+
+// Error names the action and the panic value.
+func (e *PanicError) Error() string { return fmt.Sprintf("action %s panicked: %v", e.Action, e.Value) }
+
+func safeRun(ctx context.Context, act Action, c *Call) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = &PanicError{Action: c.Action, Value: p, Stack: string(debug.Stack())}
+		}
+	}()
+	return act.Run(ctx, c)
+}
+
+func (st *runState) attempt(ctx context.Context, act Action, c *Call, timeout time.Duration) error {
+	if timeout <= 0 && st.m.plan.MaxTime <= 0 {
+		return safeRun(ctx, act, c)
+	}
+	actx := ctx
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		actx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	out := make([]flow.Value, len(c.Outputs))
+	inner := *c
+	inner.Outputs = out
+	done := make(chan error, 1)
+	go func() { done <- safeRun(actx, act, &inner) }()
+	select {
+	case err := <-done:
+		if err == nil {
+			copy(c.Outputs, out)
+		}
+		return err
+	case <-actx.Done():
+		if ctx.Err() == nil {
+			return &TimeoutError{Node: c.Node.Name, Timeout: timeout}
+		}
+		return context.Cause(ctx)
+	}
+}
