@@ -92,7 +92,7 @@ func (e Event) String() string {
 		}
 		return s
 	case NodeFailed:
-		return fmt.Sprintf("step %d: %s%s failed (attempt %d): %s", e.Step, e.Node, itemSuffix(e.Item), e.Attempt, e.Error)
+		return fmt.Sprintf("step %d: %s%s failed: %s", e.Step, e.Node, itemSuffix(e.Item), e.Error)
 	case NodeRetrying:
 		return fmt.Sprintf("step %d: %s%s attempt %d failed: %s; retrying in %s", e.Step, e.Node, itemSuffix(e.Item), e.Attempt, e.Error, e.Delay)
 	case EdgeTaken:
