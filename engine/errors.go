@@ -118,6 +118,9 @@ func (e *UnknownActionError) Error() string {
 }
 
 func isInterrupt(err error) (*Interrupt, bool) {
+	if err == nil {
+		return nil, false
+	}
 	var in *Interrupt
 	ok := errors.As(err, &in)
 	return in, ok

@@ -63,7 +63,8 @@ type Machine struct {
 	cells   []flow.Value
 	root    *frame
 	ready   []*Task
-	running map[int]*Task
+	spare   []*Task // the other half of the ready double buffer
+	running []*Task
 	waiting []*Task
 	nextID  int
 	step    int
@@ -78,11 +79,15 @@ type Machine struct {
 }
 
 // token is a thread of control: the node it is at and the frame it sees.
+// A token moves from node to node; its task and input buffer are reused at
+// every step, so a sequential run allocates almost nothing per step.
 type token struct {
 	node  *flow.PlanNode
 	frame *frame
 	step  int
 	mp    *mapRun
+	task  Task
+	inbuf []flow.Value
 }
 
 // mapRun tracks the elements of a map node in flight.
@@ -135,7 +140,7 @@ func (f *frame) Get(cell int) flow.Value {
 // among them). Unknown parameters, missing required ones and values of the
 // wrong type are *InputError. Set trace to record events.
 func NewMachine(plan *flow.Plan, params map[string]flow.Value, trace bool) (*Machine, error) {
-	m := &Machine{plan: plan, cells: make([]flow.Value, len(plan.Cells)), running: map[int]*Task{}, trace: trace}
+	m := &Machine{plan: plan, cells: make([]flow.Value, len(plan.Cells)), trace: trace}
 	m.root = &frame{m: m}
 	for name := range params {
 		found := false
@@ -236,13 +241,13 @@ func (m *Machine) Vars() []NamedValue {
 }
 
 // Ready returns the tasks to carry out now and forgets them; each must be
-// reported back with Complete.
+// reported back with Complete. The returned slice is valid until the next
+// call of Ready.
 func (m *Machine) Ready() []*Task {
 	r := m.ready
-	m.ready = nil
-	for _, t := range r {
-		m.running[t.ID] = t
-	}
+	m.ready = m.spare[:0]
+	m.spare = r
+	m.running = append(m.running, r...)
 	return r
 }
 
@@ -275,7 +280,7 @@ func (m *Machine) fail(err error) {
 	}
 	m.status = Failed
 	m.err = err
-	m.ready = nil
+	m.ready = m.ready[:0]
 	m.emit(Event{Type: RunFailed, Step: m.step, Error: err.Error()})
 }
 
@@ -322,7 +327,7 @@ func (m *Machine) start(t *token) {
 		return
 	}
 	if pn.Map == nil {
-		in, err := m.inputs(t.frame, pn)
+		in, err := m.inputs(t, pn)
 		if err != nil {
 			m.nodeFailed(t, 0, err)
 			return
@@ -360,7 +365,7 @@ func (m *Machine) fillMap(t *token) {
 		i := mp.next
 		mp.next++
 		m.cells[pn.ItemCell] = mp.items[i]
-		in, err := m.inputs(t.frame, pn)
+		in, err := m.inputs(t, pn)
 		if err != nil {
 			mp.failed = true
 			m.nodeFailed(t, i+1, err)
@@ -371,8 +376,17 @@ func (m *Machine) fillMap(t *token) {
 	}
 }
 
-func (m *Machine) inputs(f *frame, pn *flow.PlanNode) ([]flow.Value, error) {
-	in := make([]flow.Value, len(pn.Inputs))
+func (m *Machine) inputs(t *token, pn *flow.PlanNode) ([]flow.Value, error) {
+	f := t.frame
+	var in []flow.Value
+	if pn.Map == nil && cap(t.inbuf) >= len(pn.Inputs) {
+		in = t.inbuf[:len(pn.Inputs)]
+	} else {
+		in = make([]flow.Value, len(pn.Inputs))
+		if pn.Map == nil {
+			t.inbuf = in
+		}
+	}
 	for i, x := range pn.Inputs {
 		v, err := x.Prog.Eval(f)
 		if err != nil {
@@ -388,7 +402,13 @@ func (m *Machine) inputs(f *frame, pn *flow.PlanNode) ([]flow.Value, error) {
 
 func (m *Machine) dispatch(t *token, item int, in []flow.Value) {
 	m.nextID++
-	task := &Task{ID: m.nextID, Node: t.node, Step: t.step, Item: item, Inputs: in, tok: t}
+	var task *Task
+	if item == 0 {
+		task = &t.task
+		*task = Task{ID: m.nextID, Node: t.node, Step: t.step, Inputs: in, tok: t}
+	} else {
+		task = &Task{ID: m.nextID, Node: t.node, Step: t.step, Item: item, Inputs: in, tok: t}
+	}
 	if m.trace && item == 0 {
 		m.emit(Event{Type: NodeStarted, Step: t.step, Node: t.node.Name, Task: task.ID, Inputs: named(inputNames(t.node), in)})
 	} else if m.trace {
@@ -402,11 +422,20 @@ func (m *Machine) dispatch(t *token, item int, in []flow.Value) {
 // until Resume. Results for unknown tasks, or after the run ended, are
 // ignored and reported as an error.
 func (m *Machine) Complete(id int, outputs []flow.Value, err error) error {
-	t, ok := m.running[id]
-	if !ok {
+	var t *Task
+	for i, r := range m.running {
+		if r.ID == id {
+			t = r
+			last := len(m.running) - 1
+			m.running[i] = m.running[last]
+			m.running[last] = nil
+			m.running = m.running[:last]
+			break
+		}
+	}
+	if t == nil {
 		return fmt.Errorf("engine: task %d is not running", id)
 	}
-	delete(m.running, id)
 	if m.status == Completed || m.status == Failed {
 		return nil
 	}
@@ -537,8 +566,8 @@ func (m *Machine) succeed(t *token, outputs []flow.Value) {
 	if pn.Final {
 		m.status = Completed
 		m.final = pn
-		m.outputs = outputs
-		m.ready = nil
+		m.outputs = append([]flow.Value(nil), outputs...)
+		m.ready = m.ready[:0]
 		m.emit(Event{Type: RunFinished, Step: t.step, Node: pn.Name, Outputs: named(outputNames(pn), outputs)})
 		return
 	}
@@ -690,7 +719,7 @@ func (m *Machine) take(t *token, e *flow.PlanEdge) {
 		m.emit(ev)
 	}
 	if len(e.To) == 1 {
-		m.arrive(t.frame, m.plan.Nodes[e.To[0]])
+		m.arrive(t, t.frame, m.plan.Nodes[e.To[0]])
 		return
 	}
 	fo := &fanout{edge: e, parent: t.frame, pending: len(e.To)}
@@ -701,13 +730,14 @@ func (m *Machine) take(t *token, e *flow.PlanEdge) {
 		if m.status != Running {
 			return
 		}
-		m.arrive(fo.branches[i], m.plan.Nodes[to])
+		m.arrive(nil, fo.branches[i], m.plan.Nodes[to])
 	}
 }
 
 // arrive moves a thread of control in frame f to node pn: into the node,
-// or, if pn is the join of f's fan-out, into the join's wait.
-func (m *Machine) arrive(f *frame, pn *flow.PlanNode) {
+// or, if pn is the join of f's fan-out, into the join's wait. t is the
+// token to move, or nil for a new one.
+func (m *Machine) arrive(t *token, f *frame, pn *flow.PlanNode) {
 	for g := f; g.fan != nil; g = g.fan.parent {
 		if g.fan.edge.Join != pn.Index {
 			continue
@@ -730,5 +760,9 @@ func (m *Machine) arrive(f *frame, pn *flow.PlanNode) {
 		m.start(&token{node: pn, frame: fo.parent})
 		return
 	}
-	m.start(&token{node: pn, frame: f})
+	if t == nil {
+		t = &token{}
+	}
+	t.node, t.frame, t.mp = pn, f, nil
+	m.start(t)
 }

@@ -46,8 +46,8 @@ type Call struct {
 	Step    int
 	Item    int                   // 1-based element of a map node, 0 otherwise
 	Attempt int                   // 1-based
-	Inputs  []flow.Value          // parallel to Node.Inputs
-	Outputs []flow.Value          // parallel to Node.Outputs; the action fills it
+	Inputs  []flow.Value          // parallel to Node.Inputs; valid only during Run (copy to keep)
+	Outputs []flow.Value          // parallel to Node.Outputs; the action fills it; valid only during Run
 	Config  map[string]flow.Value // the binding's settings overlaid with the node's
 	emit    func(kind string, data flow.Value)
 }

@@ -113,6 +113,10 @@ type runState struct {
 	acts []Action // resolved lazily per node
 	errs []error
 	cfg  []map[string]flow.Value
+	// call and outbuf are reused by tasks run inline on the driving
+	// goroutine, one at a time.
+	call   Call
+	outbuf []flow.Value
 }
 
 func (st *runState) observe(e Event) {
@@ -168,7 +172,7 @@ func (r *Runner) drive(ctx context.Context, m *Machine, obs Observer) (*Result, 
 		if len(tasks) == 1 && inflight == 0 && !st.needsGoroutine(tasks[0]) {
 			t := tasks[0]
 			current = t
-			out, err := st.exec(ctx, t)
+			out, err := st.exec(ctx, t, true)
 			if cerr := context.Cause(ctx); cerr != nil {
 				st.limit(cerr, t)
 				break
@@ -177,13 +181,16 @@ func (r *Runner) drive(ctx context.Context, m *Machine, obs Observer) (*Result, 
 			continue
 		}
 		for _, t := range tasks {
+			// Resolve the action here, on the driving goroutine: the
+			// per-run cache is not shared-write safe.
+			st.action(t.Node)
 			if results == nil {
 				results = make(chan taskResult)
 			}
 			inflight++
 			current = t
 			go func(t *Task) {
-				out, err := st.exec(ctx, t)
+				out, err := st.exec(ctx, t, false)
 				select {
 				case results <- taskResult{t.ID, out, err}:
 				case <-done:
@@ -270,7 +277,13 @@ func (st *runState) action(pn *flow.PlanNode) (Action, map[string]flow.Value, er
 	case n.Type == flow.Subflow:
 		st.acts[i] = st.subflow(pn)
 	case n.Action == "" && n.Type == flow.Human:
-		st.acts[i] = Ask()
+		// A question written on the node; a registration under the
+		// node's name (a stub, a Go implementation) wins.
+		if a, ok := st.r.Registry.Lookup(pn.Name); ok {
+			st.acts[i] = a
+		} else {
+			st.acts[i] = Ask()
+		}
 	default:
 		name := n.Action
 		if name == "" {
@@ -286,7 +299,7 @@ func (st *runState) action(pn *flow.PlanNode) (Action, map[string]flow.Value, er
 		} else if b != nil && st.r.Bind != nil {
 			a, err := st.r.Bind(b)
 			if err != nil {
-				st.errs[i] = fmt.Errorf("action %s (%s binding at %s): %w", n.Action, b.Type, b.Pos, err)
+				st.errs[i] = fmt.Errorf("action %s (%s binding at %s): %w", name, b.Type, b.Pos, err)
 			}
 			st.acts[i] = a
 		} else {
@@ -297,8 +310,9 @@ func (st *runState) action(pn *flow.PlanNode) (Action, map[string]flow.Value, er
 }
 
 // exec carries out one task with its retries and timeout. It never panics:
-// a panicking action fails its attempt.
-func (st *runState) exec(ctx context.Context, t *Task) ([]flow.Value, error) {
+// a panicking action fails its attempt. inline says the task runs on the
+// driving goroutine, alone, so the Call and output buffer can be reused.
+func (st *runState) exec(ctx context.Context, t *Task, inline bool) ([]flow.Value, error) {
 	act, cfg, err := st.action(t.Node)
 	if err != nil {
 		return nil, err
@@ -309,7 +323,19 @@ func (st *runState) exec(ctx context.Context, t *Task) ([]flow.Value, error) {
 		attempts = n.Retry.MaxAttempts
 	}
 	for attempt := 1; ; attempt++ {
-		c := &Call{Node: t.Node, Action: n.Action, Step: t.Step, Item: t.Item, Attempt: attempt, Inputs: t.Inputs, Outputs: make([]flow.Value, len(t.Node.Outputs)), Config: cfg}
+		var c *Call
+		if inline {
+			c = &st.call
+			nout := len(t.Node.Outputs)
+			if cap(st.outbuf) < nout {
+				st.outbuf = make([]flow.Value, nout)
+			}
+			out := st.outbuf[:nout]
+			clear(out)
+			*c = Call{Node: t.Node, Action: n.Action, Step: t.Step, Item: t.Item, Attempt: attempt, Inputs: t.Inputs, Outputs: out, Config: cfg}
+		} else {
+			c = &Call{Node: t.Node, Action: n.Action, Step: t.Step, Item: t.Item, Attempt: attempt, Inputs: t.Inputs, Outputs: make([]flow.Value, len(t.Node.Outputs)), Config: cfg}
+		}
 		if st.obs != nil {
 			c.emit = func(kind string, data flow.Value) {
 				st.observe(Event{Type: ActionEvent, Step: t.Step, Node: t.Node.Name, Task: t.ID, Item: t.Item, Kind: kind, Data: data})
