@@ -48,6 +48,17 @@ func (t EventType) String() string {
 // MarshalText encodes the type by name.
 func (t EventType) MarshalText() ([]byte, error) { return []byte(t.String()), nil }
 
+// UnmarshalText decodes a type from its name.
+func (t *EventType) UnmarshalText(b []byte) error {
+	for i, n := range eventNames {
+		if n != "" && n == string(b) {
+			*t = EventType(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("engine: unknown event type %q", b)
+}
+
 // NamedValue is a name and its value, kept in declaration order.
 type NamedValue struct {
 	Name  string     `json:"name"`

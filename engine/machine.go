@@ -76,6 +76,7 @@ type Machine struct {
 	trace   bool
 	events  []Event
 	seq     int
+	runSeq  int // sequence of events as a Runner delivers them, across resumes
 }
 
 // token is a thread of control: the node it is at and the frame it sees.
@@ -177,7 +178,7 @@ func NewMachine(plan *flow.Plan, params map[string]flow.Value, trace bool) (*Mac
 		}
 		m.cells[p.Cell] = cv
 	}
-	for _, v := range plan.Vars {
+	for _, v := range append(plan.Vars[:len(plan.Vars):len(plan.Vars)], plan.Slots...) {
 		if v.Default == nil {
 			continue
 		}

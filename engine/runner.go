@@ -108,8 +108,7 @@ type runState struct {
 	r    *Runner
 	m    *Machine
 	obs  Observer
-	mu   sync.Mutex // serialises obs
-	seq  int
+	mu   sync.Mutex // serialises obs; guards m.runSeq
 	acts []Action // resolved lazily per node
 	errs []error
 	cfg  []map[string]flow.Value
@@ -125,8 +124,8 @@ func (st *runState) observe(e Event) {
 	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	st.seq++
-	e.Seq = st.seq
+	st.m.runSeq++
+	e.Seq = st.m.runSeq
 	if e.Time.IsZero() {
 		e.Time = time.Now()
 	}

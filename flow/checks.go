@@ -20,9 +20,21 @@ import (
 //	unbounded-cycle  (warning) a cycle that no counter bounds
 //	parallel-write   two parallel branches write one variable or slot without a reducer
 //	join             a fan-out whose branches cannot reach their join
+//	recursive        a WORKFLOW node that runs a workflow containing it
 //	duplicate, missing, range, syntax: malformed declarations
 
 var reducerNames = []string{"replace", "append", "sum", "max", "min", "merge"}
+
+// englishList joins items as prose: "a", "a and b", "a, b and c".
+func englishList(items []string, conj string) string {
+	switch len(items) {
+	case 0:
+		return ""
+	case 1:
+		return items[0]
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " " + conj + " " + items[len(items)-1]
+}
 
 func replaceReducer(_, update Value) (Value, error) { return update, nil }
 
@@ -146,9 +158,18 @@ func (c *planner) checkGraph() {
 	}
 	seen := p.reachable(p.Initial, -1)
 	anyFinal := false
+	initial := p.Nodes[p.Initial].Name
+	var finals []string
 	for i, pn := range p.Nodes {
+		if pn.Final {
+			finals = append(finals, pn.Name)
+		}
 		if !seen[i] {
-			c.warnf(pn.Node.Pos, "unreachable", "node %s is unreachable from the initial node %s", pn.Name, p.Nodes[p.Initial].Name)
+			if pn.Final {
+				c.warnf(pn.Node.Pos, "unreachable-final", "final node %s is unreachable from the initial node %s", pn.Name, initial)
+			} else {
+				c.warnf(pn.Node.Pos, "unreachable", "node %s is unreachable from the initial node %s", pn.Name, initial)
+			}
 			continue
 		}
 		if pn.Final {
@@ -160,13 +181,11 @@ func (c *planner) checkGraph() {
 			c.errorf(pn.Node.Pos, "dead-end", "node %s is not a final and has no outgoing edge: a run reaching it could not go on", pn.Name)
 		}
 	}
-	if !anyFinal {
-		c.errorf(c.w.Pos, "no-final", "workflow %s: no final node is reachable from %s (finals: %s)", c.w.Name, p.Nodes[p.Initial].Name, strings.Join(c.w.Finals, ", "))
-	}
-	for i, pn := range p.Nodes {
-		if pn.Final && !seen[i] && slices.Contains(c.w.Finals, pn.Name) {
-			c.warnf(pn.Node.Pos, "unreachable-final", "final node %s is unreachable from the initial node %s", pn.Name, p.Nodes[p.Initial].Name)
-		}
+	switch {
+	case len(finals) == 0:
+		c.errorf(c.w.Pos, "no-final", "workflow %s has no final node: list the nodes that end a run in finals, or add an END node", c.w.Name)
+	case !anyFinal:
+		c.errorf(c.w.Pos, "no-final", "workflow %s: no final node is reachable from the initial node %s (finals: %s)", c.w.Name, initial, strings.Join(finals, ", "))
 	}
 	for _, pn := range p.Nodes {
 		c.checkEnumRouting(pn)
@@ -270,8 +289,8 @@ func (c *planner) checkEnumRouting(pn *PlanNode) {
 			}
 		}
 		if len(missing) > 0 {
-			c.warnf(pn.Edges0Pos(), "enum-routing", "routing from %s does not handle %s = %s of %s; a run with that value stops there with no matching edge (add an edge or a default edge)",
-				pn.Name, c.p.Cells[cell].Name, strings.Join(missing, ", "), t)
+			c.warnf(pn.Edges0Pos(), "enum-routing", "routing from %s does not handle %s = %s: a run with that value fails at %s because no edge matches (add an edge for it, or a default edge)",
+				pn.Name, c.p.Cells[cell].Name, englishList(missing, "or"), pn.Name)
 		}
 	}
 }
@@ -321,13 +340,57 @@ func (c *planner) checkCycles() {
 		if bounded {
 			continue
 		}
-		names := make([]string, len(scc))
-		for i, n := range scc {
-			names[i] = p.Nodes[n].Name
-		}
 		c.warnf(p.Nodes[scc[0]].Node.Pos, "unbounded-cycle", "cycle %s has no counter that bounds it: no condition in it tests a variable it updates; it runs until max_steps (%d)",
-			strings.Join(append(names, names[0]), " -> "), p.MaxSteps)
+			p.cyclePath(scc, in), p.MaxSteps)
 	}
+}
+
+// cyclePath spells a shortest cycle through the first node of a strongly
+// connected component, following edges in declaration order: "a -> b -> a".
+// Nodes of the component off that cycle are named after it.
+func (p *Plan) cyclePath(scc []int, in []bool) string {
+	start := scc[0]
+	prev := map[int]int{}
+	queue := []int{start}
+	end := -1
+	for len(queue) > 0 && end < 0 {
+		n := queue[0]
+		queue = queue[1:]
+		for _, s := range p.successors(p.Nodes[n]) {
+			if !in[s] {
+				continue
+			}
+			if s == start {
+				end = n
+				break
+			}
+			if _, ok := prev[s]; !ok {
+				prev[s] = n
+				queue = append(queue, s)
+			}
+		}
+	}
+	var path []int
+	for n := end; n != start && n >= 0; n = prev[n] {
+		path = append(path, n)
+	}
+	path = append(path, start)
+	slices.Reverse(path)
+	names := make([]string, 0, len(path)+1)
+	for _, n := range path {
+		names = append(names, p.Nodes[n].Name)
+	}
+	out := strings.Join(append(names, p.Nodes[start].Name), " -> ")
+	var others []string
+	for _, n := range scc {
+		if !slices.Contains(path, n) {
+			others = append(others, p.Nodes[n].Name)
+		}
+	}
+	if len(others) > 0 {
+		out += " (also through " + englishList(others, "and") + ")"
+	}
+	return out
 }
 
 // sccs returns the strongly connected components with a cycle, each in
@@ -426,9 +489,23 @@ func (c *planner) checkFanouts() {
 			}
 			slices.Sort(cells)
 			for _, cell := range cells {
-				if len(writers[cell]) > 1 && p.Cells[cell].RedName == "replace" {
-					c.errorf(e.Edge.Pos, "parallel-write", "parallel branches %s all write %s %s, which has no reducer: declare one (e.g. `%s: %s = ... reduce append`) or write from one branch only",
-						strings.Join(writers[cell], ", "), kindWord(p.Cells[cell].Kind), p.Cells[cell].Name, p.Cells[cell].Name, p.Cells[cell].Type)
+				if ws := writers[cell]; len(ws) > 1 && p.Cells[cell].RedName == "replace" {
+					cl := p.Cells[cell]
+					verb := "all write"
+					if len(ws) == 2 {
+						verb = "both write"
+					}
+					hint := "declare a reducer for it"
+					switch cl.Type.Kind {
+					case KindList, KindAny:
+						hint = fmt.Sprintf("declare a reducer (e.g. `%s: %s reduce append`)", cl.Name, cl.Type)
+					case KindInt, KindFloat, KindDuration:
+						hint = fmt.Sprintf("declare a reducer (e.g. `%s: %s reduce sum`)", cl.Name, cl.Type)
+					case KindObject:
+						hint = fmt.Sprintf("declare a reducer (e.g. `%s: %s reduce merge`)", cl.Name, cl.Type)
+					}
+					c.errorf(e.Edge.Pos, "parallel-write", "parallel branches %s %s %s %s, which has no reducer: the last writer would silently win; %s, or write it from one branch only",
+						englishList(ws, "and"), verb, kindWord(cl.Kind), cl.Name, hint)
 				}
 			}
 		}

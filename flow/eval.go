@@ -2,6 +2,7 @@ package flow
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -100,6 +101,18 @@ type compiler struct {
 func CompileExpr(e Expr, scope Scope, want Type) (*Program, Diagnostics) {
 	c := &compiler{scope: scope}
 	t, fn := c.expr(e)
+	// A string literal stored where an Enum is wanted must be one of its
+	// values: mode = "fsat" is as wrong as mode == "fsat".
+	switch {
+	case want.Kind == KindEnum:
+		if _, ok := e.(*Lit); ok {
+			c.enumLiteral(want, e)
+		}
+	case want.Kind == KindList && want.ElemType().Kind == KindEnum:
+		if _, ok := e.(*ListExpr); ok {
+			c.enumLiteral(want.ElemType(), e)
+		}
+	}
 	if !want.IsZero() && !t.IsZero() && !t.AssignableTo(want) {
 		c.errorf(e.Pos(), "type-mismatch", "%s has type %s, want %s", e, t, want)
 	}
@@ -362,6 +375,12 @@ func (c *compiler) enumLiteral(t Type, other Expr) {
 func (c *compiler) binary(e *Binary) (Type, evalFn) {
 	xt, x := c.expr(e.X)
 	yt, y := c.expr(e.Y)
+	if xt.IsZero() || yt.IsZero() {
+		// An operand is in error, and reported: do not report it again.
+		c.enumLiteral(xt, e.Y)
+		c.enumLiteral(yt, e.X)
+		return Type{}, constFn(Null)
+	}
 	bad := func(what string) (Type, evalFn) {
 		c.errorf(e.At, "type-mismatch", "operator %s %s: %s has type %s, %s has type %s", e.Op, what, e.X, xt, e.Y, yt)
 		return Type{}, constFn(Null)
@@ -391,7 +410,7 @@ func (c *compiler) binary(e *Binary) (Type, evalFn) {
 	case "==", "!=":
 		c.enumLiteral(xt, e.Y)
 		c.enumLiteral(yt, e.X)
-		if !xt.AssignableTo(yt) && !yt.AssignableTo(xt) && !(num(xt) && num(yt)) {
+		if !xt.AssignableTo(yt) && !yt.AssignableTo(xt) && !(num(xt) && num(yt)) && !enumsOverlap(xt, yt) {
 			return bad("compares values that can never be equal")
 		}
 		eq := e.Op == "=="
@@ -504,7 +523,15 @@ func (c *compiler) binary(e *Binary) (Type, evalFn) {
 		case (e.Op == "*" || e.Op == "/") && xt.Kind == KindDuration && yt.Kind == KindInt:
 			rt = TDuration
 		default:
-			return bad("wants numbers (or + on strings or lists)")
+			switch e.Op {
+			case "+":
+				return bad("wants two numbers, strings, lists or durations")
+			case "-":
+				return bad("wants two numbers or durations")
+			case "*", "/":
+				return bad("wants two numbers, or a duration and an Int")
+			}
+			return bad("wants two numbers")
 		}
 		if rt.Kind == KindInt && e.Op == "+" {
 			return rt, func(env Env) (Value, error) {
@@ -536,6 +563,12 @@ func (c *compiler) binary(e *Binary) (Type, evalFn) {
 	}
 	c.errorf(e.At, "syntax", "unknown operator %s", e.Op)
 	return Type{}, constFn(Null)
+}
+
+// enumsOverlap reports whether two Enums share a value, so that values of
+// the one may equal values of the other.
+func enumsOverlap(t, u Type) bool {
+	return t.Kind == KindEnum && u.Kind == KindEnum && slices.ContainsFunc(t.Values, u.HasValue)
 }
 
 func compareValues(e *Binary, test func(int) bool, a, b Value) (Value, error) {
@@ -630,9 +663,12 @@ type builtin struct {
 	fn       func([]Value) (Value, error)
 }
 
-// Builtins lists the functions expressions may call, by name, each with its
-// signature as documentation.
-var Builtins = map[string]string{
+// Builtins returns the functions expressions may call, by name, each with
+// its signature as documentation. The map is a fresh copy.
+func Builtins() map[string]string { return maps.Clone(builtinDocs) }
+
+// builtinDocs documents the built-in functions; see lookupBuiltin.
+var builtinDocs = map[string]string{
 	"len":        "len(String|List|Object) Int",
 	"contains":   "contains(String|List|Object, x) Bool",
 	"lower":      "lower(String) String",
@@ -722,7 +758,7 @@ func lookupBuiltin(name string) (builtin, bool) {
 			case KindString:
 				n, err := strconv.ParseInt(strings.TrimSpace(a[0].Str()), 10, 64)
 				if err != nil {
-					return Null, fmt.Errorf("int(%s): not an integer", a[0])
+					return Null, fmt.Errorf("%s is not an integer", a[0])
 				}
 				return IntValue(n), nil
 			case KindBool:
@@ -731,7 +767,7 @@ func lookupBuiltin(name string) (builtin, bool) {
 				}
 				return IntValue(0), nil
 			}
-			return Null, fmt.Errorf("int(%s): cannot convert %s", a[0], kindOf(a[0]))
+			return Null, fmt.Errorf("cannot convert %s to Int", kindOf(a[0]))
 		}}, true
 	case "float":
 		return builtin{1, 1, fixed(TFloat), nil, func(a []Value) (Value, error) {
@@ -741,11 +777,11 @@ func lookupBuiltin(name string) (builtin, bool) {
 			case KindString:
 				f, err := strconv.ParseFloat(strings.TrimSpace(a[0].Str()), 64)
 				if err != nil {
-					return Null, fmt.Errorf("float(%s): not a number", a[0])
+					return Null, fmt.Errorf("%s is not a number", a[0])
 				}
 				return FloatValue(f), nil
 			}
-			return Null, fmt.Errorf("float(%s): cannot convert %s", a[0], kindOf(a[0]))
+			return Null, fmt.Errorf("cannot convert %s to Float", kindOf(a[0]))
 		}}, true
 	case "default":
 		return builtin{2, 2, func(a []Type) Type { return Join(a[0], a[1]) }, nil, func(a []Value) (Value, error) {
@@ -796,7 +832,7 @@ func lookupBuiltin(name string) (builtin, bool) {
 			for _, v := range a[1:] {
 				c, ok := v.Compare(best)
 				if !ok {
-					return Null, fmt.Errorf("%s: cannot compare %s with %s", name, kindOf(v), kindOf(best))
+					return Null, fmt.Errorf("cannot compare %s with %s", kindOf(v), kindOf(best))
 				}
 				if c > 0 == isMax && c != 0 {
 					best = v
@@ -811,7 +847,7 @@ func lookupBuiltin(name string) (builtin, bool) {
 func (c *compiler) call(e *Call) (Type, evalFn) {
 	b, ok := lookupBuiltin(e.Fn)
 	if !ok {
-		c.errorf(e.At, "unknown-name", "unknown function %s%s", e.Fn, suggest(e.Fn, mapKeys(Builtins)))
+		c.errorf(e.At, "unknown-name", "unknown function %s%s", e.Fn, suggest(e.Fn, mapKeys(builtinDocs)))
 		for _, a := range e.Args {
 			c.expr(a)
 		}
@@ -823,7 +859,7 @@ func (c *compiler) call(e *Call) (Type, evalFn) {
 		types[i], fns[i] = c.expr(a)
 	}
 	if len(e.Args) < b.min || b.max >= 0 && len(e.Args) > b.max {
-		c.errorf(e.At, "type-mismatch", "%s takes %s, got %d arguments", e.Fn, Builtins[e.Fn], len(e.Args))
+		c.errorf(e.At, "type-mismatch", "%s takes %s, got %d: %s", e.Fn, arity(b.min, b.max), len(e.Args), builtinDocs[e.Fn])
 		return Type{}, constFn(Null)
 	}
 	if b.check != nil {
@@ -851,6 +887,24 @@ func (c *compiler) call(e *Call) (Type, evalFn) {
 		}
 		return v, nil
 	}
+}
+
+// arity spells an argument count: "1 argument", "2 arguments", "at least 1
+// argument".
+func arity(lo, hi int) string {
+	plural := func(n int) string {
+		if n == 1 {
+			return "1 argument"
+		}
+		return strconv.Itoa(n) + " arguments"
+	}
+	switch {
+	case hi < 0:
+		return "at least " + plural(lo)
+	case lo == hi:
+		return plural(lo)
+	}
+	return strconv.Itoa(lo) + " to " + plural(hi)
 }
 
 func mapKeys(m map[string]string) []string {

@@ -58,7 +58,7 @@ type Binary struct {
 	X, Y Expr
 }
 
-// Call is a call of a built-in function; see Builtins.
+// Call is a call of a built-in function; see Builtins().
 type Call struct {
 	At   Pos
 	Fn   string
@@ -136,10 +136,10 @@ func (e *Lit) String() string {
 func (e *Ident) String() string { return e.Name }
 
 // String implements Expr.
-func (e *Selector) String() string { return operand(e.X, 7) + "." + e.Name }
+func (e *Selector) String() string { return postfixOperand(e.X) + "." + e.Name }
 
 // String implements Expr.
-func (e *Index) String() string { return operand(e.X, 7) + "[" + e.Index.String() + "]" }
+func (e *Index) String() string { return postfixOperand(e.X) + "[" + e.Index.String() + "]" }
 
 // String implements Expr.
 func (e *Unary) String() string { return e.Op + operand(e.X, 7) }
@@ -181,6 +181,15 @@ func operand(e Expr, min int) string {
 		return "(" + b.String() + ")"
 	}
 	return e.String()
+}
+
+// postfixOperand prints the operand of .name or [i]: postfix operators bind
+// tighter than prefix ones, so (-a).b needs its parentheses.
+func postfixOperand(e Expr) string {
+	if _, ok := e.(*Unary); ok {
+		return "(" + e.String() + ")"
+	}
+	return operand(e, 7)
 }
 
 func joinExprs(es []Expr) string {

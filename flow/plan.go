@@ -41,6 +41,7 @@ type Plan struct {
 	Cells    []Cell
 	Params   []PlanVar // cell 0 is input_text
 	Vars     []PlanVar
+	Slots    []PlanVar // declared and implicit slots; Default is set for declared ones only
 	Nodes    []*PlanNode
 	Initial  int
 	MaxSteps int
@@ -119,10 +120,16 @@ type CompileOptions struct {
 // finds; the Plan is nil when any is an error. Warnings are also kept in
 // Plan.Warnings.
 func Compile(w *Workflow, opts *CompileOptions) (*Plan, Diagnostics) {
+	return compileWith(w, opts, nil)
+}
+
+// compileWith compiles w inside the workflows of outer (for WORKFLOW nodes),
+// which it must not contain.
+func compileWith(w *Workflow, opts *CompileOptions, outer []*Workflow) (*Plan, Diagnostics) {
 	if opts == nil {
 		opts = &CompileOptions{}
 	}
-	c := &planner{w: w, opts: opts, p: &Plan{Workflow: w}, nodeIdx: map[string]int{}, names: map[string]int{}}
+	c := &planner{w: w, opts: opts, p: &Plan{Workflow: w}, nodeIdx: map[string]int{}, names: map[string]int{}, outer: outer}
 	c.compile()
 	c.diags.Sort()
 	if c.diags.HasErrors() {
@@ -139,6 +146,7 @@ type planner struct {
 	diags   Diagnostics
 	nodeIdx map[string]int
 	names   map[string]int // variable, parameter and slot names -> cell
+	outer   []*Workflow    // the workflows this one is a subworkflow of
 }
 
 func (c *planner) errorf(at Pos, code, format string, args ...any) {
@@ -169,15 +177,15 @@ func (c *planner) reducer(name string, t Type, at Pos, owner string) (Reducer, s
 	switch name {
 	case "append":
 		if t.Kind != KindList && t.Kind != KindAny {
-			c.errorf(at, "type-mismatch", "%s: reducer append needs a List, the type is %s", owner, t)
+			c.errorf(at, "type-mismatch", "%s: reducer append needs a List, not %s", owner, t)
 		}
 	case "sum", "max", "min":
 		if t.Kind != KindInt && t.Kind != KindFloat && t.Kind != KindDuration && t.Kind != KindAny {
-			c.errorf(at, "type-mismatch", "%s: reducer %s needs a number, the type is %s", owner, name, t)
+			c.errorf(at, "type-mismatch", "%s: reducer %s needs an Int, a Float or a Duration, not %s", owner, name, t)
 		}
 	case "merge":
 		if t.Kind != KindObject && t.Kind != KindAny {
-			c.errorf(at, "type-mismatch", "%s: reducer merge needs an Object, the type is %s", owner, t)
+			c.errorf(at, "type-mismatch", "%s: reducer merge needs an Object, not %s", owner, t)
 		}
 	}
 	return r, name
@@ -191,6 +199,9 @@ func (c *planner) declare(v *Var, kind CellKind, what string) int {
 	if prev, ok := c.names[v.Name]; ok {
 		c.errorf(v.Pos, "duplicate", "%s %q is already declared as a %s", what, v.Name, kindWord(c.p.Cells[prev].Kind))
 		return -1
+	}
+	if _, clash := c.nodeIdx[v.Name]; clash {
+		c.errorf(v.Pos, "duplicate", "%s %q has the name of a node; %s.x would be ambiguous", what, v.Name, v.Name)
 	}
 	t := v.Type
 	if t.IsZero() {
@@ -235,18 +246,24 @@ func (c *planner) compile() {
 		}
 	}
 	for _, v := range w.Slots {
-		c.declare(v, CellSlot, "slot")
+		if id := c.declare(v, CellSlot, "slot"); id >= 0 {
+			p.Slots = append(p.Slots, PlanVar{Name: v.Name, Cell: id, Type: c.p.Cells[id].Type})
+		}
 	}
 
-	// Nodes and their field cells.
-	for i, n := range w.Nodes {
+	// Nodes and their field cells. A duplicate node is left out of the plan,
+	// so plan indices (i) count the nodes kept, not w.Nodes.
+	for _, n := range w.Nodes {
 		if n.Name == "" {
 			c.errorf(n.Pos, "syntax", "node without a name")
 		}
 		if _, dup := c.nodeIdx[n.Name]; dup {
-			c.errorf(n.Pos, "duplicate", "node %q is declared twice", n.Name)
+			if n.Name != "" {
+				c.errorf(n.Pos, "duplicate", "node %q is declared twice", n.Name)
+			}
 			continue
 		}
+		i := len(p.Nodes)
 		if id, clash := c.names[n.Name]; clash {
 			c.errorf(n.Pos, "duplicate", "node %q has the name of a %s; node fields (%s.x) would be ambiguous", n.Name, kindWord(c.p.Cells[id].Kind), n.Name)
 		}
@@ -355,11 +372,8 @@ func (c *planner) declareImplicitSlots() {
 	first := map[string]Pos{}
 	for _, e := range c.w.Edges {
 		for _, o := range e.Overrides {
-			if id, ok := c.names[o.Name]; ok {
-				if k := c.p.Cells[id].Kind; k != CellSlot {
-					c.errorf(o.Pos, "type-mismatch", "override sets slots, but %q is a %s; use update: { %s = ... } to change it", o.Name, kindWord(k), o.Name)
-				}
-				continue
+			if _, ok := c.names[o.Name]; ok {
+				continue // declared; overriding a variable is reported by assign
 			}
 			if _, ok := first[o.Name]; !ok {
 				first[o.Name] = o.Pos
@@ -368,34 +382,130 @@ func (c *planner) declareImplicitSlots() {
 		}
 	}
 	for _, name := range implicit {
-		c.declare(&Var{Name: name, Type: TAny, Pos: first[name]}, CellSlot, "slot")
-	}
-	// Type the implicit slots by what is assigned to them. Expressions are
-	// compiled with the slots still typed Any; errors are reported later,
-	// when the edges compile for real.
-	types := map[string]Type{}
-	for _, e := range c.w.Edges {
-		from, ok := c.nodeIdx[e.From]
-		if !ok {
-			continue
+		if id := c.declare(&Var{Name: name, Type: TAny, Pos: first[name]}, CellSlot, "slot"); id >= 0 {
+			c.p.Slots = append(c.p.Slots, PlanVar{Name: name, Cell: id})
 		}
-		for _, o := range e.Overrides {
-			if !slices.Contains(implicit, o.Name) {
+	}
+	c.inferSlotTypes(implicit)
+	for i := range c.p.Slots {
+		c.p.Slots[i].Type = c.p.Cells[c.p.Slots[i].Cell].Type
+	}
+}
+
+// inferSlotTypes types the implicit slots by what is assigned to them. A
+// slot's value may come from a node input that is itself computed from slots
+// (seed 000: from_query gets retrieve.query, and retrieve's input query is
+// from_query), so slot types, node input types and map element types are
+// computed together: from "nothing known yet" (the zero Type, which Join
+// ignores) up, until they stop changing. Problems are not reported here:
+// every expression is compiled again, and reported, afterwards.
+func (c *planner) inferSlotTypes(implicit []string) {
+	if len(implicit) == 0 {
+		return
+	}
+	cells := c.p.Cells
+	for _, name := range implicit {
+		cells[c.names[name]].Type = Type{}
+	}
+	typeOf := func(e Expr, s Scope) (Type, bool) {
+		if e == nil {
+			return Type{}, false
+		}
+		prog, _ := CompileExpr(e, s, Type{})
+		if prog == nil {
+			return Type{}, false
+		}
+		return prog.Type, true
+	}
+	maxRounds := len(implicit) + 3
+	for round := 0; ; round++ {
+		changed := false
+		setType := func(cell int, t Type) {
+			if !cells[cell].Type.Equal(t) {
+				cells[cell].Type = t
+				changed = true
+			}
+		}
+		for _, pn := range c.p.Nodes {
+			if pn.Node.Map != nil && pn.ItemCell >= 0 {
+				if t, ok := typeOf(pn.Node.Map, c.scope(-1, false, -1)); ok {
+					setType(pn.ItemCell, t.ElemType())
+				}
+			}
+			for _, in := range pn.Inputs {
+				if e, _ := c.inputExpr(pn, in.Name); e != nil {
+					if t, ok := typeOf(e, c.scope(-1, false, pn.Index)); ok {
+						setType(in.Cell, t)
+					}
+				}
+			}
+		}
+		types := map[string]Type{}
+		for _, e := range c.w.Edges {
+			from, ok := c.nodeIdx[e.From]
+			if !ok {
 				continue
 			}
-			prog, _ := CompileExpr(o.Expr, c.scope(from, e.OnError, -1), Type{})
-			if prog != nil {
-				types[o.Name] = Join(types[o.Name], prog.Type)
-			} else {
-				types[o.Name] = TAny
+			for _, o := range e.Overrides {
+				if !slices.Contains(implicit, o.Name) {
+					continue
+				}
+				t, ok := typeOf(o.Expr, c.scope(from, e.OnError, -1))
+				if !ok {
+					t = TAny
+				}
+				types[o.Name] = Join(types[o.Name], t)
 			}
 		}
-	}
-	for _, name := range implicit {
-		if t, ok := types[name]; ok && !t.IsZero() {
-			c.p.Cells[c.names[name]].Type = t
+		for _, name := range implicit {
+			setType(c.names[name], types[name])
+		}
+		if !changed {
+			break
+		}
+		if round == maxRounds {
+			// No fixed point: a slot built from itself, such as s: [s].
+			for _, name := range implicit {
+				cells[c.names[name]].Type = TAny
+			}
+			break
 		}
 	}
+	// Whatever is still unknown is Any: the zero Type stands for "already
+	// reported" once expressions compile for real.
+	for _, name := range implicit {
+		if cells[c.names[name]].Type.IsZero() {
+			cells[c.names[name]].Type = TAny
+		}
+	}
+	for _, pn := range c.p.Nodes {
+		for _, in := range pn.Inputs {
+			if cells[in.Cell].Type.IsZero() {
+				cells[in.Cell].Type = TAny
+			}
+		}
+		if pn.ItemCell >= 0 && cells[pn.ItemCell].Type.IsZero() {
+			cells[pn.ItemCell].Type = TAny
+		}
+	}
+}
+
+// inputExpr returns the expression of a node input and where it was
+// written; the initial node's implicit input_text reads the workflow input.
+func (c *planner) inputExpr(pn *PlanNode, name string) (Expr, Pos) {
+	n := pn.Node
+	var e Expr
+	var at Pos
+	found := false
+	for _, x := range n.Inputs {
+		if x.Name == name {
+			e, at, found = x.Expr, x.Pos, true
+		}
+	}
+	if !found && name == InputText {
+		e = &Ident{At: n.Pos, Name: InputText}
+	}
+	return e, at
 }
 
 func (c *planner) compileVars() {
@@ -411,6 +521,13 @@ func (c *planner) compileVars() {
 		v := c.findVar(c.w.Vars, pv.Name)
 		if v != nil && v.Default != nil {
 			pv.Default = c.expr(v.Default, c.paramScope(), pv.Type, "initial value of variable "+v.Name)
+		}
+	}
+	for i := range c.p.Slots {
+		pv := &c.p.Slots[i]
+		v := c.findVar(c.w.Slots, pv.Name)
+		if v != nil && v.Default != nil {
+			pv.Default = c.expr(v.Default, c.paramScope(), pv.Type, "initial value of slot "+v.Name)
 		}
 	}
 }
@@ -450,16 +567,7 @@ func (c *planner) compileNodes() {
 		}
 		for i := range pn.Inputs {
 			in := &pn.Inputs[i]
-			var e Expr
-			var at Pos
-			for _, x := range n.Inputs {
-				if x.Name == in.Name {
-					e, at = x.Expr, x.Pos
-				}
-			}
-			if e == nil && in.Name == InputText {
-				e = &Ident{At: n.Pos, Name: InputText}
-			}
+			e, at := c.inputExpr(pn, in.Name)
 			if e == nil {
 				c.errorf(at, "syntax", "node %s: input %s has no value", n.Name, in.Name)
 				continue
@@ -505,9 +613,18 @@ func (c *planner) checkNodeKind(pn *PlanNode) {
 			c.errorf(n.Pos, "missing", "node %s: WORKFLOW node names no subworkflow", n.Name)
 			return
 		}
-		sub, ds := Compile(n.Subflow, c.opts)
+		stack := append(slices.Clone(c.outer), c.w)
+		if slices.Contains(stack, n.Subflow) {
+			c.errorf(n.Pos, "recursive", "node %s: workflow %s contains itself; a workflow cannot run itself as a subworkflow", n.Name, n.Subflow.Name)
+			return
+		}
+		sub, ds := compileWith(n.Subflow, c.opts, stack)
+		name := n.Subflow.Name
+		if name == "" {
+			name = "of node " + n.Name
+		}
 		for _, d := range ds {
-			d.Msg = "in subworkflow " + n.Subflow.Name + " (node " + n.Name + "): " + d.Msg
+			d.Msg = "in subworkflow " + name + " (node " + n.Name + "): " + d.Msg
 			c.diags = append(c.diags, d)
 		}
 		pn.Sub = sub
@@ -533,14 +650,26 @@ func (c *planner) assign(a *Assign, s Scope, what string, kind CellKind) (PlanAs
 	}
 	cl := c.p.Cells[id]
 	if cl.Kind != kind {
-		c.errorf(a.Pos, "type-mismatch", "%s: %q is a %s, not a %s", what, a.Name, kindWord(cl.Kind), kindWord(kind))
+		hint := ""
+		switch {
+		case kind == CellSlot && cl.Kind == CellVar:
+			hint = fmt.Sprintf("; change variables with update: { %s = ... }", a.Name)
+		case kind == CellVar && cl.Kind == CellSlot:
+			hint = "; set slots with override"
+		}
+		c.errorf(a.Pos, "type-mismatch", "%s: %q is a %s, not a %s%s", what, a.Name, kindWord(cl.Kind), kindWord(kind), hint)
 		return PlanAssign{}, false
 	}
+	// A written value replaces the current one, or is combined with it by
+	// a reducer: sum, max, min and merge take values of the variable's type,
+	// append an element or a list (checked at run time), reducers from
+	// CompileOptions anything.
 	want := cl.Type
 	switch cl.RedName {
-	case "append":
-		want = Type{} // an element or a list: checked at run time
-	case "replace":
+	case "replace", "sum", "max", "min", "merge":
+		if _, custom := c.opts.Reducers[cl.RedName]; custom {
+			want = Type{}
+		}
 	default:
 		want = Type{}
 	}
@@ -650,6 +779,11 @@ func (s *scope) Lookup(name string) (Ref, error) {
 		if s.onError && name == "error" {
 			return ref(pn.ErrCell), nil
 		}
+		if name == "error" && !s.onError {
+			if _, ok := s.c.names[name]; !ok {
+				return Ref{}, fmt.Errorf("error is only in scope on error edges; write %s.error for the last error of %s", pn.Name, pn.Name)
+			}
+		}
 	}
 	if s.mapNode >= 0 {
 		if pn := p.Nodes[s.mapNode]; pn.ItemCell >= 0 && p.Cells[pn.ItemCell].Name == name {
@@ -664,6 +798,9 @@ func (s *scope) Lookup(name string) (Ref, error) {
 	}
 	if s.paramsOnly {
 		return Ref{}, fmt.Errorf("unknown name %s%s", name, suggest(name, s.c.paramNames()))
+	}
+	if i, isNode := s.c.nodeIdx[name]; isNode {
+		return Ref{}, fmt.Errorf("%s is a node, not a value; name one of its fields: %s", name, englishList(s.c.fieldNames(i, name), "or"))
 	}
 	var owners []string
 	var found Ref
@@ -681,7 +818,24 @@ func (s *scope) Lookup(name string) (Ref, error) {
 	case 0:
 		return Ref{}, fmt.Errorf("unknown name %s%s", name, suggest(name, s.candidates()))
 	}
-	return Ref{}, fmt.Errorf("%s is ambiguous: it is an output of %s; write %s.%s", name, strings.Join(owners, " and "), owners[0], name)
+	qualified := make([]string, len(owners))
+	for i, o := range owners {
+		qualified[i] = o + "." + name
+	}
+	return Ref{}, fmt.Errorf("%s is ambiguous: it is an output of %s; write %s", name, englishList(owners, "and"), englishList(qualified, "or"))
+}
+
+// fieldNames lists node.field for every field of node i.
+func (c *planner) fieldNames(i int, node string) []string {
+	var out []string
+	pn := c.p.Nodes[i]
+	for _, o := range pn.Outputs {
+		out = append(out, node+"."+o.Name)
+	}
+	for _, in := range pn.Inputs {
+		out = append(out, node+"."+in.Name)
+	}
+	return append(out, node+".error")
 }
 
 func (c *planner) paramNames() []string {

@@ -2,8 +2,11 @@ package flow
 
 import (
 	"bytes"
+	"encoding"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"reflect"
 	"slices"
@@ -83,8 +86,8 @@ func (v Value) IsNull() bool { return v.k == KindNull }
 // Bool returns the value of a Bool, and false for other kinds.
 func (v Value) Bool() bool { return v.k == KindBool && v.n != 0 }
 
-// Int returns the value of an Int (a Float is truncated), and 0 for other
-// kinds.
+// Int returns the value of an Int (a Float is truncated, a Duration gives
+// nanoseconds), and 0 for other kinds.
 func (v Value) Int() int64 {
 	switch v.k {
 	case KindInt, KindDuration:
@@ -246,7 +249,7 @@ func (v Value) write(b *strings.Builder) {
 	case KindInt:
 		b.WriteString(strconv.FormatInt(v.Int(), 10))
 	case KindFloat:
-		b.WriteString(strconv.FormatFloat(v.Float(), 'g', -1, 64))
+		b.WriteString(formatFloat(v.Float()))
 	case KindString:
 		b.WriteString(strconv.Quote(v.s))
 	case KindDuration:
@@ -272,12 +275,25 @@ func (v Value) write(b *strings.Builder) {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			b.WriteString(k)
+			if isIdentName(k) {
+				b.WriteString(k)
+			} else {
+				b.WriteString(strconv.Quote(k))
+			}
 			b.WriteString(": ")
 			m[k].write(b)
 		}
 		b.WriteByte('}')
 	}
+}
+
+// formatFloat prints a Float so that it reads back as a Float: 2.0, not 2.
+func formatFloat(f float64) string {
+	s := strconv.FormatFloat(f, 'g', -1, 64)
+	if !strings.ContainsAny(s, ".eEnN") { // N: NaN and Inf
+		s += ".0"
+	}
+	return s
 }
 
 // Text returns the value as plain text, the way a prompt or a message shows
@@ -290,19 +306,89 @@ func (v Value) Text() string {
 }
 
 // MarshalJSON encodes the value as JSON; a Duration becomes its string form
-// ("1m30s").
+// ("1m30s"). A Float is always written with a fraction or an exponent (2.0),
+// so that it decodes as a Float again, and object keys are sorted.
 func (v Value) MarshalJSON() ([]byte, error) {
-	return json.Marshal(v.Go())
+	return v.appendJSON(nil)
 }
 
-// UnmarshalJSON decodes any JSON value. Numbers without a fraction or
-// exponent become Int, others Float.
+func (v Value) appendJSON(b []byte) ([]byte, error) {
+	switch v.k {
+	case KindBool:
+		return strconv.AppendBool(b, v.Bool()), nil
+	case KindInt:
+		return strconv.AppendInt(b, v.Int(), 10), nil
+	case KindFloat:
+		f := v.Float()
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return nil, fmt.Errorf("flow: %s has no JSON form", formatFloat(f))
+		}
+		out, err := json.Marshal(f)
+		if err != nil {
+			return nil, err
+		}
+		if !bytes.ContainsAny(out, ".eE") {
+			out = append(out, ".0"...)
+		}
+		return append(b, out...), nil
+	case KindString, KindDuration:
+		// Values are data, not markup: no HTML escaping of <, > and &.
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(v.Go()); err != nil {
+			return nil, err
+		}
+		return append(b, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...), nil
+	case KindList:
+		b = append(b, '[')
+		for i, e := range v.List() {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			var err error
+			if b, err = e.appendJSON(b); err != nil {
+				return nil, err
+			}
+		}
+		return append(b, ']'), nil
+	case KindObject:
+		m := v.Object()
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		b = append(b, '{')
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			kb, err := json.Marshal(k)
+			if err != nil {
+				return nil, err
+			}
+			b = append(append(b, kb...), ':')
+			if b, err = m[k].appendJSON(b); err != nil {
+				return nil, err
+			}
+		}
+		return append(b, '}'), nil
+	}
+	return append(b, "null"...), nil
+}
+
+// UnmarshalJSON decodes one JSON value. Numbers without a fraction or
+// exponent become Int (Float when they overflow an Int), others Float.
 func (v *Value) UnmarshalJSON(data []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var x any
 	if err := dec.Decode(&x); err != nil {
 		return err
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return errors.New("flow: unexpected data after the JSON value")
 	}
 	val, err := FromGo(x)
 	if err != nil {
@@ -348,6 +434,54 @@ func (v Value) Go() any {
 // strings, time.Duration, json.Number, Value, slices and arrays, maps with
 // string keys, and structs (exported fields, named by their json tag).
 func FromGo(x any) (Value, error) {
+	v, err := fromGo(x)
+	if err != nil {
+		return Null, err
+	}
+	return v, nil
+}
+
+// FromGoError reports Go data that FromGo cannot convert.
+type FromGoError struct {
+	Path string // where inside the data, e.g. "[2].name"; empty for the data itself
+	Err  error
+}
+
+// Error names the place and the problem.
+func (e *FromGoError) Error() string {
+	if e.Path == "" {
+		return "flow: " + e.Err.Error()
+	}
+	return "flow: " + e.Path + ": " + e.Err.Error()
+}
+
+// Unwrap returns the cause.
+func (e *FromGoError) Unwrap() error { return e.Err }
+
+func convErr(format string, args ...any) error {
+	return &FromGoError{Err: fmt.Errorf(format, args...)}
+}
+
+// inside prefixes the path of a conversion error with an element ("[2]") or
+// a field ("name").
+func inside(elem string, err error) error {
+	fe, ok := err.(*FromGoError)
+	if !ok {
+		return err
+	}
+	path := fe.Path
+	switch {
+	case path == "":
+		path = elem
+	case strings.HasPrefix(path, "["):
+		path = elem + path
+	default:
+		path = elem + "." + path
+	}
+	return &FromGoError{Path: path, Err: fe.Err}
+}
+
+func fromGo(x any) (Value, error) {
 	switch t := x.(type) {
 	case nil:
 		return Null, nil
@@ -371,7 +505,7 @@ func FromGo(x any) (Value, error) {
 		}
 		f, err := t.Float64()
 		if err != nil {
-			return Null, fmt.Errorf("flow: bad number %q: %w", t, err)
+			return Null, convErr("bad number %q: %w", string(t), err)
 		}
 		return FloatValue(f), nil
 	case []string:
@@ -379,9 +513,9 @@ func FromGo(x any) (Value, error) {
 	case []any:
 		vs := make([]Value, len(t))
 		for i, e := range t {
-			v, err := FromGo(e)
+			v, err := fromGo(e)
 			if err != nil {
-				return Null, fmt.Errorf("[%d]: %w", i, err)
+				return Null, inside("["+strconv.Itoa(i)+"]", err)
 			}
 			vs[i] = v
 		}
@@ -389,9 +523,9 @@ func FromGo(x any) (Value, error) {
 	case map[string]any:
 		m := make(map[string]Value, len(t))
 		for k, e := range t {
-			v, err := FromGo(e)
+			v, err := fromGo(e)
 			if err != nil {
-				return Null, fmt.Errorf("%s: %w", k, err)
+				return Null, inside(k, err)
 			}
 			m[k] = v
 		}
@@ -408,6 +542,35 @@ func fromReflect(rv reflect.Value) (Value, error) {
 		if rv.IsNil() {
 			return Null, nil
 		}
+	}
+	if rv.CanInterface() {
+		// Types that convert by themselves, as encoding/json sees them: a
+		// Value inside a []Value or a struct, a json.Number, a time.Time.
+		switch x := rv.Interface().(type) {
+		case Value:
+			return x, nil
+		case json.Number:
+			return fromGo(x)
+		case json.Marshaler:
+			data, err := x.MarshalJSON()
+			if err != nil {
+				return Null, convErr("%s: %w", rv.Type(), err)
+			}
+			var v Value
+			if err := v.UnmarshalJSON(data); err != nil {
+				return Null, convErr("%s: %w", rv.Type(), err)
+			}
+			return v, nil
+		case encoding.TextMarshaler:
+			text, err := x.MarshalText()
+			if err != nil {
+				return Null, convErr("%s: %w", rv.Type(), err)
+			}
+			return StringValue(string(text)), nil
+		}
+	}
+	switch rv.Kind() {
+	case reflect.Pointer, reflect.Interface:
 		return fromReflect(rv.Elem())
 	case reflect.Bool:
 		return BoolValue(rv.Bool()), nil
@@ -419,7 +582,7 @@ func fromReflect(rv reflect.Value) (Value, error) {
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 		u := rv.Uint()
 		if u > math.MaxInt64 {
-			return Null, fmt.Errorf("flow: integer %d overflows Int", u)
+			return Null, convErr("integer %d overflows Int", u)
 		}
 		return IntValue(int64(u)), nil
 	case reflect.Float32, reflect.Float64:
@@ -434,52 +597,81 @@ func fromReflect(rv reflect.Value) (Value, error) {
 		for i := range vs {
 			v, err := fromReflect(rv.Index(i))
 			if err != nil {
-				return Null, fmt.Errorf("[%d]: %w", i, err)
+				return Null, inside("["+strconv.Itoa(i)+"]", err)
 			}
 			vs[i] = v
 		}
 		return ListValue(vs...), nil
 	case reflect.Map:
 		if rv.Type().Key().Kind() != reflect.String {
-			return Null, fmt.Errorf("flow: map key type %s is not a string", rv.Type().Key())
+			return Null, convErr("map key type %s is not a string", rv.Type().Key())
 		}
 		m := make(map[string]Value, rv.Len())
 		it := rv.MapRange()
 		for it.Next() {
 			v, err := fromReflect(it.Value())
 			if err != nil {
-				return Null, fmt.Errorf("%s: %w", it.Key().String(), err)
+				return Null, inside(it.Key().String(), err)
 			}
 			m[it.Key().String()] = v
 		}
 		return ObjectValue(m), nil
 	case reflect.Struct:
 		m := map[string]Value{}
-		t := rv.Type()
-		for i := range t.NumField() {
-			f := t.Field(i)
-			if !f.IsExported() {
-				continue
-			}
-			name := f.Name
-			if tag, ok := f.Tag.Lookup("json"); ok {
-				n, _, _ := strings.Cut(tag, ",")
-				if n == "-" {
-					continue
-				}
-				if n != "" {
-					name = n
-				}
-			}
-			v, err := fromReflect(rv.Field(i))
-			if err != nil {
-				return Null, fmt.Errorf("%s: %w", name, err)
-			}
-			m[name] = v
+		if err := structFields(rv, m); err != nil {
+			return Null, err
 		}
 		return ObjectValue(m), nil
 	}
-	return Null, fmt.Errorf("flow: cannot convert a Go %s to a value", rv.Type())
+	return Null, convErr("cannot convert a Go %s to a value", rv.Type())
+}
+
+// structFields adds the fields of a struct to m, named as encoding/json
+// names them: by json tag, else by field name; fields of embedded structs
+// without a tag are promoted, and lose to the outer struct's own fields.
+func structFields(rv reflect.Value, m map[string]Value) error {
+	t := rv.Type()
+	promoted := map[string]Value{}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name := f.Name
+		tagName, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if tagName == "-" {
+			continue
+		}
+		if tagName != "" {
+			name = tagName
+		}
+		if f.Anonymous && tagName == "" {
+			ft, fv := f.Type, rv.Field(i)
+			if ft.Kind() == reflect.Pointer {
+				if !f.IsExported() || fv.IsNil() {
+					continue
+				}
+				ft, fv = ft.Elem(), fv.Elem()
+			}
+			if ft.Kind() == reflect.Struct {
+				if err := structFields(fv, promoted); err != nil {
+					return err
+				}
+				continue
+			}
+		}
+		if !f.IsExported() {
+			continue
+		}
+		v, err := fromReflect(rv.Field(i))
+		if err != nil {
+			return inside(name, err)
+		}
+		m[name] = v
+	}
+	for k, v := range promoted {
+		if _, ok := m[k]; !ok {
+			m[k] = v
+		}
+	}
+	return nil
 }
 
 // Conform checks v against type t and returns it in t's representation: an
@@ -506,6 +698,9 @@ func (e *TypeError) Error() string {
 	if e.Want.Kind == KindEnum {
 		return fmt.Sprintf("value %s%s is not one of %s", e.Got, where, e.Want)
 	}
+	if e.Got.IsNull() {
+		return fmt.Sprintf("want %s%s, got null", e.Want, where)
+	}
 	return fmt.Sprintf("want %s%s, got %s %s", e.Want, where, kindOf(e.Got), e.Got)
 }
 
@@ -521,7 +716,20 @@ func conform(v Value, t Type, path string) (Value, error) {
 	switch t.Kind {
 	case KindAny, KindNull:
 		return v, nil
-	case KindBool, KindInt, KindString, KindObject:
+	case KindInt:
+		switch v.k {
+		case KindInt:
+		case KindFloat:
+			// LLM JSON often writes 3.0 for 3: accept integral floats.
+			f := v.Float()
+			if f != math.Trunc(f) || f > math.MaxInt64 || f < math.MinInt64 {
+				return bad()
+			}
+			return IntValue(int64(f)), nil
+		default:
+			return bad()
+		}
+	case KindBool, KindString, KindObject:
 		if v.k != t.Kind {
 			return bad()
 		}
@@ -574,4 +782,16 @@ func conform(v Value, t Type, path string) (Value, error) {
 	return v, nil
 }
 
-func sameRepr(a, b Value) bool { return a.k == b.k && a.n == b.n }
+// sameRepr reports whether conform returned e unchanged. Lists are
+// compared by identity: a nested list whose elements were widened is a new
+// list.
+func sameRepr(a, b Value) bool {
+	if a.k != b.k || a.n != b.n || a.s != b.s {
+		return false
+	}
+	if a.k == KindList {
+		la, lb := a.List(), b.List()
+		return len(la) == len(lb) && (len(la) == 0 || &la[0] == &lb[0])
+	}
+	return true
+}

@@ -14,6 +14,7 @@
 package flow
 
 import (
+	"math"
 	"time"
 )
 
@@ -113,7 +114,8 @@ type RetryPolicy struct {
 	MaxBackoff  time.Duration // cap on the delay; 0 means none
 }
 
-// Delay returns the wait before attempt n (n >= 2).
+// Delay returns the wait before attempt n (n >= 2). Without a MaxBackoff the
+// delay still stops growing at the longest time.Duration.
 func (r *RetryPolicy) Delay(n int) time.Duration {
 	if r == nil || n < 2 {
 		return 0
@@ -122,15 +124,20 @@ func (r *RetryPolicy) Delay(n int) time.Duration {
 	if f == 0 {
 		f = 2
 	}
+	limit := float64(math.MaxInt64)
+	if r.MaxBackoff > 0 {
+		limit = float64(r.MaxBackoff)
+	}
 	d := float64(r.Backoff)
-	for i := 2; i < n; i++ {
+	for i := 2; i < n && d < limit; i++ {
 		d *= f
-		if r.MaxBackoff > 0 && d >= float64(r.MaxBackoff) {
+	}
+	if d >= limit {
+		// Converting a float64 beyond the int64 range is undefined.
+		if r.MaxBackoff > 0 {
 			return r.MaxBackoff
 		}
-	}
-	if r.MaxBackoff > 0 && time.Duration(d) > r.MaxBackoff {
-		return r.MaxBackoff
+		return time.Duration(math.MaxInt64)
 	}
 	return time.Duration(d)
 }

@@ -1,0 +1,220 @@
+// Command weft runs, checks, formats, draws and tests weft workflows.
+//
+// Usage:
+//
+//	weft run FILE [--input TEXT] [--var k=v ...] [--stubs FILE] [--answer TEXT ...] [--trace] [--json]
+//	weft validate FILE...
+//	weft fmt [-w] [-l] FILE...
+//	weft graph FILE [--format mermaid|dot|svg] [-o OUT]
+//	weft test FILE|DIR [--run REGEX] [-v]
+//	weft version
+//
+// Exit codes: 0 success; 1 the workflow failed, validation errors, tests
+// failed or fmt -l found differences; 2 usage error; 3 the run is waiting
+// for a person; 4 internal error. See docs/cli.md.
+//
+// The commands are built by newRootCmd from an env value that carries the
+// standard streams and what is known about the terminal, so tests run the
+// whole CLI in-process.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+)
+
+// Exit codes of the weft command.
+const (
+	exitOK       = 0 // success
+	exitFailed   = 1 // the workflow failed, validation errors, tests failed, fmt -l found differences
+	exitUsage    = 2 // bad flag, missing file, bad --var
+	exitWaiting  = 3 // the run waits for a person and no answer is available
+	exitInternal = 4 // a bug or an environment failure
+)
+
+// exitCodesHelp is appended to `weft --help`.
+const exitCodesHelp = `Exit codes:
+  0  success
+  1  the workflow failed, validation found errors, tests failed,
+     or fmt -l found files to reformat
+  2  usage error: bad flag or argument, missing file, bad --var
+  3  the run is waiting for a person (no terminal and no --answer left)
+  4  internal error`
+
+func main() {
+	os.Exit(run(os.Args[1:], osEnv()))
+}
+
+// env is everything the CLI touches outside its arguments. Tests build one
+// with in-memory streams.
+type env struct {
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+	// stdinTTY reports that stdin is an interactive terminal: a waiting
+	// run then asks its question and reads the answer from stdin.
+	stdinTTY bool
+	// stderrTTY reports that stderr is a terminal able to redraw a
+	// status line in place.
+	stderrTTY bool
+	// width is the terminal width in columns; 0 when unknown.
+	width int
+	// now is the clock of the status line; nil means time.Now.
+	now func() time.Time
+	// tick is the redraw interval of the status line; 0 means no timed
+	// redraws (only on events).
+	tick time.Duration
+	// signals makes a run stop cleanly on SIGINT or SIGTERM.
+	signals bool
+}
+
+// osEnv describes the process's real streams and terminal.
+func osEnv() env {
+	e := env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, now: time.Now, tick: 100 * time.Millisecond, signals: true}
+	e.stdinTTY = term.IsTerminal(int(os.Stdin.Fd()))
+	if term.IsTerminal(int(os.Stderr.Fd())) && os.Getenv("TERM") != "dumb" {
+		e.stderrTTY = true
+		if w, _, err := term.GetSize(int(os.Stderr.Fd())); err == nil {
+			e.width = w
+		}
+	}
+	return e
+}
+
+func (e env) clock() func() time.Time {
+	if e.now == nil {
+		return time.Now
+	}
+	return e.now
+}
+
+// exitError carries an exit code through cobra. Its message, when not
+// empty, is printed as "weft: message".
+type exitError struct {
+	code int
+	err  error // nil: the command already printed what it had to say
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit status %d", e.code)
+	}
+	return e.err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.err }
+
+// usageErrorf is a usage error (exit 2).
+func usageErrorf(format string, args ...any) error {
+	return &exitError{code: exitUsage, err: fmt.Errorf(format, args...)}
+}
+
+// failed is exit code 1 with a message (nil when it is already printed).
+func failed(err error) error { return &exitError{code: exitFailed, err: err} }
+
+// internal is exit code 4.
+func internal(err error) error { return &exitError{code: exitInternal, err: err} }
+
+// silent exits with code without printing anything more.
+func silent(code int) error { return &exitError{code: code} }
+
+// run executes the weft command line args and returns the exit code. It
+// never panics: a panic is reported as an internal error.
+func run(args []string, e env) (code int) {
+	defer func() {
+		if p := recover(); p != nil {
+			fmt.Fprintf(e.stderr, "weft: internal error: %v\n%s", p, debug.Stack())
+			code = exitInternal
+		}
+	}()
+	ctx := context.Background()
+	if e.signals {
+		var stop context.CancelFunc
+		ctx, stop = signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+		defer stop()
+	}
+	root := newRootCmd(e)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	var xe *exitError
+	if !errors.As(err, &xe) {
+		// Errors that are not ours come from cobra itself: unknown
+		// commands and flags, wrong argument counts.
+		xe = &exitError{code: exitUsage, err: err}
+	}
+	if xe.err != nil {
+		fmt.Fprintf(e.stderr, "weft: %v\n", xe.err)
+		if xe.code == exitUsage {
+			fmt.Fprintln(e.stderr, "Run 'weft --help' for usage.")
+		}
+	}
+	return xe.code
+}
+
+// newRootCmd builds the weft command tree over e.
+func newRootCmd(e env) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "weft",
+		Short: "weft runs LLM agent workflows",
+		Long: `weft runs, checks, formats, draws and tests workflows written in the .wf
+language: graphs of steps that call LLMs, tools and people.
+
+` + exitCodesHelp,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cmd.SetOut(e.stderr)
+			_ = cmd.Usage()
+			return silent(exitUsage)
+		},
+		CompletionOptions: cobra.CompletionOptions{HiddenDefaultCmd: true},
+	}
+	root.SetIn(e.stdin)
+	root.SetOut(e.stdout)
+	root.SetErr(e.stderr)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+		return &exitError{code: exitUsage, err: err}
+	})
+	root.AddCommand(
+		newRunCmd(e),
+		newValidateCmd(e),
+		newFmtCmd(e),
+		newGraphCmd(e),
+		newTestCmd(e),
+		newVersionCmd(e),
+	)
+	return root
+}
+
+// exactFiles is cobra.ExactArgs with a usage error naming what is missing.
+func exactFiles(n int, what string) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		if len(args) != n {
+			return usageErrorf("want %s, got %d argument(s)", what, len(args))
+		}
+		return nil
+	}
+}
+
+// minFiles requires at least one argument.
+func minFiles(what string) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return usageErrorf("want %s", what)
+		}
+		return nil
+	}
+}

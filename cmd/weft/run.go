@@ -1,0 +1,531 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/weftlang/weft/action"
+	"github.com/weftlang/weft/engine"
+	"github.com/weftlang/weft/flow"
+)
+
+// runOptions are the flags of `weft run`.
+type runOptions struct {
+	input    string
+	vars     []string
+	trace    bool
+	json     bool
+	stubs    string
+	answers  []string
+	workflow string
+}
+
+// newRunCmd builds `weft run`.
+func newRunCmd(e env) *cobra.Command {
+	var o runOptions
+	cmd := &cobra.Command{
+		Use:   "run FILE",
+		Short: "Run a workflow",
+		Long: `Run loads FILE, checks it, and runs its workflow (the first one in the file,
+or the one named by --workflow). Warnings are printed to stderr; errors stop
+the run before it starts.
+
+When the run reaches a human node it asks its question: on a terminal weft
+prints the question and reads the answer from stdin; otherwise it uses the
+next --answer value, and when none is left it prints the question and exits
+with code 3. An answer fills the node's single output (as typed text, or as
+JSON for non-String outputs), or is a JSON object naming each output when
+the node has several.
+
+On success the final node's outputs are printed, one "name: value" a line;
+with --json a single JSON object describes the run instead.`,
+		Example: `  weft run examples/intentqa/intentqa.wf --stubs stubs.yaml --input "What was the revenue?"
+  weft run flow.wf --var limit=5 --var tags='["a","b"]' --json
+  weft run flow.wf --input "summarise this" --answer "the Q3 report" --trace`,
+		Args: exactFiles(1, "one workflow file"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runWorkflow(cmd.Context(), e, args[0], &o, cmd.Flags().Changed("input"))
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.input, "input", "", "the run's input `TEXT` (input_text)")
+	f.StringArrayVar(&o.vars, "var", nil, "set a parameter: `NAME=VALUE`; VALUE is JSON when it parses as JSON of the parameter's type, else text (repeatable)")
+	f.BoolVar(&o.trace, "trace", false, "print every event to stderr (NDJSON with --json)")
+	f.BoolVar(&o.json, "json", false, "print the result as one JSON object")
+	f.StringVar(&o.stubs, "stubs", "", "answer actions from a stubs `FILE` (YAML, as in workflow tests)")
+	f.StringArrayVar(&o.answers, "answer", nil, "`TEXT` answering the next question a human node asks (repeatable, used in order)")
+	f.StringVar(&o.workflow, "workflow", "", "run the workflow called `NAME` instead of the file's first")
+	return cmd
+}
+
+// runWorkflow is `weft run`.
+func runWorkflow(ctx context.Context, e env, path string, o *runOptions, inputSet bool) error {
+	m, ds, err := loadModule(path)
+	if err != nil {
+		return err
+	}
+	if ds.HasErrors() {
+		printDiags(e.stderr, ds, m)
+		return silent(exitFailed)
+	}
+	w, err := pickWorkflow(m, o.workflow)
+	if err != nil {
+		return err
+	}
+	reg := engine.NewRegistry()
+	action.Register(reg)
+	if o.stubs != "" {
+		var stubbed []string
+		if reg, stubbed, err = stubRegistry(reg, o.stubs); err != nil {
+			return err
+		}
+		warnUnusedStubs(e.stderr, w, stubbed)
+	}
+	plan, cds := flow.Compile(w, &flow.CompileOptions{HasAction: reg.Has})
+	printDiags(e.stderr, dedupe(append(ds, cds...)), m)
+	if plan == nil {
+		if missing := missingActions(cds, w); len(missing) > 0 {
+			if o.stubs == "" {
+				fmt.Fprintln(e.stderr, "weft: to run without the real actions, answer them from a stubs file: --stubs FILE (see docs/cli.md)")
+			} else {
+				fmt.Fprintf(e.stderr, "weft: %s has no stub for %s; add one for each (an empty list, as in `%s: []`, is enough for an action this run does not call)\n", o.stubs, strings.Join(missing, ", "), missing[0])
+			}
+		}
+		return silent(exitFailed)
+	}
+	params, err := runParams(plan, o, inputSet)
+	if err != nil {
+		return err
+	}
+
+	r := &engine.Runner{Registry: reg, Bind: action.Bind}
+	var obs multiObserver
+	switch {
+	case o.trace && o.json:
+		obs = append(obs, resequence(ndjsonTrace(e.stderr)))
+	case o.trace:
+		obs = append(obs, engine.ObserverFunc(func(ev engine.Event) { fmt.Fprintln(e.stderr, ev.String()) }))
+	}
+	var status *statusLine
+	if e.stderrTTY && !o.trace && !o.json {
+		status = newStatusLine(e.stderr, e.clock(), e.width)
+		obs = append(obs, status)
+	}
+	answers := o.answers
+	var stdin *bufio.Reader
+	if e.stdinTTY {
+		stdin = bufio.NewReader(e.stdin)
+	}
+
+	res, err := withStatus(status, e.tick, func() (*engine.Result, error) {
+		return r.Run(ctx, plan, params, obs.observer())
+	})
+	for res != nil && res.Status == engine.Waiting && len(res.Waiting) > 0 {
+		p := res.Waiting[0]
+		pn := findPlanNode(plan, p.Node)
+		if pn == nil {
+			return internal(fmt.Errorf("run waits at unknown node %s", p.Node))
+		}
+		var out map[string]flow.Value
+		switch {
+		case len(answers) > 0:
+			text := answers[0]
+			answers = answers[1:]
+			if out, err = parseAnswer(pn, text); err != nil {
+				return usageErrorf("--answer %q for %s: %v", text, p.Node, err)
+			}
+		case stdin != nil:
+			out, err = ask(ctx, e.stderr, stdin, pn, p)
+			if errors.Is(err, io.EOF) {
+				fmt.Fprintln(e.stderr)
+				return waiting(e, o, res)
+			}
+			if err != nil {
+				return failed(fmt.Errorf("waiting for an answer at %s: %w", p.Node, err))
+			}
+		default:
+			return waiting(e, o, res)
+		}
+		res, err = withStatus(status, e.tick, func() (*engine.Result, error) {
+			return r.Resume(ctx, res, map[int]map[string]flow.Value{p.Task: out}, obs.observer())
+		})
+		if err != nil && res != nil && res.Status == engine.Waiting {
+			return internal(fmt.Errorf("resuming %s: %w", p.Node, err))
+		}
+	}
+	if res == nil {
+		return internal(fmt.Errorf("the engine returned no result: %w", err))
+	}
+	if o.json {
+		if werr := writeResultJSON(e.stdout, res); werr != nil {
+			return internal(werr)
+		}
+	}
+	switch res.Status {
+	case engine.Completed:
+		if !o.json {
+			for _, nv := range res.Outputs {
+				fmt.Fprintf(e.stdout, "%s: %s\n", nv.Name, nv.Value.Text())
+			}
+		}
+		return nil
+	case engine.Failed:
+		if err == nil {
+			err = res.Err
+		}
+		var ie *engine.InputError
+		if errors.As(err, &ie) {
+			return &exitError{code: exitUsage, err: err}
+		}
+		return failed(err)
+	}
+	return internal(fmt.Errorf("the run ended in state %s", res.Status))
+}
+
+// waiting reports a run that waits for an answer no one can give here,
+// and exits with code 3.
+func waiting(e env, o *runOptions, res *engine.Result) error {
+	if o.json {
+		if err := writeResultJSON(e.stdout, res); err != nil {
+			return internal(err)
+		}
+	} else {
+		for _, p := range res.Waiting {
+			fmt.Fprintf(e.stdout, "waiting at %s: %s\n", p.Node, p.Question.Text())
+		}
+	}
+	return &exitError{code: exitWaiting, err: fmt.Errorf("the run is waiting for an answer at %s; pass --answer TEXT to give one", res.Waiting[0].Node)}
+}
+
+// runParams builds the run's parameters from --input and --var. Unknown
+// parameters, values that do not fit the parameter's type and missing
+// required parameters are usage errors.
+func runParams(plan *flow.Plan, o *runOptions, inputSet bool) (map[string]flow.Value, error) {
+	params := map[string]flow.Value{}
+	if inputSet {
+		params[flow.InputText] = flow.StringValue(o.input)
+	}
+	var names []string
+	for _, p := range plan.Params {
+		names = append(names, p.Name)
+	}
+	for _, kv := range o.vars {
+		name, text, ok := strings.Cut(kv, "=")
+		name = strings.TrimSpace(name)
+		if !ok || name == "" {
+			return nil, usageErrorf("--var %q: want NAME=VALUE", kv)
+		}
+		var p *flow.PlanVar
+		for i := range plan.Params {
+			if plan.Params[i].Name == name {
+				p = &plan.Params[i]
+			}
+		}
+		if p == nil {
+			return nil, usageErrorf("--var %s: workflow %s has no parameter %s%s (parameters: %s)", kv, plan.Workflow.Name, name, flow.Suggest(name, names), strings.Join(names, ", "))
+		}
+		if name == flow.InputText && inputSet {
+			return nil, usageErrorf("--var %s: input_text is already set by --input", kv)
+		}
+		v, err := parseTyped(text, p.Type)
+		if err != nil {
+			return nil, usageErrorf("--var %s: parameter %s: %v", kv, name, err)
+		}
+		params[name] = v
+	}
+	for _, p := range plan.Params {
+		if _, ok := params[p.Name]; !ok && p.Default == nil && p.Name != flow.InputText {
+			return nil, usageErrorf("parameter %s (%s) is required: pass --var %s=VALUE", p.Name, p.Type, p.Name)
+		}
+	}
+	return params, nil
+}
+
+// parseTyped reads a command-line value for type t: as JSON when it parses
+// as JSON and fits t (numbers, booleans, lists, objects, quoted strings),
+// else as text. An error says why neither fits.
+func parseTyped(text string, t flow.Type) (flow.Value, error) {
+	var v flow.Value
+	jerr := json.Unmarshal([]byte(text), &v)
+	if jerr == nil {
+		if cv, err := flow.Conform(v, t); err == nil {
+			return cv, nil
+		}
+	}
+	cv, serr := flow.Conform(flow.StringValue(text), t)
+	if serr == nil {
+		return cv, nil
+	}
+	if jerr == nil {
+		_, err := flow.Conform(v, t)
+		return flow.Null, err
+	}
+	return flow.Null, serr
+}
+
+// parseAnswer turns a person's answer into the outputs of the human node
+// pn: the text itself for a single String output, a typed value for a
+// single output of another type, a JSON object naming every output when
+// there are several.
+func parseAnswer(pn *flow.PlanNode, text string) (map[string]flow.Value, error) {
+	switch len(pn.Outputs) {
+	case 0:
+		return map[string]flow.Value{}, nil
+	case 1:
+		o := pn.Outputs[0]
+		if o.Type.Kind == flow.KindString {
+			return map[string]flow.Value{o.Name: flow.StringValue(text)}, nil
+		}
+		v, err := parseTyped(text, o.Type)
+		if err != nil {
+			return nil, fmt.Errorf("output %s: %w", o.Name, err)
+		}
+		return map[string]flow.Value{o.Name: v}, nil
+	}
+	var obj map[string]flow.Value
+	if err := json.Unmarshal([]byte(text), &obj); err != nil || obj == nil {
+		return nil, fmt.Errorf("node %s has %d outputs (%s): answer with a JSON object", pn.Name, len(pn.Outputs), outputList(pn))
+	}
+	out := map[string]flow.Value{}
+	for _, o := range pn.Outputs {
+		v, ok := obj[o.Name]
+		if !ok {
+			return nil, fmt.Errorf("the answer has no %s (want %s)", o.Name, outputList(pn))
+		}
+		cv, err := flow.Conform(v, o.Type)
+		if err != nil {
+			return nil, fmt.Errorf("output %s: %w", o.Name, err)
+		}
+		out[o.Name] = cv
+		delete(obj, o.Name)
+	}
+	for k := range obj {
+		return nil, fmt.Errorf("node %s has no output %s (want %s)", pn.Name, k, outputList(pn))
+	}
+	return out, nil
+}
+
+func outputList(pn *flow.PlanNode) string {
+	var parts []string
+	for _, o := range pn.Outputs {
+		parts = append(parts, o.Name+": "+o.Type.String())
+	}
+	return strings.Join(parts, ", ")
+}
+
+// ask prints the question of a waiting node to w and reads answers from r
+// until one fits the node's outputs. It returns io.EOF when stdin ends.
+func ask(ctx context.Context, w io.Writer, r *bufio.Reader, pn *flow.PlanNode, p engine.Pending) (map[string]flow.Value, error) {
+	fmt.Fprintf(w, "%s asks: %s\n", p.Node, p.Question.Text())
+	if len(pn.Outputs) > 1 {
+		fmt.Fprintf(w, "(answer with a JSON object: %s)\n", outputList(pn))
+	}
+	for {
+		fmt.Fprint(w, "> ")
+		line, err := readLine(ctx, r)
+		if err != nil {
+			return nil, err
+		}
+		out, perr := parseAnswer(pn, line)
+		if perr == nil {
+			return out, nil
+		}
+		fmt.Fprintf(w, "weft: %v; try again\n", perr)
+	}
+}
+
+// readLine reads one line, without its line end; it gives up when ctx
+// ends. A last line without a line end counts; io.EOF means no more input.
+func readLine(ctx context.Context, r *bufio.Reader) (string, error) {
+	type result struct {
+		s   string
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		s, err := r.ReadString('\n')
+		ch <- result{s, err}
+	}()
+	select {
+	case x := <-ch:
+		if x.err != nil && (x.s == "" || !errors.Is(x.err, io.EOF)) {
+			return "", x.err
+		}
+		return strings.TrimRight(x.s, "\r\n"), nil
+	case <-ctx.Done():
+		return "", context.Cause(ctx)
+	}
+}
+
+// findPlanNode finds a node by the name events use: "name", or
+// "sub/inner" inside a subworkflow.
+func findPlanNode(plan *flow.Plan, name string) *flow.PlanNode {
+	head, rest, nested := strings.Cut(name, "/")
+	for _, pn := range plan.Nodes {
+		if pn.Name != head {
+			continue
+		}
+		if !nested {
+			return pn
+		}
+		if pn.Sub != nil {
+			return findPlanNode(pn.Sub, rest)
+		}
+	}
+	return nil
+}
+
+// withStatus runs fn with the status line ticking (when there is one) and
+// clears the line afterwards.
+func withStatus(s *statusLine, tick time.Duration, fn func() (*engine.Result, error)) (*engine.Result, error) {
+	if s == nil {
+		return fn()
+	}
+	defer s.Clear()
+	if tick <= 0 {
+		return fn()
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(tick)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				s.Tick()
+			case <-done:
+				return
+			}
+		}
+	}()
+	defer wg.Wait()
+	defer close(done)
+	return fn()
+}
+
+// multiObserver sends each event to several observers.
+type multiObserver []engine.Observer
+
+// observer returns o as an engine.Observer, or nil when it is empty so
+// that the engine records no events.
+func (o multiObserver) observer() engine.Observer {
+	switch len(o) {
+	case 0:
+		return nil
+	case 1:
+		return o[0]
+	}
+	return o
+}
+
+// Observe passes e to every observer.
+func (o multiObserver) Observe(e engine.Event) {
+	for _, x := range o {
+		x.Observe(e)
+	}
+}
+
+// resequence numbers the events o receives 1, 2, 3, ... across the whole
+// run: the engine restarts Seq at 1 each time a run resumes.
+func resequence(o engine.Observer) engine.Observer {
+	seq := 0
+	return engine.ObserverFunc(func(e engine.Event) {
+		seq++
+		e.Seq = seq
+		o.Observe(e)
+	})
+}
+
+// ndjsonTrace writes each event as one JSON line.
+func ndjsonTrace(w io.Writer) engine.Observer {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return engine.ObserverFunc(func(e engine.Event) {
+		if err := enc.Encode(e); err != nil {
+			fmt.Fprintf(w, "{\"type\":\"trace_error\",\"error\":%q}\n", err.Error())
+		}
+	})
+}
+
+// resultJSON is the --json form of a run's result.
+type resultJSON struct {
+	Status  string        `json:"status"`
+	Final   string        `json:"final"`
+	Outputs namedObject   `json:"outputs"`
+	Vars    namedObject   `json:"vars"`
+	Path    []string      `json:"path"`
+	Steps   int           `json:"steps"`
+	Waiting []pendingJSON `json:"waiting"`
+	Error   *string       `json:"error"`
+}
+
+type pendingJSON struct {
+	Task     int        `json:"task"`
+	Node     string     `json:"node"`
+	Question flow.Value `json:"question"`
+}
+
+func writeResultJSON(w io.Writer, res *engine.Result) error {
+	out := resultJSON{
+		Status:  res.Status.String(),
+		Final:   res.Final,
+		Outputs: res.Outputs,
+		Vars:    res.Vars,
+		Path:    res.Path,
+		Steps:   res.Steps,
+		Waiting: []pendingJSON{},
+	}
+	if out.Path == nil {
+		out.Path = []string{}
+	}
+	for _, p := range res.Waiting {
+		out.Waiting = append(out.Waiting, pendingJSON{Task: p.Task, Node: p.Node, Question: p.Question})
+	}
+	if res.Err != nil {
+		s := res.Err.Error()
+		out.Error = &s
+	}
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+// namedObject encodes named values as a JSON object, keeping their order.
+type namedObject []engine.NamedValue
+
+// MarshalJSON writes {"name": value, ...} in declaration order.
+func (n namedObject) MarshalJSON() ([]byte, error) {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, nv := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, err := json.Marshal(nv.Name)
+		if err != nil {
+			return nil, err
+		}
+		v, err := json.Marshal(nv.Value)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", nv.Name, err)
+		}
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return []byte(b.String()), nil
+}

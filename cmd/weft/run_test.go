@@ -1,0 +1,400 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/weftlang/weft/flow"
+)
+
+func TestRunQA(t *testing.T) {
+	r := weft(t, []string{"run", intentQA, "--stubs", "testdata/intentqa_qa.yaml", "--input", "What was revenue in 2023?"})
+	r.wantCode(t, exitOK)
+	if want := "answer: Revenue was $10.2M in FY2023.\n"; r.stdout != want {
+		t.Errorf("stdout = %q, want %q", r.stdout, want)
+	}
+	if r.stderr != "" {
+		t.Errorf("stderr = %q, want nothing (not a terminal)", r.stderr)
+	}
+}
+
+func TestRunJSON(t *testing.T) {
+	r := weft(t, []string{"run", intentQA, "--stubs", "testdata/intentqa_qa.yaml", "--input", "q", "--json"})
+	r.wantCode(t, exitOK)
+	var got struct {
+		Status  string           `json:"status"`
+		Final   string           `json:"final"`
+		Outputs map[string]any   `json:"outputs"`
+		Vars    map[string]any   `json:"vars"`
+		Path    []string         `json:"path"`
+		Steps   int              `json:"steps"`
+		Waiting []map[string]any `json:"waiting"`
+		Error   *string          `json:"error"`
+	}
+	dec := json.NewDecoder(strings.NewReader(r.stdout))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&got); err != nil {
+		t.Fatalf("stdout is not the result object: %v\n%s", err, r.stdout)
+	}
+	if dec.More() {
+		t.Errorf("more than one JSON value on stdout:\n%s", r.stdout)
+	}
+	wantPath := []string{"identify_intent", "retrieve", "evaluate", "generate"}
+	if got.Status != "completed" || got.Final != "generate" || got.Steps != 4 || !reflect.DeepEqual(got.Path, wantPath) {
+		t.Errorf("result = %+v", got)
+	}
+	if got.Outputs["answer"] != "Revenue was $10.2M in FY2023." {
+		t.Errorf("outputs = %v", got.Outputs)
+	}
+	if got.Vars["rephraseCount"] != float64(0) {
+		t.Errorf("vars = %v", got.Vars)
+	}
+	if got.Error != nil || len(got.Waiting) != 0 {
+		t.Errorf("error = %v, waiting = %v", got.Error, got.Waiting)
+	}
+}
+
+func TestRunWaitingWithoutAnswer(t *testing.T) {
+	r := weft(t, []string{"run", intentQA, "--stubs", "testdata/intentqa_unclear.yaml", "--input", "hmm"})
+	r.wantCode(t, exitWaiting)
+	if want := "waiting at ask_user: Could you clarify your request?\n"; r.stdout != want {
+		t.Errorf("stdout = %q, want %q", r.stdout, want)
+	}
+	if !strings.Contains(r.stderr, "--answer") {
+		t.Errorf("stderr does not say how to answer: %q", r.stderr)
+	}
+
+	r = weft(t, []string{"run", intentQA, "--stubs", "testdata/intentqa_unclear.yaml", "--json"})
+	r.wantCode(t, exitWaiting)
+	var got struct {
+		Status  string `json:"status"`
+		Waiting []struct {
+			Node     string `json:"node"`
+			Question string `json:"question"`
+		} `json:"waiting"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != "waiting" || len(got.Waiting) != 1 || got.Waiting[0].Node != "ask_user" || got.Waiting[0].Question != "Could you clarify your request?" {
+		t.Errorf("result = %+v", got)
+	}
+}
+
+func TestRunWithAnswer(t *testing.T) {
+	r := weft(t, []string{"run", intentQA, "--stubs", "testdata/intentqa_unclear.yaml", "--input", "hmm", "--answer", "net income 2023", "--trace"})
+	r.wantCode(t, exitOK)
+	if want := "answer: Net income was $1.1M.\n"; r.stdout != want {
+		t.Errorf("stdout = %q, want %q", r.stdout, want)
+	}
+	// The trace shows the answer flowing into retrieve through the override.
+	for _, want := range []string{
+		"step 2: ask_user {question: \"Could you clarify your request?\"}",
+		"waiting at ask_user: Could you clarify your request?",
+		"step 2: ask_user -> {query: \"net income 2023\"}",
+		"step 3: retrieve {query: \"net income 2023\"}",
+		"finished at generate",
+	} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("trace lacks %q:\n%s", want, r.stderr)
+		}
+	}
+}
+
+func TestRunInteractive(t *testing.T) {
+	r := weft(t, []string{"run", intentQA, "--stubs", "testdata/intentqa_unclear.yaml", "--input", "hmm"}, withTTYStdin("net income 2023\n"))
+	r.wantCode(t, exitOK)
+	if !strings.Contains(r.stderr, "ask_user asks: Could you clarify your request?\n> ") {
+		t.Errorf("stderr lacks the question and prompt:\n%q", r.stderr)
+	}
+	if want := "answer: Net income was $1.1M.\n"; r.stdout != want {
+		t.Errorf("stdout = %q, want %q", r.stdout, want)
+	}
+
+	// stdin ends before an answer: the run is left waiting.
+	r = weft(t, []string{"run", intentQA, "--stubs", "testdata/intentqa_unclear.yaml"}, withTTYStdin(""))
+	r.wantCode(t, exitWaiting)
+}
+
+func TestRunFailure(t *testing.T) {
+	r := weft(t, []string{"run", intentQA, "--stubs", "testdata/intentqa_exhausted.yaml", "--input", "q"})
+	r.wantCode(t, exitFailed)
+	want := `weft: node rephrase (step 4) failed: stub list for action "rephrase_query" ran out after 0 calls`
+	if !strings.Contains(r.stderr, want) {
+		t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+	}
+	if r.stdout != "" {
+		t.Errorf("stdout = %q", r.stdout)
+	}
+
+	r = weft(t, []string{"run", intentQA, "--stubs", "testdata/intentqa_exhausted.yaml", "--json"})
+	r.wantCode(t, exitFailed)
+	var got struct {
+		Status string `json:"status"`
+		Error  string `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != "failed" || !strings.Contains(got.Error, "node rephrase (step 4) failed") {
+		t.Errorf("result = %+v", got)
+	}
+}
+
+func TestRunUnknownActions(t *testing.T) {
+	r := weft(t, []string{"run", intentQA})
+	r.wantCode(t, exitFailed)
+	for _, want := range []string{
+		`intentqa.wf:7:5: node identify_intent: unknown action "identify_user_intent"`,
+		"    node identify_intent {\n    ^\n",
+		"--stubs",
+	} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+		}
+	}
+}
+
+func TestRunLoadErrors(t *testing.T) {
+	r := weft(t, []string{"run", "testdata/syntax_error.wf"})
+	r.wantCode(t, exitFailed)
+	want := "testdata/syntax_error.wf:7:11: expected \":\" after \"y\", found \"String\"\n        y String\n          ^\n"
+	if !strings.Contains(r.stderr, want) {
+		t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+	}
+}
+
+func TestRunTraceJSON(t *testing.T) {
+	// Answering resumes the run; the trace's seq keeps counting.
+	r := weft(t, []string{"run", intentQA, "--stubs", "testdata/intentqa_unclear.yaml", "--answer", "x", "--trace", "--json"})
+	r.wantCode(t, exitOK)
+	var types []string
+	sc := bufio.NewScanner(strings.NewReader(r.stderr))
+	for sc.Scan() {
+		var ev struct {
+			Type string `json:"type"`
+			Seq  int    `json:"seq"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			t.Fatalf("trace line %q is not JSON: %v", sc.Text(), err)
+		}
+		types = append(types, ev.Type)
+		if ev.Seq != len(types) {
+			t.Errorf("event %d has seq %d", len(types), ev.Seq)
+		}
+	}
+	if len(types) == 0 || types[0] != "run_started" || types[len(types)-1] != "run_finished" {
+		t.Errorf("event types = %v", types)
+	}
+	var res map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil || res["status"] != "completed" {
+		t.Errorf("stdout = %s (%v)", r.stdout, err)
+	}
+}
+
+// startedInputs returns the inputs of the first node_started event of an
+// NDJSON trace.
+func startedInputs(t *testing.T, trace string) map[string]any {
+	t.Helper()
+	sc := bufio.NewScanner(strings.NewReader(trace))
+	for sc.Scan() {
+		var ev struct {
+			Type   string `json:"type"`
+			Inputs []struct {
+				Name  string `json:"name"`
+				Value any    `json:"value"`
+			} `json:"inputs"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			t.Fatalf("trace line %q: %v", sc.Text(), err)
+		}
+		if ev.Type == "node_started" {
+			m := map[string]any{}
+			for _, in := range ev.Inputs {
+				m[in.Name] = in.Value
+			}
+			return m
+		}
+	}
+	t.Fatalf("no node_started event in\n%s", trace)
+	return nil
+}
+
+func TestRunVarTyping(t *testing.T) {
+	r := weft(t, []string{"run", "testdata/params.wf", "--stubs", "testdata/params_stubs.yaml", "--trace", "--json",
+		"--var", "limit=5", "--var", `tags=["a","b"]`, "--var", "name=42", "--var", "strict=true"})
+	r.wantCode(t, exitOK)
+	got := startedInputs(t, r.stderr)
+	want := map[string]any{"input_text": "", "limit": float64(5), "tags": []any{"a", "b"}, "name": "42", "strict": true}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("inputs = %#v, want %#v", got, want)
+	}
+
+	// Defaults apply; a quoted JSON string is decoded.
+	r = weft(t, []string{"run", "testdata/params.wf", "--stubs", "testdata/params_stubs.yaml", "--trace", "--json",
+		"--var", "limit=1", "--var", `name="Ada"`})
+	r.wantCode(t, exitOK)
+	got = startedInputs(t, r.stderr)
+	want = map[string]any{"input_text": "", "limit": float64(1), "tags": []any{}, "name": "Ada", "strict": false}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("inputs = %#v, want %#v", got, want)
+	}
+}
+
+func TestRunVarErrors(t *testing.T) {
+	base := []string{"run", "testdata/params.wf", "--stubs", "testdata/params_stubs.yaml"}
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"unknown", []string{"--var", "limit=1", "--var", "limt=2"}, `--var limt=2: workflow Params has no parameter limt; did you mean "limit"?`},
+		{"bad type", []string{"--var", "limit=lots"}, `--var limit=lots: parameter limit: want Int, got String "lots"`},
+		{"bad list", []string{"--var", "limit=1", "--var", "tags=[1,2]"}, "--var tags=[1,2]: parameter tags:"},
+		{"no equals", []string{"--var", "limit"}, `--var "limit": want NAME=VALUE`},
+		{"required", nil, "parameter limit (Int) is required: pass --var limit=VALUE"},
+		{"input twice", []string{"--var", "limit=1", "--input", "a", "--var", "input_text=b"}, "input_text is already set by --input"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := weft(t, append(append([]string{}, base...), tc.args...))
+			r.wantCode(t, exitUsage)
+			if !strings.Contains(r.stderr, tc.want) {
+				t.Errorf("stderr lacks %q:\n%s", tc.want, r.stderr)
+			}
+		})
+	}
+}
+
+func TestParseTyped(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		typ  flow.Type
+		want flow.Value
+		err  bool
+	}{
+		{"5", flow.TInt, flow.IntValue(5), false},
+		{"5", flow.TFloat, flow.FloatValue(5), false},
+		{"5", flow.TString, flow.StringValue("5"), false},
+		{"5", flow.TAny, flow.IntValue(5), false},
+		{"hello", flow.TAny, flow.StringValue("hello"), false},
+		{`"hi"`, flow.TString, flow.StringValue("hi"), false},
+		{"true", flow.TBool, flow.BoolValue(true), false},
+		{"yes", flow.TBool, flow.Null, true},
+		{"qa", flow.EnumOf("qa", "other"), flow.StringValue("qa"), false},
+		{"nope", flow.EnumOf("qa", "other"), flow.Null, true},
+		{`["a"]`, flow.ListOf(flow.TString), flow.StringList("a"), false},
+		{"1m30s", flow.TDuration, flow.DurationValue(90e9), false},
+		{"{}", flow.TObject, flow.ObjectValue(map[string]flow.Value{}), false},
+	} {
+		got, err := parseTyped(tc.text, tc.typ)
+		if (err != nil) != tc.err || !got.Equal(tc.want) {
+			t.Errorf("parseTyped(%q, %s) = %v, %v; want %v (error %v)", tc.text, tc.typ, got, err, tc.want, tc.err)
+		}
+	}
+}
+
+func TestParseAnswer(t *testing.T) {
+	one := &flow.PlanNode{Name: "ask", Outputs: []flow.PlanOutput{{Name: "year", Type: flow.TInt}}}
+	got, err := parseAnswer(one, "2023")
+	if err != nil || !got["year"].Equal(flow.IntValue(2023)) {
+		t.Errorf("single Int output: %v, %v", got, err)
+	}
+	if _, err := parseAnswer(one, "last year"); err == nil {
+		t.Error("a non-number answer for an Int output was accepted")
+	}
+	str := &flow.PlanNode{Name: "ask", Outputs: []flow.PlanOutput{{Name: "query", Type: flow.TString}}}
+	got, err = parseAnswer(str, `"quoted" as typed`)
+	if err != nil || got["query"].Str() != `"quoted" as typed` {
+		t.Errorf("single String output: %v, %v", got, err)
+	}
+	two := &flow.PlanNode{Name: "ask", Outputs: []flow.PlanOutput{{Name: "ok", Type: flow.TBool}, {Name: "note", Type: flow.TString}}}
+	got, err = parseAnswer(two, `{"ok": true, "note": "fine"}`)
+	if err != nil || !got["ok"].Bool() || got["note"].Str() != "fine" {
+		t.Errorf("two outputs: %v, %v", got, err)
+	}
+	for _, bad := range []string{"yes", `{"ok": true}`, `{"ok": true, "note": "x", "extra": 1}`, `{"ok": "yes", "note": "x"}`} {
+		if _, err := parseAnswer(two, bad); err == nil {
+			t.Errorf("answer %s was accepted", bad)
+		}
+	}
+}
+
+func TestRunBadAnswer(t *testing.T) {
+	// ask_user's output is a String, so any text fits; a bad answer needs
+	// a typed output: the Int year of a human node.
+	r := weft(t, []string{"run", "testdata/ask_year.wf", "--answer", "last year"})
+	r.wantCode(t, exitUsage)
+	if !strings.Contains(r.stderr, `--answer "last year" for ask:`) {
+		t.Errorf("stderr = %q", r.stderr)
+	}
+	r = weft(t, []string{"run", "testdata/ask_year.wf", "--answer", "2023"})
+	r.wantCode(t, exitOK)
+	if r.stdout != "year: 2023\n" {
+		t.Errorf("stdout = %q", r.stdout)
+	}
+	// On a terminal a bad answer is asked again.
+	r = weft(t, []string{"run", "testdata/ask_year.wf"}, withTTYStdin("last year\n2024\n"))
+	r.wantCode(t, exitOK)
+	if !strings.Contains(r.stderr, "try again") || r.stdout != "year: 2024\n" {
+		t.Errorf("stdout = %q, stderr = %q", r.stdout, r.stderr)
+	}
+}
+
+func TestRunStatusLine(t *testing.T) {
+	clock := &fakeClock{}
+	r := weft(t, []string{"run", intentQA, "--stubs", "testdata/intentqa_qa.yaml"}, func(e *env) {
+		e.stderrTTY = true
+		e.now = clock.now
+	})
+	r.wantCode(t, exitOK)
+	for _, want := range []string{"\r▶ step 1 · identify_intent · 0.0s\x1b[K", "\r▶ step 4 · generate · 0.0s\x1b[K"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q:\n%q", want, r.stderr)
+		}
+	}
+	if !strings.HasSuffix(r.stderr, "\r\x1b[K") {
+		t.Errorf("the status line is not cleared at the end: %q", r.stderr)
+	}
+	// --trace replaces the status line.
+	r = weft(t, []string{"run", intentQA, "--stubs", "testdata/intentqa_qa.yaml", "--trace"}, func(e *env) { e.stderrTTY = true })
+	if strings.Contains(r.stderr, "▶") {
+		t.Errorf("status line drawn with --trace:\n%q", r.stderr)
+	}
+}
+
+func TestRunStatusLineTicker(t *testing.T) {
+	// Timed redraws run on their own goroutine; under -race this checks
+	// that they do not race with the events.
+	r := weft(t, []string{"run", intentQA, "--stubs", "testdata/intentqa_unclear.yaml", "--answer", "x"}, func(e *env) {
+		e.stderrTTY = true
+		e.tick = time.Microsecond
+	})
+	r.wantCode(t, exitOK)
+	if !strings.HasSuffix(r.stderr, "\r\x1b[K") {
+		t.Errorf("the status line is not cleared at the end: %q", r.stderr)
+	}
+}
+
+func TestRunStubProblems(t *testing.T) {
+	r := weft(t, []string{"run", intentQA, "--stubs", "testdata/intentqa_partial.yaml"})
+	r.wantCode(t, exitFailed)
+	for _, want := range []string{
+		`weft: warning: --stubs: no node of IntentQA calls an action "sumarize"; did you mean "summarize"?`,
+		"has no stub for rephrase_query, summarize;",
+	} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+		}
+	}
+	r = weft(t, []string{"run", intentQA, "--stubs", "testdata/bad_stubs.yaml"})
+	r.wantCode(t, exitUsage)
+	if !strings.Contains(r.stderr, "weft: --stubs: ") || !strings.Contains(r.stderr, "bad_stubs.yaml") {
+		t.Errorf("stderr:\n%s", r.stderr)
+	}
+	r = weft(t, []string{"run", intentQA, "--stubs", "testdata/no_such.yaml"})
+	r.wantCode(t, exitUsage)
+}

@@ -1,0 +1,133 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/weftlang/weft/action"
+	"github.com/weftlang/weft/engine"
+	"github.com/weftlang/weft/flow"
+)
+
+// newValidateCmd builds `weft validate`.
+func newValidateCmd(e env) *cobra.Command {
+	var asJSON bool
+	var stubs string
+	cmd := &cobra.Command{
+		Use:   "validate FILE|DIR...",
+		Short: "Check workflow files without running them",
+		Long: `Validate parses and checks each file (the .wf files under each DIR) and
+prints every error and warning with its source line and a caret, then a
+summary line per file. Action names are not checked, since actions may be
+registered in Go, unless --stubs names the actions available.`,
+		Example: `  weft validate examples/intentqa/intentqa.wf
+  weft validate --json flows/`,
+		Args: minFiles("at least one workflow file"),
+		RunE: func(_ *cobra.Command, args []string) error {
+			return validateFiles(e, args, asJSON, stubs)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the diagnostics as a JSON array")
+	cmd.Flags().StringVar(&stubs, "stubs", "", "check action names against the built-ins and the actions stubbed in `FILE`")
+	return cmd
+}
+
+// diagJSON is one diagnostic in `weft validate --json`.
+type diagJSON struct {
+	File     string `json:"file"`
+	Line     int    `json:"line"`
+	Col      int    `json:"col"`
+	Severity string `json:"severity"`
+	Code     string `json:"code"`
+	Message  string `json:"message"`
+}
+
+func validateFiles(e env, args []string, asJSON bool, stubs string) error {
+	files, err := expandFiles(args)
+	if err != nil {
+		return err
+	}
+	var hasAction func(string) bool
+	if stubs != "" {
+		reg := engine.NewRegistry()
+		action.Register(reg)
+		if reg, _, err = stubRegistry(reg, stubs); err != nil {
+			return err
+		}
+		hasAction = reg.Has
+	}
+	all := []diagJSON{}
+	bad := false
+	for _, path := range files {
+		ds, nodes, edges, err := validateFile(path, hasAction, func(ds flow.Diagnostics, src func(string) []byte) {
+			if !asJSON {
+				printDiagsSrc(e.stdout, ds, src)
+			}
+		})
+		if err != nil {
+			return err
+		}
+		errs, warns := len(ds.Errors()), len(ds.Warnings())
+		if errs > 0 {
+			bad = true
+		}
+		if asJSON {
+			for _, d := range ds {
+				file := d.Pos.File
+				if file == "" {
+					file = path
+				}
+				all = append(all, diagJSON{File: file, Line: d.Pos.Line, Col: d.Pos.Col, Severity: d.Severity.String(), Code: d.Code, Message: d.Msg})
+			}
+			continue
+		}
+		switch {
+		case errs > 0:
+			fmt.Fprintf(e.stdout, "%s: %s, %s\n", path, plural(errs, "error"), plural(warns, "warning"))
+		case warns > 0:
+			fmt.Fprintf(e.stdout, "%s: ok, %s (%s, %s)\n", path, plural(warns, "warning"), plural(nodes, "node"), plural(edges, "edge"))
+		default:
+			fmt.Fprintf(e.stdout, "%s: ok (%s, %s)\n", path, plural(nodes, "node"), plural(edges, "edge"))
+		}
+	}
+	if asJSON {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(all); err != nil {
+			return internal(err)
+		}
+	}
+	if bad {
+		return silent(exitFailed)
+	}
+	return nil
+}
+
+// validateFile loads path and compiles every workflow it declares. It
+// returns the diagnostics (sorted, without repeats), and the number of
+// nodes and edges of the workflows declared in the file itself. show is
+// called with the diagnostics and the sources to print them from.
+func validateFile(path string, hasAction func(string) bool, show func(flow.Diagnostics, func(string) []byte)) (flow.Diagnostics, int, int, error) {
+	m, ds, err := loadModule(path)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	nodes, edges := 0, 0
+	if !ds.HasErrors() {
+		for _, w := range m.Workflows {
+			_, cds := flow.Compile(w, &flow.CompileOptions{HasAction: hasAction})
+			ds = append(ds, cds...)
+			if w.Pos.File == path || w.Pos.File == "" {
+				nodes += len(w.Nodes)
+				edges += len(w.Edges)
+			}
+		}
+	}
+	ds = dedupe(ds)
+	ds.Sort()
+	show(ds, m.Source)
+	return ds, nodes, edges, nil
+}

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestValidateThreeErrors(t *testing.T) {
+	r := weft(t, []string{"validate", "testdata/three_errors.wf"})
+	r.wantCode(t, exitFailed)
+	for _, want := range []string{
+		"testdata/three_errors.wf:22:32: edge classify -> done, condition: \"maybe\" is not a value of Enum[\"yes\",\"no\"]\n           condition: label == \"maybe\"\n                               ^\n",
+		"testdata/three_errors.wf:24:32: edge from classify to unknown node \"nowhere\"\n",
+		"testdata/three_errors.wf:25:23: edge classify -> nowhere, condition: unknown name counter\n           condition: counter > 2\n                      ^\n",
+		"testdata/three_errors.wf: 3 errors, 0 warnings\n",
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
+		}
+	}
+}
+
+func TestValidateOK(t *testing.T) {
+	r := weft(t, []string{"validate", intentQA, "testdata/params.wf"})
+	r.wantCode(t, exitOK)
+	want := intentQA + ": ok (7 nodes, 10 edges)\ntestdata/params.wf: ok (1 node, 0 edges)\n"
+	if r.stdout != want {
+		t.Errorf("stdout = %q, want %q", r.stdout, want)
+	}
+}
+
+func TestValidateSeveralFilesOneBad(t *testing.T) {
+	r := weft(t, []string{"validate", intentQA, "testdata/syntax_error.wf"})
+	r.wantCode(t, exitFailed)
+	if !strings.Contains(r.stdout, "intentqa.wf: ok") || !strings.Contains(r.stdout, "testdata/syntax_error.wf: 1 error, 0 warnings") {
+		t.Errorf("stdout:\n%s", r.stdout)
+	}
+}
+
+func TestValidateStubsChecksActions(t *testing.T) {
+	r := weft(t, []string{"validate", intentQA, "--stubs", "testdata/params_stubs.yaml"})
+	r.wantCode(t, exitFailed)
+	if !strings.Contains(r.stdout, `unknown action "identify_user_intent"`) {
+		t.Errorf("stdout:\n%s", r.stdout)
+	}
+	r = weft(t, []string{"validate", intentQA, "--stubs", "testdata/intentqa_qa.yaml"})
+	r.wantCode(t, exitOK)
+}
+
+func TestValidateJSON(t *testing.T) {
+	r := weft(t, []string{"validate", "--json", "testdata/three_errors.wf", intentQA})
+	r.wantCode(t, exitFailed)
+	var got []diagJSON
+	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
+		t.Fatalf("%v\n%s", err, r.stdout)
+	}
+	if len(got) != 3 {
+		t.Fatalf("%d diagnostics, want 3: %+v", len(got), got)
+	}
+	want := []struct{ line, col int }{{22, 32}, {24, 32}, {25, 23}}
+	for i, d := range got {
+		if d.File != "testdata/three_errors.wf" || d.Line != want[i].line || d.Col != want[i].col || d.Severity != "error" || d.Code == "" || d.Message == "" {
+			t.Errorf("diagnostic %d = %+v", i, d)
+		}
+	}
+
+	r = weft(t, []string{"validate", "--json", intentQA})
+	r.wantCode(t, exitOK)
+	if strings.TrimSpace(r.stdout) != "[]" {
+		t.Errorf("stdout = %q, want []", r.stdout)
+	}
+}
