@@ -513,6 +513,9 @@ func (m *Machine) conform(pn *flow.PlanNode, outputs []flow.Value) ([]flow.Value
 		return nil, fmt.Errorf("action returned %d outputs, node %s declares %d", len(outputs), pn.Name, len(pn.Outputs))
 	}
 	for i, o := range pn.Outputs {
+		if k := outputs[i].Kind(); k == o.Type.Kind && k != flow.KindList && k != flow.KindNull {
+			continue // a scalar or Object of the declared kind: nothing to check
+		}
 		v, err := flow.Conform(outputs[i], o.Type)
 		if err != nil {
 			if outputs[i].IsNull() {
@@ -656,16 +659,35 @@ func (m *Machine) assign(f *frame, as []flow.PlanAssign, into []NamedValue) ([]N
 // write stores a value through the cell's reducer and type.
 func (m *Machine) write(f *frame, cell int, v flow.Value) (flow.Value, error) {
 	cl := &m.plan.Cells[cell]
-	nv := v
-	if cl.RedName != "replace" {
-		var err error
+	var nv flow.Value
+	var err error
+	switch cl.RedName {
+	case "replace":
+		if k := v.Kind(); k == cl.Type.Kind && k != flow.KindList && k != flow.KindNull {
+			nv = v
+		} else if nv, err = flow.Conform(v, cl.Type); err != nil {
+			return flow.Null, fmt.Errorf("%s %s: %w", kindName(cl.Kind), cl.Name, err)
+		}
+	case "append":
+		// The current value already fits: check only what is appended,
+		// so a growing list is not checked again at every write.
+		want := cl.Type.ElemType()
+		if v.Kind() == flow.KindList {
+			want = cl.Type
+		}
+		if v, err = flow.Conform(v, want); err != nil {
+			return flow.Null, fmt.Errorf("%s %s: appending: %w", kindName(cl.Kind), cl.Name, err)
+		}
 		if nv, err = cl.Reducer(f.Get(cell), v); err != nil {
 			return flow.Null, fmt.Errorf("%s: %w", cl.Name, err)
 		}
-	}
-	nv, err := flow.Conform(nv, cl.Type)
-	if err != nil {
-		return flow.Null, fmt.Errorf("%s %s: %w", kindName(cl.Kind), cl.Name, err)
+	default:
+		if nv, err = cl.Reducer(f.Get(cell), v); err != nil {
+			return flow.Null, fmt.Errorf("%s: %w", cl.Name, err)
+		}
+		if nv, err = flow.Conform(nv, cl.Type); err != nil {
+			return flow.Null, fmt.Errorf("%s %s: %w", kindName(cl.Kind), cl.Name, err)
+		}
 	}
 	if f.parent == nil {
 		m.cells[cell] = nv
@@ -750,13 +772,9 @@ func (m *Machine) arrive(t *token, f *frame, pn *flow.PlanNode) {
 		if fo.pending > 0 {
 			return
 		}
-		for _, b := range fo.branches {
-			for _, w := range b.raw {
-				if _, err := m.write(fo.parent, w.cell, w.v); err != nil {
-					m.fail(&NodeError{Node: pn.Name, Step: m.step, Err: fmt.Errorf("merging parallel branches: %w", err)})
-					return
-				}
-			}
+		if err := m.merge(fo); err != nil {
+			m.fail(&NodeError{Node: pn.Name, Step: m.step, Err: fmt.Errorf("merging parallel branches: %w", err)})
+			return
 		}
 		m.start(&token{node: pn, frame: fo.parent})
 		return
@@ -766,4 +784,39 @@ func (m *Machine) arrive(t *token, f *frame, pn *flow.PlanNode) {
 	}
 	t.node, t.frame, t.mp = pn, f, nil
 	m.start(t)
+}
+
+// merge writes the branches' writes into the fan-out's parent frame, in
+// branch declaration order. Appends to one list from many branches are
+// gathered and written once, so a join of n branches costs O(n), not O(n²).
+func (m *Machine) merge(fo *fanout) error {
+	var appends map[int][]flow.Value
+	var order []int
+	for _, b := range fo.branches {
+		for _, w := range b.raw {
+			if m.plan.Cells[w.cell].RedName != "append" {
+				if _, err := m.write(fo.parent, w.cell, w.v); err != nil {
+					return err
+				}
+				continue
+			}
+			if appends == nil {
+				appends = map[int][]flow.Value{}
+			}
+			if _, seen := appends[w.cell]; !seen {
+				order = append(order, w.cell)
+			}
+			if w.v.Kind() == flow.KindList {
+				appends[w.cell] = append(appends[w.cell], w.v.List()...)
+			} else {
+				appends[w.cell] = append(appends[w.cell], w.v)
+			}
+		}
+	}
+	for _, cell := range order {
+		if _, err := m.write(fo.parent, cell, flow.ListValue(appends[cell]...)); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -46,14 +46,20 @@ type Program struct {
 	Type Type  // its static type
 	Refs []Ref // the cells it reads, in order of first use, for messages
 	eval func(Env) (Value, error)
+	direct int // 1 + the cell the program only reads, or 0: Eval then skips the closure
 }
 
 // Eval evaluates the program over env. Errors are *EvalError.
-func (p *Program) Eval(env Env) (Value, error) { return p.eval(env) }
+func (p *Program) Eval(env Env) (Value, error) {
+	if p.direct > 0 {
+		return env.Get(p.direct - 1), nil
+	}
+	return p.eval(env)
+}
 
 // EvalBool evaluates a condition.
 func (p *Program) EvalBool(env Env) (bool, error) {
-	v, err := p.eval(env)
+	v, err := p.Eval(env)
 	if err != nil {
 		return false, err
 	}
@@ -119,7 +125,7 @@ func CompileExpr(e Expr, scope Scope, want Type) (*Program, Diagnostics) {
 	if c.diags.HasErrors() {
 		return nil, c.diags
 	}
-	return &Program{Expr: e, Type: t, Refs: c.refs, eval: fn}, c.diags
+	return &Program{Expr: e, Type: t, Refs: c.refs, eval: fn, direct: c.directCell(e) + 1}, c.diags
 }
 
 func (c *compiler) errorf(at Pos, code, format string, args ...any) {
@@ -426,6 +432,9 @@ func (c *compiler) binary(e *Binary) (Type, evalFn) {
 			return BoolValue(a.Equal(b) == eq), nil
 		}
 	case "<", "<=", ">", ">=":
+		if fn := c.intCompare(e, xt, yt); fn != nil {
+			return TBool, fn
+		}
 		ok := num(xt) && num(yt) ||
 			(xt.AssignableTo(TString) && yt.AssignableTo(TString) && xt.Kind != KindList && yt.Kind != KindList) ||
 			(xt.Kind == KindDuration || any(xt)) && (yt.Kind == KindDuration || any(yt))
@@ -455,8 +464,8 @@ func (c *compiler) binary(e *Binary) (Type, evalFn) {
 				if err != nil {
 					return Null, err
 				}
-				if a.k == KindInt && b.k == KindInt {
-					return BoolValue(test(cmpOrdered(int64(a.n), int64(b.n)))), nil
+				if a.Kind() == KindInt && b.Kind() == KindInt {
+					return BoolValue(test(cmpOrdered(int64(a.num), int64(b.num)))), nil
 				}
 				return compareValues(e, test, a, b)
 			}
@@ -543,8 +552,8 @@ func (c *compiler) binary(e *Binary) (Type, evalFn) {
 				if err != nil {
 					return Null, err
 				}
-				if a.k == KindInt && b.k == KindInt {
-					return IntValue(int64(a.n) + int64(b.n)), nil
+				if a.Kind() == KindInt && b.Kind() == KindInt {
+					return IntValue(int64(a.num) + int64(b.num)), nil
 				}
 				return arith(e, a, b)
 			}
@@ -594,13 +603,13 @@ func contains(hay, needle Value) bool {
 
 func arith(e *Binary, a, b Value) (Value, error) {
 	switch {
-	case e.Op == "+" && a.k == KindString && b.k == KindString:
-		return StringValue(a.s + b.s), nil
-	case e.Op == "+" && a.k == KindList && b.k == KindList:
+	case e.Op == "+" && a.Kind() == KindString && b.Kind() == KindString:
+		return StringValue(a.str() + b.str()), nil
+	case e.Op == "+" && a.Kind() == KindList && b.Kind() == KindList:
 		l := make([]Value, 0, a.Len()+b.Len())
 		l = append(append(l, a.List()...), b.List()...)
 		return ListValue(l...), nil
-	case a.k == KindInt && b.k == KindInt:
+	case a.Kind() == KindInt && b.Kind() == KindInt:
 		x, y := a.Int(), b.Int()
 		switch e.Op {
 		case "+":
@@ -618,7 +627,7 @@ func arith(e *Binary, a, b Value) (Value, error) {
 			}
 			return IntValue(x % y), nil
 		}
-	case isNum(a.k) && isNum(b.k):
+	case isNum(a.Kind()) && isNum(b.Kind()):
 		x, y := a.Float(), b.Float()
 		switch e.Op {
 		case "+":
@@ -638,12 +647,12 @@ func arith(e *Binary, a, b Value) (Value, error) {
 			}
 			return FloatValue(math.Mod(x, y)), nil
 		}
-	case a.k == KindDuration && b.k == KindDuration && (e.Op == "+" || e.Op == "-"):
+	case a.Kind() == KindDuration && b.Kind() == KindDuration && (e.Op == "+" || e.Op == "-"):
 		if e.Op == "+" {
 			return DurationValue(a.Duration() + b.Duration()), nil
 		}
 		return DurationValue(a.Duration() - b.Duration()), nil
-	case a.k == KindDuration && b.k == KindInt && (e.Op == "*" || e.Op == "/"):
+	case a.Kind() == KindDuration && b.Kind() == KindInt && (e.Op == "*" || e.Op == "/"):
 		if e.Op == "*" {
 			return DurationValue(a.Duration() * time.Duration(b.Int())), nil
 		}
@@ -957,4 +966,58 @@ func editDistance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
+}
+
+// directCell returns the cell an expression reads when it is nothing but a
+// name or a node field, and -1 otherwise.
+func (c *compiler) directCell(e Expr) int {
+	switch e := e.(type) {
+	case *Ident:
+		if r, err := c.scope.Lookup(e.Name); err == nil {
+			return r.Cell
+		}
+	case *Selector:
+		if id, ok := e.X.(*Ident); ok {
+			if r, isNode, err := c.scope.LookupField(id.Name, e.Name); err == nil && isNode {
+				return r.Cell
+			}
+		}
+	}
+	return -1
+}
+
+// intCompare compiles the loop bound of most workflows, an Int cell ordered
+// against an Int literal (count < 3), to one read and one comparison. It
+// returns nil for any other shape.
+func (c *compiler) intCompare(e *Binary, xt, yt Type) evalFn {
+	if xt.Kind != KindInt || yt.Kind != KindInt {
+		return nil
+	}
+	lit, ok := e.Y.(*Lit)
+	if !ok || lit.Value.Kind() != KindInt {
+		return nil
+	}
+	cell := c.directCell(e.X)
+	if cell < 0 {
+		return nil
+	}
+	n := int64(lit.Value.num)
+	var test func(int64) bool
+	switch e.Op {
+	case "<":
+		test = func(a int64) bool { return a < n }
+	case "<=":
+		test = func(a int64) bool { return a <= n }
+	case ">":
+		test = func(a int64) bool { return a > n }
+	default:
+		test = func(a int64) bool { return a >= n }
+	}
+	return func(env Env) (Value, error) {
+		a := env.Get(cell)
+		if a.Kind() != KindInt {
+			return Null, fail(e, "cannot compare %s with Int", kindOf(a))
+		}
+		return BoolValue(test(int64(a.num))), nil
+	}
 }

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 )
 
 // Value is a weft runtime value: null, Bool, Int, Float, String, Duration,
@@ -21,11 +22,20 @@ import (
 // after it is made, so values can be shared between steps, branches and
 // events without copying. The zero Value is null.
 type Value struct {
-	k Kind
-	n uint64 // Bool (0/1), Int, Float bits, Duration
-	s string
-	x any // []Value for a List, map[string]Value for an Object
+	// The representation is log/slog's: 24 bytes, no allocation for
+	// scalars or strings. num holds a Bool (0/1), an Int, Float bits, a
+	// Duration, or the length of a String or List; any holds the Kind of
+	// a scalar, a stringptr (String data), a listptr (first List
+	// element), a map[string]Value (Object), or nil (null).
+	_   [0]func() // not comparable with ==: use Equal
+	num uint64
+	any any
 }
+
+type (
+	stringptr *byte  // the data of a String; num is its length
+	listptr   *Value // the first element of a List; num is its length
+)
 
 // Null is the null value, the value of a cell never written.
 var Null = Value{}
@@ -33,30 +43,29 @@ var Null = Value{}
 // BoolValue returns a Bool.
 func BoolValue(b bool) Value {
 	if b {
-		return Value{k: KindBool, n: 1}
+		return Value{num: 1, any: KindBool}
 	}
-	return Value{k: KindBool}
+	return Value{any: KindBool}
 }
 
 // IntValue returns an Int.
-func IntValue(i int64) Value { return Value{k: KindInt, n: uint64(i)} }
+func IntValue(i int64) Value { return Value{num: uint64(i), any: KindInt} }
 
 // FloatValue returns a Float.
-func FloatValue(f float64) Value { return Value{k: KindFloat, n: math.Float64bits(f)} }
+func FloatValue(f float64) Value { return Value{num: math.Float64bits(f), any: KindFloat} }
 
 // StringValue returns a String.
-func StringValue(s string) Value { return Value{k: KindString, s: s} }
+func StringValue(s string) Value {
+	return Value{num: uint64(len(s)), any: stringptr(unsafe.StringData(s))}
+}
 
 // DurationValue returns a Duration.
-func DurationValue(d time.Duration) Value { return Value{k: KindDuration, n: uint64(d)} }
+func DurationValue(d time.Duration) Value { return Value{num: uint64(d), any: KindDuration} }
 
 // ListValue returns a List holding elems. The caller must not change elems
 // afterwards.
 func ListValue(elems ...Value) Value {
-	if elems == nil {
-		elems = []Value{}
-	}
-	return Value{k: KindList, x: elems}
+	return Value{num: uint64(len(elems)), any: listptr(unsafe.SliceData(elems))}
 }
 
 // StringList returns a List of Strings.
@@ -74,49 +83,68 @@ func ObjectValue(m map[string]Value) Value {
 	if m == nil {
 		m = map[string]Value{}
 	}
-	return Value{k: KindObject, x: m}
+	return Value{any: m}
 }
 
 // Kind returns the value's kind; KindNull for null.
-func (v Value) Kind() Kind { return v.k }
+func (v Value) Kind() Kind {
+	switch x := v.any.(type) {
+	case Kind:
+		return x
+	case stringptr:
+		return KindString
+	case listptr:
+		return KindList
+	case map[string]Value:
+		return KindObject
+	}
+	return KindNull
+}
 
 // IsNull reports whether v is null.
-func (v Value) IsNull() bool { return v.k == KindNull }
+func (v Value) IsNull() bool { return v.any == nil }
 
 // Bool returns the value of a Bool, and false for other kinds.
-func (v Value) Bool() bool { return v.k == KindBool && v.n != 0 }
+func (v Value) Bool() bool { return v.any == KindBool && v.num != 0 }
 
 // Int returns the value of an Int (a Float is truncated, a Duration gives
 // nanoseconds), and 0 for other kinds.
 func (v Value) Int() int64 {
-	switch v.k {
+	switch v.any {
 	case KindInt, KindDuration:
-		return int64(v.n)
+		return int64(v.num)
 	case KindFloat:
-		return int64(math.Float64frombits(v.n))
+		return int64(math.Float64frombits(v.num))
 	}
 	return 0
 }
 
 // Float returns the value of a Float or an Int, and 0 for other kinds.
 func (v Value) Float() float64 {
-	switch v.k {
+	switch v.any {
 	case KindFloat:
-		return math.Float64frombits(v.n)
+		return math.Float64frombits(v.num)
 	case KindInt:
-		return float64(int64(v.n))
+		return float64(int64(v.num))
 	}
 	return 0
 }
 
 // Str returns the value of a String, and "" for other kinds (use String for
 // a printable form of any value).
-func (v Value) Str() string { return v.s }
+func (v Value) Str() string { return v.str() }
+
+func (v Value) str() string {
+	if sp, ok := v.any.(stringptr); ok {
+		return unsafe.String(sp, v.num)
+	}
+	return ""
+}
 
 // Duration returns the value of a Duration, and 0 for other kinds.
 func (v Value) Duration() time.Duration {
-	if v.k == KindDuration {
-		return time.Duration(v.n)
+	if v.any == KindDuration {
+		return time.Duration(v.num)
 	}
 	return 0
 }
@@ -124,8 +152,11 @@ func (v Value) Duration() time.Duration {
 // List returns the elements of a List, and nil for other kinds. The result
 // must not be changed.
 func (v Value) List() []Value {
-	if l, ok := v.x.([]Value); ok {
-		return l
+	if lp, ok := v.any.(listptr); ok {
+		if lp == nil {
+			return []Value{}
+		}
+		return unsafe.Slice((*Value)(lp), v.num)
 	}
 	return nil
 }
@@ -133,7 +164,7 @@ func (v Value) List() []Value {
 // Object returns the fields of an Object, and nil for other kinds. The
 // result must not be changed.
 func (v Value) Object() map[string]Value {
-	if m, ok := v.x.(map[string]Value); ok {
+	if m, ok := v.any.(map[string]Value); ok {
 		return m
 	}
 	return nil
@@ -142,9 +173,9 @@ func (v Value) Object() map[string]Value {
 // Len returns the length of a String (in bytes), List or Object, and 0
 // otherwise.
 func (v Value) Len() int {
-	switch v.k {
+	switch v.Kind() {
 	case KindString:
-		return len(v.s)
+		return len(v.str())
 	case KindList:
 		return len(v.List())
 	case KindObject:
@@ -156,9 +187,9 @@ func (v Value) Len() int {
 // Truthy reports whether v counts as true in a condition: true, a non-zero
 // number, a non-empty string, list or object.
 func (v Value) Truthy() bool {
-	switch v.k {
+	switch v.Kind() {
 	case KindBool, KindInt, KindDuration:
-		return v.n != 0
+		return v.num != 0
 	case KindFloat:
 		return v.Float() != 0
 	case KindString, KindList, KindObject:
@@ -170,17 +201,17 @@ func (v Value) Truthy() bool {
 // Equal reports whether v and w are the same value. Int and Float compare by
 // number; Lists and Objects compare deeply.
 func (v Value) Equal(w Value) bool {
-	if v.k != w.k {
-		if isNum(v.k) && isNum(w.k) {
+	if v.Kind() != w.Kind() {
+		if isNum(v.Kind()) && isNum(w.Kind()) {
 			return v.Float() == w.Float()
 		}
 		return false
 	}
-	switch v.k {
+	switch v.Kind() {
 	case KindNull:
 		return true
 	case KindString:
-		return v.s == w.s
+		return v.str() == w.str()
 	case KindFloat:
 		return v.Float() == w.Float()
 	case KindList:
@@ -198,7 +229,7 @@ func (v Value) Equal(w Value) bool {
 		}
 		return true
 	}
-	return v.n == w.n
+	return v.num == w.num
 }
 
 func isNum(k Kind) bool { return k == KindInt || k == KindFloat }
@@ -208,16 +239,16 @@ func isNum(k Kind) bool { return k == KindInt || k == KindFloat }
 // cannot be ordered against each other.
 func (v Value) Compare(w Value) (c int, ok bool) {
 	switch {
-	case v.k == KindInt && w.k == KindInt:
-		return cmpOrdered(int64(v.n), int64(w.n)), true
-	case isNum(v.k) && isNum(w.k):
+	case v.Kind() == KindInt && w.Kind() == KindInt:
+		return cmpOrdered(int64(v.num), int64(w.num)), true
+	case isNum(v.Kind()) && isNum(w.Kind()):
 		return cmpOrdered(v.Float(), w.Float()), true
-	case v.k == KindString && w.k == KindString:
-		return strings.Compare(v.s, w.s), true
-	case v.k == KindDuration && w.k == KindDuration:
-		return cmpOrdered(int64(v.n), int64(w.n)), true
-	case v.k == KindBool && w.k == KindBool:
-		return cmpOrdered(v.n, w.n), true
+	case v.Kind() == KindString && w.Kind() == KindString:
+		return strings.Compare(v.str(), w.str()), true
+	case v.Kind() == KindDuration && w.Kind() == KindDuration:
+		return cmpOrdered(int64(v.num), int64(w.num)), true
+	case v.Kind() == KindBool && w.Kind() == KindBool:
+		return cmpOrdered(v.num, w.num), true
 	}
 	return 0, false
 }
@@ -241,7 +272,7 @@ func (v Value) String() string {
 }
 
 func (v Value) write(b *strings.Builder) {
-	switch v.k {
+	switch v.Kind() {
 	case KindNull:
 		b.WriteString("null")
 	case KindBool:
@@ -251,7 +282,7 @@ func (v Value) write(b *strings.Builder) {
 	case KindFloat:
 		b.WriteString(formatFloat(v.Float()))
 	case KindString:
-		b.WriteString(strconv.Quote(v.s))
+		b.WriteString(strconv.Quote(v.str()))
 	case KindDuration:
 		b.WriteString(v.Duration().String())
 	case KindList:
@@ -299,8 +330,8 @@ func formatFloat(f float64) string {
 // Text returns the value as plain text, the way a prompt or a message shows
 // it: a String without quotes, anything else as String does.
 func (v Value) Text() string {
-	if v.k == KindString {
-		return v.s
+	if v.Kind() == KindString {
+		return v.str()
 	}
 	return v.String()
 }
@@ -313,7 +344,7 @@ func (v Value) MarshalJSON() ([]byte, error) {
 }
 
 func (v Value) appendJSON(b []byte) ([]byte, error) {
-	switch v.k {
+	switch v.Kind() {
 	case KindBool:
 		return strconv.AppendBool(b, v.Bool()), nil
 	case KindInt:
@@ -401,7 +432,7 @@ func (v *Value) UnmarshalJSON(data []byte) error {
 // Go returns the value as plain Go data: nil, bool, int64, float64, string,
 // []any or map[string]any (a Duration becomes its string form).
 func (v Value) Go() any {
-	switch v.k {
+	switch v.Kind() {
 	case KindBool:
 		return v.Bool()
 	case KindInt:
@@ -409,7 +440,7 @@ func (v Value) Go() any {
 	case KindFloat:
 		return v.Float()
 	case KindString:
-		return v.s
+		return v.str()
 	case KindDuration:
 		return v.Duration().String()
 	case KindList:
@@ -679,7 +710,16 @@ func structFields(rv reflect.Value, m map[string]Value) error {
 // Duration may be given as a string ("5s"). A mismatch is a *TypeError whose
 // Path names the offending element ("[2].name").
 func Conform(v Value, t Type) (Value, error) {
-	return conform(v, t, "")
+	// The common case first: a scalar of exactly the declared kind.
+	switch t.Kind {
+	case KindAny:
+		return v, nil
+	case KindBool, KindInt, KindFloat, KindString, KindObject, KindDuration:
+		if v.Kind() == t.Kind {
+			return v, nil
+		}
+	}
+	return conform(v, t)
 }
 
 // TypeError reports a value that does not fit its declared type.
@@ -705,19 +745,22 @@ func (e *TypeError) Error() string {
 }
 
 func kindOf(v Value) string {
-	if v.k == KindNull {
+	if v.Kind() == KindNull {
 		return "null"
 	}
-	return v.k.String()
+	return v.Kind().String()
 }
 
-func conform(v Value, t Type, path string) (Value, error) {
-	bad := func() (Value, error) { return Null, &TypeError{Path: path, Want: t, Got: v} }
+// conform checks v against t. A *TypeError's Path is relative to v; callers
+// descending into lists prefix it on the way back up, so no path is built
+// unless there is an error.
+func conform(v Value, t Type) (Value, error) {
+	bad := func() (Value, error) { return Null, &TypeError{Want: t, Got: v} }
 	switch t.Kind {
 	case KindAny, KindNull:
 		return v, nil
 	case KindInt:
-		switch v.k {
+		switch v.Kind() {
 		case KindInt:
 		case KindFloat:
 			// LLM JSON often writes 3.0 for 3: accept integral floats.
@@ -730,11 +773,11 @@ func conform(v Value, t Type, path string) (Value, error) {
 			return bad()
 		}
 	case KindBool, KindString, KindObject:
-		if v.k != t.Kind {
+		if v.Kind() != t.Kind {
 			return bad()
 		}
 	case KindFloat:
-		switch v.k {
+		switch v.Kind() {
 		case KindFloat:
 		case KindInt:
 			return FloatValue(v.Float()), nil
@@ -742,10 +785,10 @@ func conform(v Value, t Type, path string) (Value, error) {
 			return bad()
 		}
 	case KindDuration:
-		switch v.k {
+		switch v.Kind() {
 		case KindDuration:
 		case KindString:
-			d, err := time.ParseDuration(v.s)
+			d, err := time.ParseDuration(v.str())
 			if err != nil {
 				return bad()
 			}
@@ -754,18 +797,21 @@ func conform(v Value, t Type, path string) (Value, error) {
 			return bad()
 		}
 	case KindEnum:
-		if v.k != KindString || !t.HasValue(v.s) {
+		if v.Kind() != KindString || !t.HasValue(v.str()) {
 			return bad()
 		}
 	case KindList:
-		if v.k != KindList {
+		if v.Kind() != KindList {
 			return bad()
 		}
 		l := v.List()
 		var out []Value
 		for i, e := range l {
-			c, err := conform(e, t.elem(), path+"["+strconv.Itoa(i)+"]")
+			c, err := conform(e, t.elem())
 			if err != nil {
+				if te, ok := err.(*TypeError); ok {
+					te.Path = "[" + strconv.Itoa(i) + "]" + te.Path
+				}
 				return Null, err
 			}
 			if out == nil && !sameRepr(c, e) {
@@ -786,10 +832,10 @@ func conform(v Value, t Type, path string) (Value, error) {
 // compared by identity: a nested list whose elements were widened is a new
 // list.
 func sameRepr(a, b Value) bool {
-	if a.k != b.k || a.n != b.n || a.s != b.s {
+	if a.Kind() != b.Kind() || a.num != b.num || a.str() != b.str() {
 		return false
 	}
-	if a.k == KindList {
+	if a.Kind() == KindList {
 		la, lb := a.List(), b.List()
 		return len(la) == len(lb) && (len(la) == 0 || &la[0] == &lb[0])
 	}

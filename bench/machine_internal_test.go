@@ -1,0 +1,31 @@
+package bench
+
+import (
+	"testing"
+
+	"github.com/weftlang/weft/engine"
+	"github.com/weftlang/weft/flow"
+)
+
+// BenchmarkS2Machine drives the engine's pure state machine directly, with
+// no Runner: the share of S2 that is routing, assignments and bookkeeping.
+func BenchmarkS2Machine(b *testing.B) {
+	reg := wfActions(b)
+	plan := wfPlan(b, "s2.wf", s2Source, reg)
+	out := make([]flow.Value, 1)
+	measure(b, 1000, func() {
+		m, err := engine.NewMachine(plan, nil, false)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for m.Status() == engine.Running {
+			for _, t := range m.Ready() {
+				out[0] = flow.IntValue(t.Inputs[0].Int() + 1)
+				m.Complete(t.ID, out, nil)
+			}
+		}
+		if v, _ := m.Value("count"); v.Int() != 1000 {
+			b.Fatal(v)
+		}
+	})
+}
