@@ -109,7 +109,7 @@ type runState struct {
 	m    *Machine
 	obs  Observer
 	mu   sync.Mutex // serialises obs; guards m.runSeq
-	acts []Action // resolved lazily per node
+	acts []Action   // resolved lazily per node
 	errs []error
 	cfg  []map[string]flow.Value
 	// call and outbuf are reused by tasks run inline on the driving

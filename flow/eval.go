@@ -42,10 +42,10 @@ type Scope interface {
 
 // Program is a compiled, type-checked expression.
 type Program struct {
-	Expr Expr  // the source expression
-	Type Type  // its static type
-	Refs []Ref // the cells it reads, in order of first use, for messages
-	eval func(Env) (Value, error)
+	Expr   Expr  // the source expression
+	Type   Type  // its static type
+	Refs   []Ref // the cells it reads, in order of first use, for messages
+	eval   func(Env) (Value, error)
 	direct int // 1 + the cell the program only reads, or 0: Eval then skips the closure
 }
 
