@@ -29,3 +29,28 @@ func BenchmarkS2Machine(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkS3Machine drives S3 through the state machine alone: the cost of
+// forking, branch frames and the join, without goroutines.
+func BenchmarkS3Machine(b *testing.B) {
+	reg := wfActions(b)
+	plan := wfPlan(b, "s3.wf", s3Source(), reg)
+	measure(b, 0, func() {
+		m, err := engine.NewMachine(plan, nil, false)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for m.Status() == engine.Running {
+			for _, t := range m.Ready() {
+				out := make([]flow.Value, len(t.Node.Outputs))
+				if len(out) > 0 {
+					out[0] = flow.StringValue(t.Node.Name)
+				}
+				m.Complete(t.ID, out, nil)
+			}
+		}
+		if v, _ := m.Value("log"); v.Len() != 100 {
+			b.Fatal(v)
+		}
+	})
+}

@@ -127,14 +127,34 @@ type fanout struct {
 
 // Get implements flow.Env.
 func (f *frame) Get(cell int) flow.Value {
-	for g := f; g.parent != nil; g = g.parent {
-		for i := len(g.local) - 1; i >= 0; i-- {
-			if g.local[i].cell == cell {
-				return g.local[i].v
-			}
+	if f.parent == nil {
+		return f.m.cells[cell]
+	}
+	for _, l := range f.local {
+		if l.cell == cell {
+			return l.v
 		}
 	}
-	return f.m.cells[cell]
+	wrote := false
+	for _, w := range f.raw {
+		if w.cell == cell {
+			wrote = true
+			break
+		}
+	}
+	if !wrote {
+		return f.parent.Get(cell)
+	}
+	// The branch's view of a cell it wrote: the parent's value folded with
+	// the branch's writes, computed when first read, then kept.
+	v := f.parent.Get(cell)
+	for _, w := range f.raw {
+		if w.cell == cell {
+			v = f.m.reduce(cell, v, w.v)
+		}
+	}
+	f.local = append(f.local, cellValue{cell, v})
+	return v
 }
 
 // NewMachine prepares a run of plan with the given parameters (input_text
@@ -656,52 +676,59 @@ func (m *Machine) assign(f *frame, as []flow.PlanAssign, into []NamedValue) ([]N
 	return into, nil
 }
 
-// write stores a value through the cell's reducer and type.
+// write stores a value through the cell's reducer. The written value is
+// checked against the cell's type first (for an append, only what is
+// appended), so a growing list is not checked again at every write and a
+// reducer never sees a value of the wrong type. In a branch frame the
+// write is only recorded; the branch's view is folded when read (see
+// frame.Get) and the parent's at the join. It returns the cell's new value
+// as the frame sees it, for events.
 func (m *Machine) write(f *frame, cell int, v flow.Value) (flow.Value, error) {
 	cl := &m.plan.Cells[cell]
-	var nv flow.Value
-	var err error
-	switch cl.RedName {
-	case "replace":
-		if k := v.Kind(); k == cl.Type.Kind && k != flow.KindList && k != flow.KindNull {
-			nv = v
-		} else if nv, err = flow.Conform(v, cl.Type); err != nil {
-			return flow.Null, fmt.Errorf("%s %s: %w", kindName(cl.Kind), cl.Name, err)
-		}
-	case "append":
-		// The current value already fits: check only what is appended,
-		// so a growing list is not checked again at every write.
-		want := cl.Type.ElemType()
-		if v.Kind() == flow.KindList {
-			want = cl.Type
-		}
+	want := cl.Type
+	if cl.RedName == "append" && v.Kind() != flow.KindList {
+		want = cl.Type.ElemType()
+	}
+	if k := v.Kind(); k != want.Kind || k == flow.KindList || k == flow.KindNull {
+		var err error
 		if v, err = flow.Conform(v, want); err != nil {
-			return flow.Null, fmt.Errorf("%s %s: appending: %w", kindName(cl.Kind), cl.Name, err)
-		}
-		if nv, err = cl.Reducer(f.Get(cell), v); err != nil {
-			return flow.Null, fmt.Errorf("%s: %w", cl.Name, err)
-		}
-	default:
-		if nv, err = cl.Reducer(f.Get(cell), v); err != nil {
-			return flow.Null, fmt.Errorf("%s: %w", cl.Name, err)
-		}
-		if nv, err = flow.Conform(nv, cl.Type); err != nil {
+			if cl.RedName == "append" {
+				return flow.Null, fmt.Errorf("%s %s: appending: %w", kindName(cl.Kind), cl.Name, err)
+			}
 			return flow.Null, fmt.Errorf("%s %s: %w", kindName(cl.Kind), cl.Name, err)
 		}
 	}
-	if f.parent == nil {
-		m.cells[cell] = nv
-		return nv, nil
-	}
-	f.raw = append(f.raw, cellValue{cell, v})
-	for i := range f.local {
-		if f.local[i].cell == cell {
-			f.local[i].v = nv
-			return nv, nil
+	if f.parent != nil {
+		f.raw = append(f.raw, cellValue{cell, v})
+		for i, l := range f.local {
+			if l.cell == cell {
+				f.local = append(f.local[:i], f.local[i+1:]...)
+				break
+			}
 		}
+		if m.trace {
+			return f.Get(cell), nil
+		}
+		return v, nil
 	}
-	f.local = append(f.local, cellValue{cell, nv})
+	nv := m.reduce(cell, m.cells[cell], v)
+	m.cells[cell] = nv
 	return nv, nil
+}
+
+// reduce combines a cell's current value with a written one. The written
+// value fits the cell's type (write checked it), so the built-in reducers
+// cannot fail; a custom reducer's error keeps the current value.
+func (m *Machine) reduce(cell int, old, v flow.Value) flow.Value {
+	cl := &m.plan.Cells[cell]
+	if cl.RedName == "replace" {
+		return v
+	}
+	nv, err := cl.Reducer(old, v)
+	if err != nil {
+		return old
+	}
+	return nv
 }
 
 func kindName(k flow.CellKind) string {
@@ -745,15 +772,20 @@ func (m *Machine) take(t *token, e *flow.PlanEdge) {
 		m.arrive(t, t.frame, m.plan.Nodes[e.To[0]])
 		return
 	}
-	fo := &fanout{edge: e, parent: t.frame, pending: len(e.To)}
-	for range e.To {
-		fo.branches = append(fo.branches, &frame{m: m, parent: t.frame, fan: fo})
+	n := len(e.To)
+	fo := &fanout{edge: e, parent: t.frame, pending: n, branches: make([]*frame, n)}
+	frames := make([]frame, n) // one allocation for all branches
+	toks := make([]token, n)
+	raws := make([]cellValue, n) // room for one write per branch
+	for i := range frames {
+		frames[i] = frame{m: m, parent: t.frame, fan: fo, raw: raws[i : i : i+1]}
+		fo.branches[i] = &frames[i]
 	}
 	for i, to := range e.To {
 		if m.status != Running {
 			return
 		}
-		m.arrive(nil, fo.branches[i], m.plan.Nodes[to])
+		m.arrive(&toks[i], fo.branches[i], m.plan.Nodes[to])
 	}
 }
 

@@ -171,7 +171,11 @@ func (r *Runner) drive(ctx context.Context, m *Machine, obs Observer) (*Result, 
 		if len(tasks) == 1 && inflight == 0 && !st.needsGoroutine(tasks[0]) {
 			t := tasks[0]
 			current = t
-			out, err := st.exec(ctx, t, true)
+			var out []flow.Value
+			act, cfg, err := st.action(t.Node)
+			if err == nil {
+				out, err = st.exec(ctx, t, act, st.inlineCall(t, cfg))
+			}
 			if cerr := context.Cause(ctx); cerr != nil {
 				st.limit(cerr, t)
 				break
@@ -181,28 +185,49 @@ func (r *Runner) drive(ctx context.Context, m *Machine, obs Observer) (*Result, 
 		}
 		for _, t := range tasks {
 			// Resolve the action here, on the driving goroutine: the
-			// per-run cache is not shared-write safe.
-			st.action(t.Node)
+			// per-run cache is not shared-write safe, and the task's
+			// goroutine stays small (no stack growth on start).
+			act, cfg, err := st.action(t.Node)
+			c := newCall(t, cfg) // allocated here, so the goroutine starts small
 			if results == nil {
-				results = make(chan taskResult)
+				// Buffered, so that finished tasks do not wait for the
+				// driver to take their results one by one.
+				results = make(chan taskResult, resultBuffer)
 			}
 			inflight++
 			current = t
-			go func(t *Task) {
-				out, err := st.exec(ctx, t, false)
-				select {
-				case results <- taskResult{t.ID, out, err}:
-				case <-done:
-				}
-			}(t)
+			go st.async(ctx, t, act, c, err, results, done)
 		}
 		if inflight == 0 {
 			break
+		}
+		var x taskResult
+		var got bool
+		select {
+		case x = <-results: // a result already waiting: no select over ctx
+			got = true
+		default:
+		}
+		if got {
+			inflight--
+			m.Complete(x.id, x.out, x.err)
+			continue
 		}
 		select {
 		case x := <-results:
 			inflight--
 			m.Complete(x.id, x.out, x.err)
+			// Take every other result already there before looking for
+			// new tasks: one pass of the loop per batch, not per result.
+			for drained := false; !drained && m.Status() == Running; {
+				select {
+				case x := <-results:
+					inflight--
+					m.Complete(x.id, x.out, x.err)
+				default:
+					drained = true
+				}
+			}
 		case <-ctx.Done():
 			st.limit(context.Cause(ctx), current)
 		}
@@ -215,6 +240,9 @@ func (r *Runner) drive(ctx context.Context, m *Machine, obs Observer) (*Result, 
 }
 
 var errMaxTime = errors.New("max_time exceeded")
+
+// resultBuffer is the capacity of a run's result channel.
+const resultBuffer = 128
 
 // limit fails the machine because ctx ended: the run's max time, or the
 // caller's cancellation.
@@ -308,42 +336,88 @@ func (st *runState) action(pn *flow.PlanNode) (Action, map[string]flow.Value, er
 	return st.acts[i], st.cfg[i], st.errs[i]
 }
 
-// exec carries out one task with its retries and timeout. It never panics:
-// a panicking action fails its attempt. inline says the task runs on the
-// driving goroutine, alone, so the Call and output buffer can be reused.
-func (st *runState) exec(ctx context.Context, t *Task, inline bool) ([]flow.Value, error) {
-	act, cfg, err := st.action(t.Node)
-	if err != nil {
-		return nil, err
+// async runs a task on its own goroutine and sends its result. It is a
+// method, not a closure, so starting it allocates nothing.
+func (st *runState) async(ctx context.Context, t *Task, act Action, c *Call, err error, results chan<- taskResult, done <-chan struct{}) {
+	var out []flow.Value
+	if err == nil {
+		out, err = st.exec(ctx, t, act, c)
 	}
+	select {
+	case results <- taskResult{t.ID, out, err}: // room in the buffer: the common case
+	default:
+		sendResult(taskResult{t.ID, out, err}, results, done)
+	}
+}
+
+// sendResult waits for room for a result, or for the run to end.
+func sendResult(r taskResult, results chan<- taskResult, done <-chan struct{}) {
+	select {
+	case results <- r:
+	case <-done:
+	}
+}
+
+// callBox holds a Call and room for up to two outputs, the common case, in
+// one allocation.
+type callBox struct {
+	c   Call
+	out [2]flow.Value
+}
+
+// newCall prepares the Call of a task's first attempt.
+func newCall(t *Task, cfg map[string]flow.Value) *Call {
+	b := &callBox{}
+	b.c = Call{Node: t.Node, Action: t.Node.Node.Action, Step: t.Step, Item: t.Item, Attempt: 1, Inputs: t.Inputs, Config: cfg}
+	if n := len(t.Node.Outputs); n <= len(b.out) {
+		b.c.Outputs = b.out[:n:n]
+	} else {
+		b.c.Outputs = make([]flow.Value, n)
+	}
+	return &b.c
+}
+
+// inlineCall prepares the Call of a task run on the driving goroutine,
+// reusing the run's one Call and output buffer.
+func (st *runState) inlineCall(t *Task, cfg map[string]flow.Value) *Call {
+	nout := len(t.Node.Outputs)
+	if cap(st.outbuf) < nout {
+		st.outbuf = make([]flow.Value, nout)
+	}
+	out := st.outbuf[:nout]
+	clear(out)
+	c := &st.call // fields set one by one: cheaper than a composite literal here
+	c.Node, c.Action, c.Step, c.Item, c.Attempt = t.Node, t.Node.Node.Action, t.Step, t.Item, 1
+	c.Inputs, c.Outputs, c.Config, c.emit = t.Inputs, out, cfg, nil
+	return c
+}
+
+// exec carries out one task: its action (resolved by the caller on the
+// driving goroutine) with the prepared Call, its retries and its timeout.
+// It never panics: a panicking action fails its attempt.
+func (st *runState) exec(ctx context.Context, t *Task, act Action, c *Call) ([]flow.Value, error) {
+	n := t.Node.Node
+	if st.obs != nil {
+		c.emit = func(kind string, data flow.Value) {
+			st.observe(Event{Type: ActionEvent, Step: t.Step, Node: t.Node.Name, Task: t.ID, Item: t.Item, Kind: kind, Data: data})
+		}
+	}
+	err := st.attempt(ctx, act, c, n.Timeout)
+	if err == nil {
+		return c.Outputs, nil
+	}
+	return st.retry(ctx, t, act, c, err)
+}
+
+// retry handles a failed first attempt: an interrupt or a cancelled run
+// ends the task, otherwise the node's retry policy decides.
+func (st *runState) retry(ctx context.Context, t *Task, act Action, c *Call, err error) ([]flow.Value, error) {
 	n := t.Node.Node
 	attempts := 1
 	if n.Retry != nil && n.Retry.MaxAttempts > 1 {
 		attempts = n.Retry.MaxAttempts
 	}
 	for attempt := 1; ; attempt++ {
-		var c *Call
-		if inline {
-			c = &st.call
-			nout := len(t.Node.Outputs)
-			if cap(st.outbuf) < nout {
-				st.outbuf = make([]flow.Value, nout)
-			}
-			out := st.outbuf[:nout]
-			clear(out)
-			*c = Call{Node: t.Node, Action: n.Action, Step: t.Step, Item: t.Item, Attempt: attempt, Inputs: t.Inputs, Outputs: out, Config: cfg}
-		} else {
-			c = &Call{Node: t.Node, Action: n.Action, Step: t.Step, Item: t.Item, Attempt: attempt, Inputs: t.Inputs, Outputs: make([]flow.Value, len(t.Node.Outputs)), Config: cfg}
-		}
-		if st.obs != nil {
-			c.emit = func(kind string, data flow.Value) {
-				st.observe(Event{Type: ActionEvent, Step: t.Step, Node: t.Node.Name, Task: t.ID, Item: t.Item, Kind: kind, Data: data})
-			}
-		}
-		err := st.attempt(ctx, act, c, n.Timeout)
-		if err == nil {
-			return c.Outputs, nil
-		}
 		if _, ok := isInterrupt(err); ok {
 			return nil, err
 		}
@@ -361,6 +435,11 @@ func (st *runState) exec(ctx context.Context, t *Task, inline bool) ([]flow.Valu
 		}
 		if err := sleep(ctx, delay); err != nil {
 			return nil, err
+		}
+		c.Attempt = attempt + 1
+		clear(c.Outputs)
+		if err = st.attempt(ctx, act, c, n.Timeout); err == nil {
+			return c.Outputs, nil
 		}
 	}
 }
@@ -410,10 +489,21 @@ func safeRun(ctx context.Context, act Action, c *Call) (err error) {
 	return act.Run(ctx, c)
 }
 
+// attempt runs one attempt of an action. Without a deadline it is a plain
+// call; with one, attemptPreempt runs it so the deadline can preempt it.
+// The two are separate so that the common path keeps a small stack frame:
+// tasks of parallel branches start on fresh goroutines with small stacks.
 func (st *runState) attempt(ctx context.Context, act Action, c *Call, timeout time.Duration) error {
 	if timeout <= 0 && st.m.plan.MaxTime <= 0 {
 		return safeRun(ctx, act, c)
 	}
+	return st.attemptPreempt(ctx, act, c, timeout)
+}
+
+// attemptPreempt runs an attempt on its own goroutine and stops waiting
+// for it when the node's timeout or the run's max time passes, even if the
+// action ignores its context.
+func (st *runState) attemptPreempt(ctx context.Context, act Action, c *Call, timeout time.Duration) error {
 	actx := ctx
 	if timeout > 0 {
 		var cancel context.CancelFunc

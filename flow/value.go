@@ -105,12 +105,13 @@ func (v Value) Kind() Kind {
 func (v Value) IsNull() bool { return v.any == nil }
 
 // Bool returns the value of a Bool, and false for other kinds.
-func (v Value) Bool() bool { return v.any == KindBool && v.num != 0 }
+func (v Value) Bool() bool { k, _ := v.any.(Kind); return k == KindBool && v.num != 0 }
 
 // Int returns the value of an Int (a Float is truncated, a Duration gives
 // nanoseconds), and 0 for other kinds.
 func (v Value) Int() int64 {
-	switch v.any {
+	k, _ := v.any.(Kind)
+	switch k {
 	case KindInt, KindDuration:
 		return int64(v.num)
 	case KindFloat:
@@ -121,7 +122,8 @@ func (v Value) Int() int64 {
 
 // Float returns the value of a Float or an Int, and 0 for other kinds.
 func (v Value) Float() float64 {
-	switch v.any {
+	k, _ := v.any.(Kind)
+	switch k {
 	case KindFloat:
 		return math.Float64frombits(v.num)
 	case KindInt:
@@ -143,7 +145,7 @@ func (v Value) str() string {
 
 // Duration returns the value of a Duration, and 0 for other kinds.
 func (v Value) Duration() time.Duration {
-	if v.any == KindDuration {
+	if k, _ := v.any.(Kind); k == KindDuration {
 		return time.Duration(v.num)
 	}
 	return 0

@@ -63,17 +63,52 @@ func fastKindOf(rt reflect.Type) fastKind {
 	return fkNone
 }
 
-// fastDec stores *vp at p, a field of kind k. The value comes by pointer:
-// a flow.Value is large enough for the copy to show.
+// fastDec stores *v at p, a field of kind k. The value comes by pointer:
+// a flow.Value is large enough for the copy to show. Only the common cases
+// are handled here, in a function with a small stack frame: nodes often
+// run on fresh goroutines (parallel branches), whose stacks would
+// otherwise have to grow on the first call. Everything else, and every
+// error, goes through fastDecSlow.
 func fastDec(k fastKind, v *flow.Value, p unsafe.Pointer) error {
-	if k == fkInt && v.Kind() == flow.KindInt {
-		// The common case, without the checks below (int is 64 bits
-		// wide on the platforms where it matters; others check).
-		if i := v.Int(); int64(int(i)) == i {
-			*(*int)(p) = int(i)
+	switch k {
+	case fkInt:
+		if v.Kind() == flow.KindInt {
+			if i := v.Int(); int64(int(i)) == i {
+				*(*int)(p) = int(i)
+				return nil
+			}
+		}
+	case fkInt64:
+		if v.Kind() == flow.KindInt {
+			*(*int64)(p) = v.Int()
+			return nil
+		}
+	case fkBool:
+		if v.Kind() == flow.KindBool {
+			*(*bool)(p) = v.Bool()
+			return nil
+		}
+	case fkFloat64:
+		if v.Kind() == flow.KindFloat {
+			*(*float64)(p) = v.Float()
+			return nil
+		}
+	case fkString:
+		if v.Kind() == flow.KindString {
+			*(*string)(p) = v.Str()
+			return nil
+		}
+	case fkStrings:
+		if v.Kind() == flow.KindList && v.Len() == 0 {
+			*(*[]string)(p) = nil
 			return nil
 		}
 	}
+	return fastDecSlow(k, v, p)
+}
+
+// fastDecSlow is fastDec for the uncommon shapes and for errors.
+func fastDecSlow(k fastKind, v *flow.Value, p unsafe.Pointer) error {
 	switch k {
 	case fkBool:
 		if v.Kind() != flow.KindBool && !v.IsNull() {
