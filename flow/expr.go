@@ -105,8 +105,10 @@ func (e *ListExpr) Pos() Pos { return e.At }
 // Pos implements Expr.
 func (e *ObjectExpr) Pos() Pos { return e.At }
 
-// precedence of binary operators; higher binds tighter.
-func precedence(op string) int {
+// Precedence returns the binding power of a binary operator of the
+// expression language (higher binds tighter), or 0 for anything else. The
+// .wf parser and printer use it, so the language has one table.
+func Precedence(op string) int {
 	switch op {
 	case "||":
 		return 1
@@ -146,7 +148,7 @@ func (e *Unary) String() string { return e.Op + operand(e.X, 7) }
 
 // String implements Expr.
 func (e *Binary) String() string {
-	p := precedence(e.Op)
+	p := Precedence(e.Op)
 	return operand(e.X, p) + " " + e.Op + " " + operand(e.Y, p+1)
 }
 
@@ -177,7 +179,7 @@ func (e *ObjectExpr) String() string {
 }
 
 func operand(e Expr, min int) string {
-	if b, ok := e.(*Binary); ok && precedence(b.Op) < min {
+	if b, ok := e.(*Binary); ok && Precedence(b.Op) < min {
 		return "(" + b.String() + ")"
 	}
 	return e.String()

@@ -569,38 +569,14 @@ func (p *parser) parseWorkflow(f *File) *WorkflowDecl {
 			if cl.Lbrace, ok = p.openBrace(name); !ok {
 				break
 			}
-			bc := &blockCtx{what: func() string { return `section "nodes"` }, open: pos, keys: nodeSectionKeys}
-			cl.Rbrace = p.parseBlock(bc, func() {
-				if !p.isKeyword("node") {
-					msg := fmt.Sprintf("expected \"node\" in section \"nodes\", found %s", p.tok.describe())
-					if p.is(tIdent) {
-						msg += suggest(p.tok.lit, []string{"node"})
-					}
-					p.report(p.tok.pos, CodeSyntax, msg)
-					p.skipItem()
-					return
-				}
-				p.parseNode(d)
-			})
+			cl.Rbrace = p.parseItems("nodes", "node", pos, nodeSectionKeys, func() { p.parseNode(d) })
 		case "edges":
 			p.optColon()
 			var ok bool
 			if cl.Lbrace, ok = p.openBrace(name); !ok {
 				break
 			}
-			bc := &blockCtx{what: func() string { return `section "edges"` }, open: pos, keys: edgeSectionKeys}
-			cl.Rbrace = p.parseBlock(bc, func() {
-				if !p.isKeyword("edge") {
-					msg := fmt.Sprintf("expected \"edge\" in section \"edges\", found %s", p.tok.describe())
-					if p.is(tIdent) {
-						msg += suggest(p.tok.lit, []string{"edge"})
-					}
-					p.report(p.tok.pos, CodeSyntax, msg)
-					p.skipItem()
-					return
-				}
-				p.parseEdge(d)
-			})
+			cl.Rbrace = p.parseItems("edges", "edge", pos, edgeSectionKeys, func() { p.parseEdge(d) })
 		case "limits":
 			p.optColon()
 			l := &Limits{Pos: pos}
@@ -1083,26 +1059,6 @@ func binaryOp(t token) (string, int) {
 	return "", 0
 }
 
-// precedence returns the binding power of a binary operator (higher binds
-// tighter), or 0.
-func precedence(op string) int {
-	switch op {
-	case "||":
-		return 1
-	case "&&":
-		return 2
-	case "==", "!=":
-		return 3
-	case "<", "<=", ">", ">=", "in":
-		return 4
-	case "+", "-":
-		return 5
-	case "*", "/", "%":
-		return 6
-	}
-	return 0
-}
-
 func (p *parser) parseExpr() Expr { return p.parseBinary(1) }
 
 func (p *parser) parseBinary(minPrec int) Expr {
@@ -1271,4 +1227,23 @@ func (p *parser) parsePrimary() Expr {
 	}
 	p.errorf(t.pos, CodeSyntax, "expected expression, found %s", t.describe())
 	return &BadExpr{Pos: t.pos}
+}
+
+// parseItems parses the block of a section whose items all start with one
+// keyword ("nodes" holds "node" items, "edges" holds "edge" items), and
+// returns the position of its closing brace.
+func (p *parser) parseItems(section, keyword string, open flow.Pos, keys map[string]bool, item func()) flow.Pos {
+	bc := &blockCtx{what: func() string { return fmt.Sprintf("section %q", section) }, open: open, keys: keys}
+	return p.parseBlock(bc, func() {
+		if !p.isKeyword(keyword) {
+			msg := fmt.Sprintf("expected %q in section %q, found %s", keyword, section, p.tok.describe())
+			if p.is(tIdent) {
+				msg += suggest(p.tok.lit, []string{keyword})
+			}
+			p.report(p.tok.pos, CodeSyntax, msg)
+			p.skipItem()
+			return
+		}
+		item()
+	})
 }

@@ -612,7 +612,7 @@ const (
 func exprPrec(e Expr) int {
 	switch e := e.(type) {
 	case *BinaryExpr:
-		return precedence(e.Op)
+		return flow.Precedence(e.Op)
 	case *UnaryExpr:
 		return precUnary
 	}
@@ -694,7 +694,7 @@ func (w *exprWriter) expr(e Expr, ctx int) {
 		b.WriteString(e.Op)
 		w.expr(e.X, precUnary)
 	case *BinaryExpr:
-		p := precedence(e.Op)
+		p := flow.Precedence(e.Op)
 		w.expr(e.X, p)
 		b.WriteString(" " + e.Op + " ")
 		w.expr(e.Y, p+1)
