@@ -420,6 +420,9 @@ func (c *compiler) binary(e *Binary) (Type, evalFn) {
 			return bad("compares values that can never be equal")
 		}
 		eq := e.Op == "=="
+		if fn := c.stringEquals(e, eq); fn != nil {
+			return TBool, fn
+		}
 		return TBool, func(env Env) (Value, error) {
 			a, err := x(env)
 			if err != nil {
@@ -1019,5 +1022,31 @@ func (c *compiler) intCompare(e *Binary, xt, yt Type) evalFn {
 			return Null, fail(e, "cannot compare %s with Int", kindOf(a))
 		}
 		return BoolValue(test(int64(a.num))), nil
+	}
+}
+
+// stringEquals compiles the routing test of most workflows, a cell
+// compared with a string literal (intent == "qa"), to one read and one
+// string comparison. It returns nil for any other shape.
+func (c *compiler) stringEquals(e *Binary, eq bool) evalFn {
+	ref, lit := e.X, e.Y
+	if _, ok := ref.(*Lit); ok {
+		ref, lit = lit, ref
+	}
+	l, ok := lit.(*Lit)
+	if !ok || l.Value.Kind() != KindString {
+		return nil
+	}
+	cell := c.directCell(ref)
+	if cell < 0 {
+		return nil
+	}
+	want := l.Value.Str()
+	return func(env Env) (Value, error) {
+		a := env.Get(cell)
+		if _, ok := a.any.(stringptr); ok {
+			return BoolValue((a.str() == want) == eq), nil
+		}
+		return BoolValue(!eq), nil // null or another kind never equals a string
 	}
 }
