@@ -161,6 +161,7 @@ func (r *Runner) drive(ctx context.Context, m *Machine, obs Observer) (*Result, 
 	done := make(chan struct{})
 	defer close(done)
 	inflight := 0
+	ctxDone := ctx.Done()
 	var current *Task // for limit messages
 	for {
 		st.flush()
@@ -176,12 +177,14 @@ func (r *Runner) drive(ctx context.Context, m *Machine, obs Observer) (*Result, 
 			if err == nil {
 				out, err = st.exec(ctx, t, act, st.inlineCall(t, cfg))
 			}
-			if cerr := context.Cause(ctx); cerr != nil {
-				st.limit(cerr, t)
-				break
+			select {
+			case <-ctxDone: // a non-blocking receive: no lock when not cancelled
+				st.limit(context.Cause(ctx), t)
+			default:
+				m.Complete(t.ID, out, err)
+				continue
 			}
-			m.Complete(t.ID, out, err)
-			continue
+			break // cancelled or out of time
 		}
 		for _, t := range tasks {
 			// Resolve the action here, on the driving goroutine: the

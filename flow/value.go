@@ -720,6 +720,10 @@ func Conform(v Value, t Type) (Value, error) {
 		if v.Kind() == t.Kind {
 			return v, nil
 		}
+	case KindEnum:
+		if _, ok := v.any.(stringptr); ok && t.HasValue(v.str()) {
+			return v, nil
+		}
 	}
 	return conform(v, t)
 }
