@@ -822,8 +822,11 @@ func (m *Machine) arrive(t *token, f *frame, pn *flow.PlanNode) {
 // branch declaration order. Appends to one list from many branches are
 // gathered and written once, so a join of n branches costs O(n), not O(n²).
 func (m *Machine) merge(fo *fanout) error {
-	var appends map[int][]flow.Value
-	var order []int
+	type pending struct {
+		cell  int
+		elems []flow.Value
+	}
+	var appends []pending // few cells: a slice beats a map
 	for _, b := range fo.branches {
 		for _, w := range b.raw {
 			if m.plan.Cells[w.cell].RedName != "append" {
@@ -832,21 +835,22 @@ func (m *Machine) merge(fo *fanout) error {
 				}
 				continue
 			}
-			if appends == nil {
-				appends = map[int][]flow.Value{}
+			i := 0
+			for i < len(appends) && appends[i].cell != w.cell {
+				i++
 			}
-			if _, seen := appends[w.cell]; !seen {
-				order = append(order, w.cell)
+			if i == len(appends) {
+				appends = append(appends, pending{cell: w.cell})
 			}
 			if w.v.Kind() == flow.KindList {
-				appends[w.cell] = append(appends[w.cell], w.v.List()...)
+				appends[i].elems = append(appends[i].elems, w.v.List()...)
 			} else {
-				appends[w.cell] = append(appends[w.cell], w.v)
+				appends[i].elems = append(appends[i].elems, w.v)
 			}
 		}
 	}
-	for _, cell := range order {
-		if _, err := m.write(fo.parent, cell, flow.ListValue(appends[cell]...)); err != nil {
+	for _, p := range appends {
+		if _, err := m.write(fo.parent, p.cell, flow.ListValue(p.elems...)); err != nil {
 			return err
 		}
 	}

@@ -109,13 +109,7 @@ type runState struct {
 	m    *Machine
 	obs  Observer
 	mu   sync.Mutex // serialises obs; guards m.runSeq
-	acts []Action   // resolved lazily per node
-	errs []error
-	cfg  []map[string]flow.Value
-	// call and outbuf are reused by tasks run inline on the driving
-	// goroutine, one at a time.
-	call   Call
-	outbuf []flow.Value
+	impl []nodeImpl // per node, resolved lazily
 }
 
 func (st *runState) observe(e Event) {
@@ -141,11 +135,6 @@ func (st *runState) flush() {
 	}
 }
 
-type taskResult struct {
-	id  int
-	out []flow.Value
-	err error
-}
 
 func (r *Runner) drive(ctx context.Context, m *Machine, obs Observer) (*Result, error) {
 	plan := m.plan
@@ -154,101 +143,13 @@ func (r *Runner) drive(ctx context.Context, m *Machine, obs Observer) (*Result, 
 		ctx, cancel = context.WithTimeoutCause(ctx, plan.MaxTime, errMaxTime)
 		defer cancel()
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	st := &runState{r: r, m: m, obs: obs, acts: make([]Action, len(plan.Nodes)), errs: make([]error, len(plan.Nodes)), cfg: make([]map[string]flow.Value, len(plan.Nodes))}
-	var results chan taskResult
-	done := make(chan struct{})
-	defer close(done)
-	inflight := 0
-	ctxDone := ctx.Done()
-	var current *Task // for limit messages
-	for {
-		st.flush()
-		if m.Status() != Running {
-			break
-		}
-		tasks := m.Ready()
-		if len(tasks) == 1 && inflight == 0 && !st.needsGoroutine(tasks[0]) {
-			t := tasks[0]
-			current = t
-			var out []flow.Value
-			act, cfg, err := st.action(t.Node)
-			if err == nil {
-				out, err = st.exec(ctx, t, act, st.inlineCall(t, cfg))
-			}
-			select {
-			case <-ctxDone: // a non-blocking receive: no lock when not cancelled
-				st.limit(context.Cause(ctx), t)
-			default:
-				m.Complete(t.ID, out, err)
-				continue
-			}
-			break // cancelled or out of time
-		}
-		for _, t := range tasks {
-			// Resolve the action here, on the driving goroutine: the
-			// per-run cache is not shared-write safe, and the task's
-			// goroutine stays small (no stack growth on start).
-			act, cfg, err := st.action(t.Node)
-			c := newCall(t, cfg) // allocated here, so the goroutine starts small
-			if results == nil {
-				// Buffered, so that finished tasks do not wait for the
-				// driver to take their results one by one.
-				results = make(chan taskResult, resultBuffer)
-			}
-			inflight++
-			current = t
-			go st.async(ctx, t, act, c, err, results, done)
-		}
-		if inflight == 0 {
-			break
-		}
-		var x taskResult
-		var got bool
-		select {
-		case x = <-results: // a result already waiting: no select over ctx
-			got = true
-		default:
-		}
-		if got {
-			inflight--
-			m.Complete(x.id, x.out, x.err)
-			continue
-		}
-		select {
-		case x := <-results:
-			inflight--
-			m.Complete(x.id, x.out, x.err)
-			// Take every other result already there before looking for
-			// new tasks: one pass of the loop per batch, not per result.
-			for drained := false; !drained && m.Status() == Running; {
-				select {
-				case x := <-results:
-					inflight--
-					m.Complete(x.id, x.out, x.err)
-				default:
-					drained = true
-				}
-			}
-		case <-ctx.Done():
-			st.limit(context.Cause(ctx), current)
-		}
-		if m.Status() == Failed {
-			break
-		}
-	}
-	st.flush()
+	st := &runState{r: r, m: m, obs: obs, impl: make([]nodeImpl, len(plan.Nodes))}
+	newExecutor(ctx, st).run()
 	return st.result(), m.Err()
 }
 
 var errMaxTime = errors.New("max_time exceeded")
 
-// resultBuffer is the capacity of a run's result channel.
-const resultBuffer = 128
-
-// limit fails the machine because ctx ended: the run's max time, or the
-// caller's cancellation.
 func (st *runState) limit(cause error, t *Task) {
 	node, step := "", st.m.Steps()
 	if t != nil {
@@ -259,12 +160,6 @@ func (st *runState) limit(cause error, t *Task) {
 		return
 	}
 	st.m.fail(&NodeError{Node: node, Step: step, Err: fmt.Errorf("run cancelled: %w", cause)})
-}
-
-// needsGoroutine reports whether a task must run on its own goroutine so
-// that a timeout can preempt it.
-func (st *runState) needsGoroutine(t *Task) bool {
-	return t.Node.Node.Timeout > 0 || st.m.plan.MaxTime > 0
 }
 
 func (st *runState) result() *Result {
@@ -286,10 +181,26 @@ func (st *runState) result() *Result {
 
 // action resolves the implementation of a node, once per run.
 func (st *runState) action(pn *flow.PlanNode) (Action, map[string]flow.Value, error) {
-	i := pn.Index
-	if st.acts[i] != nil || st.errs[i] != nil {
-		return st.acts[i], st.cfg[i], st.errs[i]
+	im := &st.impl[pn.Index]
+	if !im.done {
+		im.act, im.cfg, im.err = st.resolve(pn)
+		im.done = true
 	}
+	return im.act, im.cfg, im.err
+}
+
+// nodeImpl is a node's implementation as resolved for one run.
+type nodeImpl struct {
+	act  Action
+	cfg  map[string]flow.Value
+	err  error
+	done bool
+}
+
+// resolve finds a node's implementation: a subworkflow, a registered Go
+// action (also under the node's own name for implementations written on
+// the node), or an action bound in the source.
+func (st *runState) resolve(pn *flow.PlanNode) (Action, map[string]flow.Value, error) {
 	n := pn.Node
 	b := st.m.plan.Workflow.Binding(n.Action)
 	cfg := n.Config
@@ -302,97 +213,37 @@ func (st *runState) action(pn *flow.PlanNode) (Action, map[string]flow.Value, er
 			cfg[k] = v
 		}
 	}
-	st.cfg[i] = cfg
 	switch {
 	case n.Type == flow.Subflow:
-		st.acts[i] = st.subflow(pn)
+		return st.subflow(pn), cfg, nil
 	case n.Action == "" && n.Type == flow.Human:
 		// A question written on the node; a registration under the
 		// node's name (a stub, a Go implementation) wins.
 		if a, ok := st.r.Registry.Lookup(pn.Name); ok {
-			st.acts[i] = a
-		} else {
-			st.acts[i] = Ask()
+			return a, cfg, nil
 		}
-	default:
-		name := n.Action
-		if name == "" {
-			// An implementation written on the node itself (an LLM prompt,
-			// a tool): registered or stubbed under the node's name.
-			name = pn.Name
-			if b == nil && n.Type != flow.Function {
-				b = &flow.Binding{Name: pn.Name, Type: n.Type, Config: n.Config, ConfigPos: n.ConfigPos, Pos: n.Pos}
-			}
-		}
-		if a, ok := st.r.Registry.Lookup(name); ok {
-			st.acts[i] = a
-		} else if b != nil && st.r.Bind != nil {
-			a, err := st.r.Bind(b)
-			if err != nil {
-				st.errs[i] = fmt.Errorf("action %s (%s binding at %s): %w", name, b.Type, b.Pos, err)
-			}
-			st.acts[i] = a
-		} else {
-			st.errs[i] = &UnknownActionError{Node: pn.Name, Action: name}
+		return Ask(), cfg, nil
+	}
+	name := n.Action
+	if name == "" {
+		// An implementation written on the node itself (an LLM prompt, a
+		// tool): registered or stubbed under the node's name.
+		name = pn.Name
+		if b == nil && n.Type != flow.Function {
+			b = &flow.Binding{Name: pn.Name, Type: n.Type, Config: n.Config, ConfigPos: n.ConfigPos, Pos: n.Pos}
 		}
 	}
-	return st.acts[i], st.cfg[i], st.errs[i]
-}
-
-// async runs a task on its own goroutine and sends its result. It is a
-// method, not a closure, so starting it allocates nothing.
-func (st *runState) async(ctx context.Context, t *Task, act Action, c *Call, err error, results chan<- taskResult, done <-chan struct{}) {
-	var out []flow.Value
-	if err == nil {
-		out, err = st.exec(ctx, t, act, c)
+	if a, ok := st.r.Registry.Lookup(name); ok {
+		return a, cfg, nil
 	}
-	select {
-	case results <- taskResult{t.ID, out, err}: // room in the buffer: the common case
-	default:
-		sendResult(taskResult{t.ID, out, err}, results, done)
+	if b != nil && st.r.Bind != nil {
+		a, err := st.r.Bind(b)
+		if err != nil {
+			return nil, cfg, fmt.Errorf("action %s (%s binding at %s): %w", name, b.Type, b.Pos, err)
+		}
+		return a, cfg, nil
 	}
-}
-
-// sendResult waits for room for a result, or for the run to end.
-func sendResult(r taskResult, results chan<- taskResult, done <-chan struct{}) {
-	select {
-	case results <- r:
-	case <-done:
-	}
-}
-
-// callBox holds a Call and room for up to two outputs, the common case, in
-// one allocation.
-type callBox struct {
-	c   Call
-	out [2]flow.Value
-}
-
-// newCall prepares the Call of a task's first attempt.
-func newCall(t *Task, cfg map[string]flow.Value) *Call {
-	b := &callBox{}
-	b.c = Call{Node: t.Node, Action: t.Node.Node.Action, Step: t.Step, Item: t.Item, Attempt: 1, Inputs: t.Inputs, Config: cfg}
-	if n := len(t.Node.Outputs); n <= len(b.out) {
-		b.c.Outputs = b.out[:n:n]
-	} else {
-		b.c.Outputs = make([]flow.Value, n)
-	}
-	return &b.c
-}
-
-// inlineCall prepares the Call of a task run on the driving goroutine,
-// reusing the run's one Call and output buffer.
-func (st *runState) inlineCall(t *Task, cfg map[string]flow.Value) *Call {
-	nout := len(t.Node.Outputs)
-	if cap(st.outbuf) < nout {
-		st.outbuf = make([]flow.Value, nout)
-	}
-	out := st.outbuf[:nout]
-	clear(out)
-	c := &st.call // fields set one by one: cheaper than a composite literal here
-	c.Node, c.Action, c.Step, c.Item, c.Attempt = t.Node, t.Node.Node.Action, t.Step, t.Item, 1
-	c.Inputs, c.Outputs, c.Config, c.emit = t.Inputs, out, cfg, nil
-	return c
+	return nil, cfg, &UnknownActionError{Node: pn.Name, Action: name}
 }
 
 // exec carries out one task: its action (resolved by the caller on the

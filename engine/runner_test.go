@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -429,5 +430,53 @@ func TestRunnerEventSeq(t *testing.T) {
 		if s != i+1 {
 			t.Fatalf("seqs = %v", seqs)
 		}
+	}
+}
+
+// Slow actions in a wide fan-out all run at once: the executor starts a
+// goroutine for every task still queued after a short delay, so 20
+// branches of 100ms take about 100ms, not 2s.
+func TestRunnerWideFanoutOfSlowActionsRunsAtOnce(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("workflow Wide {\n  nodes {\n    node start {\n      type: FUNCTION\n      action: \"noop\"\n    }\n")
+	var names []string
+	for i := range 20 {
+		name := fmt.Sprintf("b%d", i)
+		names = append(names, name)
+		fmt.Fprintf(&b, "    node %s {\n      type: FUNCTION\n      action: \"slow\"\n    }\n", name)
+	}
+	b.WriteString("    node join {\n      type: END\n    }\n  }\n  edges {\n")
+	fmt.Fprintf(&b, "    edge { from: start; to: [%s]; join: join }\n", strings.Join(names, ", "))
+	for _, n := range names {
+		fmt.Fprintf(&b, "    edge { from: %s; to: join }\n", n)
+	}
+	b.WriteString("  }\n  initial: start\n  finals: [ join ]\n}\n")
+	plan := compile(t, "wide.wf", b.String())
+	var running, peak atomic.Int32
+	reg := registry(t, map[string]engine.ActionFunc{
+		"noop": func(context.Context, *engine.Call) error { return nil },
+		"slow": func(ctx context.Context, c *engine.Call) error {
+			n := running.Add(1)
+			for {
+				p := peak.Load()
+				if n <= p || peak.CompareAndSwap(p, n) {
+					break
+				}
+			}
+			time.Sleep(100 * time.Millisecond)
+			running.Add(-1)
+			return nil
+		},
+	})
+	start := time.Now()
+	res, err := (&engine.Runner{Registry: reg}).Run(context.Background(), plan, nil, nil)
+	if err != nil || res.Status != engine.Completed {
+		t.Fatal(res.Status, err)
+	}
+	if el := time.Since(start); el > time.Second {
+		t.Errorf("20 parallel 100ms branches took %v", el)
+	}
+	if p := peak.Load(); p != 20 {
+		t.Errorf("at most %d branches ran at once, want 20", p)
 	}
 }

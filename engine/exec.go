@@ -1,0 +1,212 @@
+package engine
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/weftlang/weft/flow"
+)
+
+// executor carries out the tasks of one drive of a Machine.
+//
+// Tasks wait in a FIFO queue. Whichever goroutine is free takes the next
+// one, runs its action, and then itself reports the result to the machine
+// (under mu) and takes the next task: there is no central loop that
+// finished branches wait for, so a fast branch goes on while a slow sibling
+// works. The driving goroutine is one of these workers.
+//
+// How many goroutines work adapts to the tasks. Up to GOMAXPROCS work at
+// once from the start, which is all that cheap tasks (plain Go functions)
+// can use: a fan-out of 100 of them costs about what running them in a
+// loop does. When tasks are still queued after spawnDelay, because the
+// workers are busy in slow actions (an LLM call, an HTTP request), a
+// worker starts for every queued task, so slow actions all run at once,
+// whatever their number, within spawnDelay of being ready.
+type executor struct {
+	st   *runState
+	ctx  context.Context
+	done <-chan struct{} // ctx.Done()
+
+	mu       sync.Mutex // guards everything below, and the machine
+	queue    []*Task
+	head     int   // queue[head:] is waiting
+	running  int   // tasks being carried out
+	helpers  int   // goroutines working besides the driver
+	eager    int   // helpers that may start at once (GOMAXPROCS-1)
+	current  *Task // the task started last, for limit messages
+	timer    *time.Timer
+	armed    bool
+	finished bool
+	wake     chan struct{} // tells the driver there is work, or the run settled
+}
+
+// spawnDelay is how long a task may wait in the queue before a goroutine
+// of its own is started for it.
+const spawnDelay = 200 * time.Microsecond
+
+func newExecutor(ctx context.Context, st *runState) *executor {
+	return &executor{st: st, ctx: ctx, done: ctx.Done(), eager: 0, wake: make(chan struct{}, 1)}
+}
+
+// run drives the machine until it settles: completed, failed, waiting, or
+// cancelled through ctx.
+func (ex *executor) run() {
+	ex.mu.Lock()
+	ex.enqueue()
+	ex.mu.Unlock()
+	for {
+		ex.work()
+		ex.mu.Lock()
+		select {
+		case <-ex.done:
+			if ex.st.m.Status() == Running {
+				ex.st.limit(context.Cause(ex.ctx), ex.current)
+				ex.queue, ex.head = nil, 0
+			}
+		default:
+		}
+		settled := ex.settled()
+		ex.mu.Unlock()
+		if settled {
+			break
+		}
+		select {
+		case <-ex.wake:
+		case <-ex.done:
+		}
+	}
+	ex.mu.Lock()
+	// Helpers still in an action (abandoned after a cancellation, or
+	// in a branch that no longer matters) leave the machine alone from
+	// now on.
+	ex.finished = true
+	if ex.timer != nil {
+		ex.timer.Stop()
+	}
+	ex.st.flush()
+	ex.mu.Unlock()
+}
+
+// settled reports whether the run is over for this drive. mu is held.
+func (ex *executor) settled() bool {
+	return ex.st.m.Status() != Running || (ex.head == len(ex.queue) && ex.running == 0)
+}
+
+// enqueue moves the machine's ready tasks to the queue and makes sure
+// someone will take them. mu is held.
+func (ex *executor) enqueue() {
+	ex.st.flush()
+	tasks := ex.st.m.Ready()
+	if len(tasks) == 0 {
+		return
+	}
+	if ex.head == len(ex.queue) {
+		ex.queue, ex.head = ex.queue[:0], 0
+	}
+	ex.queue = append(ex.queue, tasks...)
+	select {
+	case ex.wake <- struct{}{}:
+	default:
+	}
+	if waiting := len(ex.queue) - ex.head; waiting > 1 {
+		for ex.helpers < ex.eager && ex.helpers < waiting-1 {
+			ex.helpers++
+			go ex.help()
+		}
+		if !ex.armed {
+			ex.armed = true
+			if ex.timer == nil {
+				ex.timer = time.AfterFunc(spawnDelay, ex.grow)
+			} else {
+				ex.timer.Reset(spawnDelay)
+			}
+		}
+	}
+}
+
+// grow starts a goroutine for every task still queued: the workers are
+// busy in slow actions.
+func (ex *executor) grow() {
+	ex.mu.Lock()
+	defer ex.mu.Unlock()
+	ex.armed = false
+	if ex.finished {
+		return
+	}
+	for i := ex.head; i < len(ex.queue); i++ {
+		ex.helpers++
+		go ex.help()
+	}
+}
+
+// help is a helper goroutine: it works until the queue is empty.
+func (ex *executor) help() {
+	ex.work()
+	ex.mu.Lock()
+	ex.helpers--
+	ex.mu.Unlock()
+}
+
+// work takes tasks from the queue and carries them out, reporting each
+// result to the machine, until the queue is empty or the run is over.
+func (ex *executor) work() {
+	var box callBox // this worker's Call, reused from task to task
+	st := ex.st
+	ex.mu.Lock()
+	for !ex.finished && st.m.Status() == Running && ex.head < len(ex.queue) {
+		t := ex.queue[ex.head]
+		ex.queue[ex.head] = nil
+		ex.head++
+		ex.running++
+		ex.current = t
+		act, cfg, err := st.action(t.Node)
+		ex.mu.Unlock()
+
+		var out []flow.Value
+		if err == nil {
+			out, err = st.exec(ex.ctx, t, act, box.prepare(t, cfg))
+		}
+
+		ex.mu.Lock()
+		if ex.finished {
+			break
+		}
+		ex.running--
+		select {
+		case <-ex.done:
+			// Cancelled or out of time: the driver fails the run.
+		default:
+			st.m.Complete(t.ID, out, err)
+			ex.enqueue()
+		}
+		if ex.settled() {
+			select {
+			case ex.wake <- struct{}{}:
+			default:
+			}
+		}
+	}
+	ex.mu.Unlock()
+}
+
+// callBox holds a worker's Call and room for up to two outputs, the common
+// case.
+type callBox struct {
+	c   Call
+	out [2]flow.Value
+}
+
+// prepare readies the box's Call for a task's first attempt.
+func (b *callBox) prepare(t *Task, cfg map[string]flow.Value) *Call {
+	c := &b.c
+	c.Node, c.Action, c.Step, c.Item, c.Attempt = t.Node, t.Node.Node.Action, t.Step, t.Item, 1
+	c.Inputs, c.Config, c.emit = t.Inputs, cfg, nil
+	if n := len(t.Node.Outputs); n <= len(b.out) {
+		b.out = [2]flow.Value{}
+		c.Outputs = b.out[:n:n]
+	} else {
+		c.Outputs = make([]flow.Value, n)
+	}
+	return c
+}
