@@ -135,7 +135,6 @@ func (st *runState) flush() {
 	}
 }
 
-
 func (r *Runner) drive(ctx context.Context, m *Machine, obs Observer) (*Result, error) {
 	plan := m.plan
 	if plan.MaxTime > 0 {
