@@ -56,39 +56,9 @@ var nodeFieldNames = []string{
 	"workflow", "retry", "timeout", "map", "as", "parallelism", "set",
 }
 
-var nodeFields = map[string]fieldSpec{
-	"type":        {kind: fkIdent}, // checked by the compiler
-	"action":      {kind: fkString},
-	"description": {kind: fkExpr},
-	"inputs":      {kind: fkEntries},
-	"outputs":     {kind: fkDecls},
-	"prompt":      {kind: fkExpr},
-	"system":      {kind: fkExpr},
-	"model":       {kind: fkExpr},
-	"temperature": {kind: fkExpr},
-	"max_tokens":  {kind: fkExpr},
-	"mode":        {kind: fkIdent, values: llmModes},
-	"question":    {kind: fkExpr},
-	"tool":        {kind: fkString},
-	"url":         {kind: fkExpr},
-	"method":      {kind: fkExpr},
-	"headers":     {kind: fkExpr},
-	"body":        {kind: fkExpr},
-	"workflow":    {kind: fkIdent},
-	"retry":       {kind: fkEntries, keys: retryKeys},
-	"timeout":     {kind: fkExpr},
-	"map":         {kind: fkExpr},
-	"as":          {kind: fkIdent},
-	"parallelism": {kind: fkExpr},
-	"set":         {kind: fkAssigns},
-}
-
-var actionFieldNames = []string{
-	"type", "description", "prompt", "system", "model", "temperature", "max_tokens", "mode",
-	"question", "url", "method", "headers", "body", "tool",
-}
-
-var actionFields = map[string]fieldSpec{
+// implFields are the fields that describe an implementation: nodes and
+// action bindings both accept them.
+var implFields = map[string]fieldSpec{
 	"type":        {kind: fkIdent}, // checked by the compiler
 	"description": {kind: fkExpr},
 	"prompt":      {kind: fkExpr},
@@ -103,6 +73,39 @@ var actionFields = map[string]fieldSpec{
 	"headers":     {kind: fkExpr},
 	"body":        {kind: fkExpr},
 	"tool":        {kind: fkExpr},
+}
+
+var nodeFields = withFields(implFields, map[string]fieldSpec{
+	"action":      {kind: fkString},
+	"inputs":      {kind: fkEntries},
+	"outputs":     {kind: fkDecls},
+	"tool":        {kind: fkString},
+	"workflow":    {kind: fkIdent},
+	"retry":       {kind: fkEntries, keys: retryKeys},
+	"timeout":     {kind: fkExpr},
+	"map":         {kind: fkExpr},
+	"as":          {kind: fkIdent},
+	"parallelism": {kind: fkExpr},
+	"set":         {kind: fkAssigns},
+})
+
+var actionFieldNames = []string{
+	"type", "description", "prompt", "system", "model", "temperature", "max_tokens", "mode",
+	"question", "url", "method", "headers", "body", "tool",
+}
+
+var actionFields = implFields
+
+// withFields returns base with extra added (extra wins).
+func withFields(base, extra map[string]fieldSpec) map[string]fieldSpec {
+	out := make(map[string]fieldSpec, len(base)+len(extra))
+	for k, v := range base {
+		out[k] = v
+	}
+	for k, v := range extra {
+		out[k] = v
+	}
+	return out
 }
 
 var (

@@ -158,25 +158,4 @@ func dotQuote(s string) string {
 }
 
 // dotHTML escapes s for the text of an HTML-like label.
-func dotHTML(s string) string {
-	var sb strings.Builder
-	for _, r := range cleanText(s) {
-		switch r {
-		case '&':
-			sb.WriteString("&amp;")
-		case '<':
-			sb.WriteString("&lt;")
-		case '>':
-			sb.WriteString("&gt;")
-		case '"':
-			sb.WriteString("&quot;")
-		case '\'':
-			sb.WriteString("&#39;")
-		case '\n':
-			sb.WriteString(" ")
-		default:
-			sb.WriteRune(r)
-		}
-	}
-	return sb.String()
-}
+func dotHTML(s string) string { return escapeMarkup(s, "&#39;", " ") }

@@ -41,10 +41,13 @@ func idPrefix(g *Graph) string {
 }
 
 // xmlText escapes s for XML character data and attribute values.
-func xmlText(s string) string {
-	s = cleanText(s)
+func xmlText(s string) string { return escapeMarkup(s, "&apos;", "&#10;") }
+
+// escapeMarkup escapes s (cleaned of control characters) for XML-like
+// markup; apos and newline are what a single quote and a line break become.
+func escapeMarkup(s, apos, newline string) string {
 	var sb strings.Builder
-	for _, r := range s {
+	for _, r := range cleanText(s) {
 		switch r {
 		case '&':
 			sb.WriteString("&amp;")
@@ -55,9 +58,9 @@ func xmlText(s string) string {
 		case '"':
 			sb.WriteString("&quot;")
 		case '\'':
-			sb.WriteString("&apos;")
+			sb.WriteString(apos)
 		case '\n':
-			sb.WriteString("&#10;")
+			sb.WriteString(newline)
 		default:
 			sb.WriteRune(r)
 		}
