@@ -1,0 +1,157 @@
+// Package llm is weft's interface to large language models: chat messages
+// (system, user, assistant and tool roles), tool definitions and tool calls,
+// an optional JSON Schema for structured output, sampling settings, token
+// usage, and streaming of text and tool-call deltas.
+//
+// A Model is one method. Providers (Ollama, OpenAI-compatible servers,
+// Anthropic) are thin clients over net/http in the sub-packages; the
+// fake servers that speak their wire protocols, and a conformance suite
+// every Model can run, are in llmtest.
+package llm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Model is a chat model.
+//
+// Chat sends req and returns the complete reply. If onChunk is not nil the
+// reply is streamed: onChunk is called, from the calling goroutine, for
+// every piece as it arrives (text, or a tool-call delta), and the returned
+// Response still holds the whole reply. An error returned by onChunk stops
+// the stream and is returned by Chat. Chat honours ctx: cancelling it
+// aborts the request. A Model is safe for concurrent use.
+type Model interface {
+	Chat(ctx context.Context, req *Request, onChunk func(Chunk) error) (*Response, error)
+}
+
+// Role says who wrote a message.
+type Role string
+
+// The roles.
+const (
+	System    Role = "system"
+	User      Role = "user"
+	Assistant Role = "assistant"
+	ToolRole  Role = "tool" // the result of a tool call, sent back to the model
+)
+
+// Message is one message of a conversation.
+type Message struct {
+	Role       Role       `json:"role"`
+	Content    string     `json:"content,omitempty"`
+	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`   // calls an assistant message asks for
+	ToolCallID string     `json:"tool_call_id,omitempty"` // for a ToolRole message: the call it answers
+	Name       string     `json:"name,omitempty"`         // for a ToolRole message: the tool's name
+}
+
+// ToolCall is a model's request to call a tool.
+type ToolCall struct {
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"` // a JSON object
+}
+
+// Tool describes a tool the model may call.
+type Tool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters"` // a JSON Schema of an object
+}
+
+// Effort is a reasoning-effort hint, for models that think before they
+// answer. Providers that have no such knob ignore it.
+type Effort string
+
+// The efforts.
+const (
+	EffortDefault Effort = ""
+	EffortLow     Effort = "low"
+	EffortMedium  Effort = "medium"
+	EffortHigh    Effort = "high"
+)
+
+// Request is one chat request.
+type Request struct {
+	Model    string    `json:"model"` // provider's model name, e.g. "llama3.1"
+	Messages []Message `json:"messages"`
+	Tools    []Tool    `json:"tools,omitempty"`
+	// Schema, when set, asks for a reply that is one JSON value valid
+	// against this JSON Schema (structured output).
+	Schema      json.RawMessage `json:"schema,omitempty"`
+	SchemaName  string          `json:"schema_name,omitempty"` // a name for the schema, where the protocol wants one
+	Temperature *float64        `json:"temperature,omitempty"`
+	MaxTokens   int             `json:"max_tokens,omitempty"`
+	Stop        []string        `json:"stop,omitempty"`
+	Seed        *int64          `json:"seed,omitempty"`
+	Effort      Effort          `json:"effort,omitempty"`
+}
+
+// Usage counts the tokens of one call.
+type Usage struct {
+	InputTokens  int `json:"input_tokens"`
+	OutputTokens int `json:"output_tokens"`
+}
+
+// Response is a complete reply.
+type Response struct {
+	Message      Message `json:"message"` // Role Assistant; Content and/or ToolCalls
+	Usage        Usage   `json:"usage"`
+	FinishReason string  `json:"finish_reason,omitempty"` // "stop", "length", "tool_calls", as the provider says it
+	Model        string  `json:"model,omitempty"`         // the model that answered
+}
+
+// Chunk is one piece of a streamed reply: some text, or a delta of a tool
+// call (the Index says which call; Name and ID come in the first delta of
+// a call, Arguments arrives in pieces to concatenate).
+type Chunk struct {
+	Text     string         `json:"text,omitempty"`
+	ToolCall *ToolCallDelta `json:"tool_call,omitempty"`
+}
+
+// ToolCallDelta is a piece of a streamed tool call.
+type ToolCallDelta struct {
+	Index     int    `json:"index"`
+	ID        string `json:"id,omitempty"`
+	Name      string `json:"name,omitempty"`
+	Arguments string `json:"arguments,omitempty"`
+}
+
+// Error is a failed call to a provider. errors.As finds it; Retryable says
+// whether trying again may help (429, 5xx, a dropped connection), and
+// RetryAfter is the wait the server asked for, if any.
+type Error struct {
+	Provider   string        // "ollama", "openai", "anthropic"
+	Status     int           // HTTP status, 0 if the request never got one
+	Message    string        // the provider's message, or a description
+	Retryable  bool          // whether another attempt may succeed
+	RetryAfter time.Duration // from a Retry-After header; 0 if none
+	Err        error         // the underlying error, if any
+}
+
+// Error names the provider, the status and the message.
+func (e *Error) Error() string {
+	s := e.Provider + ": "
+	if e.Status != 0 {
+		s += fmt.Sprintf("HTTP %d: ", e.Status)
+	}
+	s += e.Message
+	if e.Err != nil && e.Message == "" {
+		s += e.Err.Error()
+	}
+	return s
+}
+
+// Unwrap returns the underlying error.
+func (e *Error) Unwrap() error { return e.Err }
+
+// IsRetryable reports whether err is an *Error that another attempt may
+// fix.
+func IsRetryable(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Retryable
+}
