@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -161,7 +162,7 @@ func (f *frame) Get(cell int) flow.Value {
 // among them). Unknown parameters, missing required ones and values of the
 // wrong type are *InputError. Set trace to record events.
 func NewMachine(plan *flow.Plan, params map[string]flow.Value, trace bool) (*Machine, error) {
-	m := &Machine{plan: plan, cells: make([]flow.Value, len(plan.Cells)), trace: trace}
+	m := &Machine{plan: plan, cells: make([]flow.Value, len(plan.Cells)), trace: trace, path: make([]int, 0, len(plan.Nodes))}
 	m.root = &frame{m: m}
 	for name := range params {
 		found := false
@@ -773,6 +774,7 @@ func (m *Machine) take(t *token, e *flow.PlanEdge) {
 		return
 	}
 	n := len(e.To)
+	m.ready = slices.Grow(m.ready, n) // the branches' tasks, at once
 	fo := &fanout{edge: e, parent: t.frame, pending: n, branches: make([]*frame, n)}
 	frames := make([]frame, n) // one allocation for all branches
 	toks := make([]token, n)
@@ -840,7 +842,7 @@ func (m *Machine) merge(fo *fanout) error {
 				i++
 			}
 			if i == len(appends) {
-				appends = append(appends, pending{cell: w.cell})
+				appends = append(appends, pending{cell: w.cell, elems: make([]flow.Value, 0, len(fo.branches))})
 			}
 			if w.v.Kind() == flow.KindList {
 				appends[i].elems = append(appends[i].elems, w.v.List()...)
