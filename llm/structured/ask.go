@@ -1,0 +1,285 @@
+package structured
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/weftlang/weft/flow"
+	"github.com/weftlang/weft/llm"
+	"github.com/weftlang/weft/llm/schema"
+)
+
+// DefaultMaxRepairs is the number of times Ask re-asks the model when
+// Options.MaxRepairs is 0.
+const DefaultMaxRepairs = 2
+
+// DefaultSchemaName names the schema in requests that set no SchemaName.
+const DefaultSchemaName = "output"
+
+// Options tune Ask.
+type Options struct {
+	// MaxRepairs bounds how many times the model is re-asked after a reply
+	// that does not match the schema: 0 means DefaultMaxRepairs, a
+	// negative number means never.
+	MaxRepairs int
+	// Fallback gives the value of an output when Ask falls back, instead
+	// of the zero value of its type (schema.Zero). Each value must conform
+	// to its output's type.
+	Fallback map[string]flow.Value
+	// Strict makes Ask return an error (an *InvalidError or a *CallError)
+	// instead of falling back.
+	Strict bool
+	// OnChunk, if set, receives the streamed reply of every attempt.
+	OnChunk func(llm.Chunk) error
+}
+
+// Result is the outcome of Ask.
+type Result struct {
+	// Values holds one value per declared output, conformed to its type:
+	// from the model's reply, or the fallback defaults when FellBack.
+	Values map[string]flow.Value
+	// Raw is the text of the last reply (empty if no reply came).
+	Raw string
+	// JSON is the JSON value taken from the last reply, if one was found.
+	JSON json.RawMessage
+	// Extraction says where the JSON was found in the last reply: the
+	// whole reply, a markdown fence, or surrounding prose.
+	Extraction Extraction
+	// Attempts counts the calls made to the model.
+	Attempts int
+	// Usage sums the token usage of every attempt.
+	Usage llm.Usage
+	// FellBack is true when Values are the fallback defaults.
+	FellBack bool
+	// Violations are those of the last reply when it did not match.
+	Violations []Violation
+	// Err is the provider error that made Ask fall back, if any.
+	Err error
+}
+
+// InvalidError is returned in Strict mode when no reply matched the schema.
+type InvalidError struct {
+	Attempts   int
+	Violations []Violation // of the last reply
+	Raw        string      // the last reply
+}
+
+// Error lists the violations of the last reply.
+func (e *InvalidError) Error() string {
+	return fmt.Sprintf("structured: the reply did not match the schema after %d attempt(s): %s",
+		e.Attempts, joinViolations(e.Violations, "; "))
+}
+
+// CallError is a failed call to the model, returned in Strict mode and kept
+// in Result.Err otherwise.
+type CallError struct {
+	Attempt int // 1 for the first call
+	Err     error
+}
+
+// Error names the attempt and the cause.
+func (e *CallError) Error() string {
+	return fmt.Sprintf("structured: attempt %d: %v", e.Attempt, e.Err)
+}
+
+// Unwrap returns the cause (often an *llm.Error).
+func (e *CallError) Unwrap() error { return e.Err }
+
+// ConfigError reports a call to Ask that can never succeed: no model, no
+// request, outputs without a schema, or a fallback that does not fit its
+// output. It is returned whatever the Options say.
+type ConfigError struct {
+	Err error
+}
+
+// Error describes the problem.
+func (e *ConfigError) Error() string { return "structured: " + e.Err.Error() }
+
+// Unwrap returns the cause.
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+// Ask asks m for a reply holding the declared outputs. It sets the request's
+// Schema to the schema of fields (schema.FromFields; req itself is not
+// changed), calls the model and validates the reply. When the reply does not
+// match, the model is re-asked, with its reply and a message listing every
+// violation appended to the conversation, up to Options.MaxRepairs times.
+//
+// When no reply matches, or the model fails (a network error, a 5xx after
+// the provider's retries), Ask returns the fallback defaults with
+// Result.FellBack set, the violations in Result.Violations and the model's
+// error in Result.Err, and a nil error: a node that asks for structured
+// output does not crash the run. With Options.Strict it returns an
+// *InvalidError or a *CallError instead.
+//
+// Ask always returns an error when ctx is done (the run is being stopped),
+// when Options.OnChunk stops the stream, and for a *ConfigError.
+func Ask(ctx context.Context, m llm.Model, req *llm.Request, fields []*flow.Field, opts Options) (*Result, error) {
+	if m == nil {
+		return nil, &ConfigError{Err: errors.New("no model")}
+	}
+	if req == nil {
+		return nil, &ConfigError{Err: errors.New("no request")}
+	}
+	raw, err := schema.FromFields(fields)
+	if err != nil {
+		return nil, &ConfigError{Err: err}
+	}
+	fallback, err := fallbacks(fields, opts.Fallback)
+	if err != nil {
+		return nil, &ConfigError{Err: err}
+	}
+	v, err := Compile(raw)
+	if err != nil {
+		return nil, &ConfigError{Err: err}
+	}
+	repairs := opts.MaxRepairs
+	switch {
+	case repairs == 0:
+		repairs = DefaultMaxRepairs
+	case repairs < 0:
+		repairs = 0
+	}
+
+	r := *req
+	r.Schema = raw
+	if r.SchemaName == "" {
+		r.SchemaName = DefaultSchemaName
+	}
+	r.Messages = slices.Clone(req.Messages)
+
+	res := &Result{}
+	var chunkErr error
+	onChunk := opts.OnChunk
+	if onChunk != nil {
+		onChunk = func(c llm.Chunk) error {
+			if err := opts.OnChunk(c); err != nil {
+				chunkErr = err
+				return err
+			}
+			return nil
+		}
+	}
+	for attempt := 1; attempt <= repairs+1; attempt++ {
+		res.Attempts = attempt
+		resp, err := m.Chat(ctx, &r, onChunk)
+		if resp != nil {
+			res.Usage.InputTokens += resp.Usage.InputTokens
+			res.Usage.OutputTokens += resp.Usage.OutputTokens
+		}
+		if err != nil {
+			if chunkErr != nil && errors.Is(err, chunkErr) {
+				return nil, chunkErr
+			}
+			if cerr := ctx.Err(); cerr != nil {
+				return nil, &CallError{Attempt: attempt, Err: cerr}
+			}
+			ce := &CallError{Attempt: attempt, Err: err}
+			if opts.Strict {
+				return nil, ce
+			}
+			res.Err = ce
+			return fellBack(res, fallback), nil
+		}
+		if resp == nil {
+			resp = &llm.Response{}
+		}
+		text := replyText(resp)
+		rep := v.Validate(text)
+		res.Raw, res.JSON, res.Extraction, res.Violations = text, rep.JSON, rep.Extraction, rep.Violations
+		if rep.Valid() {
+			vals, err := schema.Decode(rep.JSON, fields)
+			if err == nil {
+				res.Values = vals
+				res.Violations = nil
+				return res, nil
+			}
+			// Valid JSON Schema, but not a valid weft value (an integer that
+			// overflows Int, a duration that overflows Duration).
+			res.Violations = []Violation{decodeViolation(err)}
+		}
+		if attempt <= repairs {
+			r.Messages = append(r.Messages,
+				llm.Message{Role: llm.Assistant, Content: text},
+				llm.Message{Role: llm.User, Content: RepairPrompt(res.Violations)})
+		}
+	}
+	if opts.Strict {
+		return nil, &InvalidError{Attempts: res.Attempts, Violations: res.Violations, Raw: res.Raw}
+	}
+	return fellBack(res, fallback), nil
+}
+
+// RepairPrompt is the user message that re-asks the model after a reply
+// that did not match the schema: every violation on its own line.
+func RepairPrompt(vs []Violation) string {
+	var b strings.Builder
+	b.WriteString("Your reply did not match the schema:\n")
+	for _, v := range vs {
+		b.WriteString("- ")
+		b.WriteString(v.String())
+		b.WriteByte('\n')
+	}
+	b.WriteString("Reply again with only the JSON.")
+	return b.String()
+}
+
+// replyText returns the text of a reply. A reply that has no text but one
+// tool call (a provider that carries structured output as a tool call)
+// gives the call's arguments.
+func replyText(resp *llm.Response) string {
+	if resp.Message.Content == "" && len(resp.Message.ToolCalls) == 1 {
+		return string(resp.Message.ToolCalls[0].Arguments)
+	}
+	return resp.Message.Content
+}
+
+// decodeViolation turns a schema.Decode error into a violation at the
+// output's path.
+func decodeViolation(err error) Violation {
+	var se *schema.Error
+	if errors.As(err, &se) && se.Field != "" {
+		return Violation{Path: "/" + escape(se.Field), Message: se.Err.Error()}
+	}
+	return Violation{Message: err.Error()}
+}
+
+// fallbacks returns the fallback value of every output: Options.Fallback
+// where given (conformed to the output's type), else the type's zero.
+func fallbacks(fields []*flow.Field, given map[string]flow.Value) (map[string]flow.Value, error) {
+	out := make(map[string]flow.Value, len(fields))
+	for _, f := range fields {
+		out[f.Name] = schema.Zero(f.Type)
+	}
+	for name, v := range given {
+		i := slices.IndexFunc(fields, func(f *flow.Field) bool { return f.Name == name })
+		if i < 0 {
+			return nil, fmt.Errorf("fallback for %q, which is not a declared output", name)
+		}
+		c, err := flow.Conform(v, fields[i].Type)
+		if err != nil {
+			return nil, fmt.Errorf("fallback for %s: %w", name, err)
+		}
+		out[name] = c
+	}
+	return out, nil
+}
+
+// fellBack marks res as fallen back to the fallback values.
+func fellBack(res *Result, fallback map[string]flow.Value) *Result {
+	res.Values = fallback
+	res.FellBack = true
+	return res
+}
+
+// joinViolations writes the violations joined by sep.
+func joinViolations(vs []Violation, sep string) string {
+	s := make([]string, len(vs))
+	for i, v := range vs {
+		s[i] = v.String()
+	}
+	return strings.Join(s, sep)
+}
