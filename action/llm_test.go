@@ -1,0 +1,176 @@
+package action_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/weftlang/weft/action"
+	"github.com/weftlang/weft/engine"
+	"github.com/weftlang/weft/flow"
+	"github.com/weftlang/weft/lang"
+	"github.com/weftlang/weft/llm"
+)
+
+// scripted is a fake model: it answers with its replies in order and
+// records the requests.
+type scripted struct {
+	mu      sync.Mutex
+	replies []string
+	reqs    []*llm.Request
+}
+
+func (s *scripted) Chat(_ context.Context, req *llm.Request, onChunk func(llm.Chunk) error) (*llm.Response, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.reqs = append(s.reqs, req)
+	r := s.replies[0]
+	s.replies = s.replies[1:]
+	if onChunk != nil {
+		for _, w := range strings.SplitAfter(r, " ") {
+			if err := onChunk(llm.Chunk{Text: w}); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return &llm.Response{Message: llm.Message{Role: llm.Assistant, Content: r}, Usage: llm.Usage{InputTokens: 12, OutputTokens: 3}}, nil
+}
+
+const llmWF = `
+action identify_user_intent {
+  type: LLM
+  model: "fake:small"
+  system: "You route questions about financial reports."
+  prompt: "Classify the request as qa, summarization or not_clear: {{input_text}}"
+}
+
+action answer {
+  type: LLM
+  prompt: "Answer: {{question}}"
+}
+
+workflow Route {
+  nodes {
+    node classify {
+      type: LLM
+      action: "identify_user_intent"
+      outputs {
+        intent: Enum["qa","summarization","not_clear"]
+      }
+    }
+    node reply {
+      type: LLM
+      action: "answer"
+      inputs {
+        question: classify.input_text
+      }
+      outputs {
+        text: String
+      }
+    }
+  }
+  edges {
+    edge { from: classify; to: reply }
+  }
+  initial: classify
+  finals: [ reply ]
+}
+`
+
+func runLLM(t *testing.T, replies ...string) (*engine.Result, *scripted, []engine.Event, error) {
+	t.Helper()
+	m, ds := lang.LoadSource("route.wf", []byte(llmWF), nil)
+	if ds.HasErrors() {
+		t.Fatal(ds)
+	}
+	plan, ds := flow.Compile(m.Main(), nil)
+	if ds.HasErrors() {
+		t.Fatal(ds)
+	}
+	model := &scripted{replies: replies}
+	var opened []string
+	b := &action.Binder{Default: "fake:default", Open: func(spec string) (llm.Model, error) {
+		opened = append(opened, spec)
+		return model, nil
+	}}
+	var events []engine.Event
+	r := &engine.Runner{Registry: engine.NewRegistry(), Bind: b.Bind}
+	res, err := r.Run(context.Background(), plan, map[string]flow.Value{"input_text": flow.StringValue("What was 2019 revenue?")},
+		engine.ObserverFunc(func(e engine.Event) { events = append(events, e) }))
+	if strings.Join(opened, ",") != "fake:small,fake:default" {
+		t.Errorf("opened models %v: want the binding's model, then the default, each once", opened)
+	}
+	return res, model, events, err
+}
+
+func TestLLMActionsClassifyAndGenerate(t *testing.T) {
+	res, model, events, err := runLLM(t, `{"intent": "qa"}`, "Revenue in 2019 was $4.2M.")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Output("text").Str(); got != "Revenue in 2019 was $4.2M." {
+		t.Errorf("text = %q", got)
+	}
+	first := model.reqs[0]
+	if len(first.Messages) != 2 || first.Messages[0].Role != llm.System || !strings.Contains(first.Messages[1].Content, "What was 2019 revenue?") {
+		t.Errorf("classify request messages = %+v", first.Messages)
+	}
+	if !strings.Contains(string(first.Schema), `"enum"`) || !strings.Contains(string(first.Schema), `"not_clear"`) {
+		t.Errorf("classify request schema = %s: want the Enum from the declared output", first.Schema)
+	}
+	if model.reqs[1].Schema != nil {
+		t.Errorf("a single String output is generated as text, not asked as JSON")
+	}
+	var tokens []string
+	usage := 0
+	for _, e := range events {
+		if e.Type == engine.ActionEvent && e.Kind == "token" && e.Node == "reply" {
+			tokens = append(tokens, e.Data.Str())
+		}
+		if e.Kind == "usage" {
+			usage++
+		}
+	}
+	if strings.Join(tokens, "") != "Revenue in 2019 was $4.2M." || len(tokens) < 3 {
+		t.Errorf("streamed tokens = %q", tokens)
+	}
+	if usage != 2 {
+		t.Errorf("usage events = %d, want one per call", usage)
+	}
+}
+
+// A model that never produces valid output does not crash the run: the
+// node falls back to typed defaults and says so in the events.
+func TestLLMActionFallsBack(t *testing.T) {
+	res, model, events, err := runLLM(t, "I think it is a question.", `{"intent": "chitchat"}`, `{"intent": 3}`, "fine")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(model.reqs) != 4 {
+		t.Errorf("calls = %d, want 3 for classify (1 + 2 repairs) and 1 for reply", len(model.reqs))
+	}
+	repair := model.reqs[2].Messages[len(model.reqs[2].Messages)-1].Content
+	if !strings.Contains(repair, "/intent") {
+		t.Errorf("repair prompt %q does not name the violation's path", repair)
+	}
+	var fallback *engine.Event
+	for i, e := range events {
+		if e.Kind == "fallback" {
+			fallback = &events[i]
+		}
+	}
+	if fallback == nil || fallback.Node != "classify" || fallback.Data.Object()["attempts"].Int() != 3 {
+		t.Fatalf("fallback event = %+v", fallback)
+	}
+	if res.Status != engine.Completed {
+		t.Errorf("status = %s", res.Status)
+	}
+}
+
+func TestBinderWithoutProvider(t *testing.T) {
+	b := &action.Binder{}
+	if _, err := b.Bind(&flow.Binding{Name: "x", Type: flow.LLM, Config: map[string]flow.Value{"prompt": flow.StringValue("hi")}}); err == nil || !strings.Contains(err.Error(), "no default") {
+		t.Errorf("err = %v", err)
+	}
+}
