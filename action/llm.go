@@ -11,6 +11,7 @@ import (
 	"github.com/weftlang/weft/llm"
 	"github.com/weftlang/weft/llm/prompt"
 	"github.com/weftlang/weft/llm/structured"
+	"github.com/weftlang/weft/llm/tool"
 )
 
 // Binder turns actions bound in a workflow's source into implementations,
@@ -27,6 +28,8 @@ type Binder struct {
 	// MaxRepairs bounds the re-asks after a reply that breaks the
 	// output schema (0: structured.DefaultMaxRepairs).
 	MaxRepairs int
+	// Tools holds the tools LLM bindings may name in `tools: [...]`.
+	Tools *tool.Registry
 
 	mu     sync.Mutex
 	models map[string]llm.Model
@@ -49,7 +52,42 @@ func (b *Binder) Bind(bd *flow.Binding) (engine.Action, error) {
 	if err != nil {
 		return nil, fmt.Errorf("LLM action %s: %w", bd.Name, err)
 	}
-	return NewLLM(bd, m, b.MaxRepairs)
+	a, err := NewLLM(bd, m, b.MaxRepairs)
+	if err != nil {
+		return nil, err
+	}
+	if names := bd.Config["tools"]; !names.IsNull() {
+		if a.tools, err = b.toolset(bd, names); err != nil {
+			return nil, err
+		}
+	}
+	return a, nil
+}
+
+// toolset picks the tools a binding names from the Binder's registry.
+func (b *Binder) toolset(bd *flow.Binding, names flow.Value) (*tool.Registry, error) {
+	if names.Kind() != flow.KindList {
+		return nil, fmt.Errorf("LLM action %s: tools must be a list of tool names, not %s", bd.Name, names)
+	}
+	set := &tool.Registry{}
+	for _, n := range names.List() {
+		var t *tool.Tool
+		var ok bool
+		if b.Tools != nil {
+			t, ok = b.Tools.Get(n.Str())
+		}
+		if !ok {
+			var known []string
+			if b.Tools != nil {
+				known = b.Tools.Names()
+			}
+			return nil, fmt.Errorf("LLM action %s: unknown tool %s (known: %s)", bd.Name, n, strings.Join(known, ", "))
+		}
+		if err := set.Add(t); err != nil {
+			return nil, fmt.Errorf("LLM action %s: %w", bd.Name, err)
+		}
+	}
+	return set, nil
 }
 
 func (b *Binder) model(spec string) (llm.Model, error) {
@@ -86,6 +124,7 @@ type LLMAction struct {
 	prompt     *prompt.Template
 	system     *prompt.Template
 	maxRepairs int
+	tools      *tool.Registry // nil: no tools
 }
 
 // NewLLM makes the action of an LLM binding for model m.
@@ -136,7 +175,14 @@ func (a *LLMAction) Run(ctx context.Context, c *engine.Call) error {
 
 	fields := c.Node.Node.Outputs
 	mode := strings.ToLower(c.Config["mode"].Str())
-	if len(fields) <= 1 && mode != "classify" && mode != "extract" && (len(fields) == 0 || fields[0].Type.Kind == flow.KindString) {
+	generate := len(fields) <= 1 && mode != "classify" && mode != "extract" && (len(fields) == 0 || fields[0].Type.Kind == flow.KindString)
+	if a.tools != nil {
+		if !generate {
+			return fmt.Errorf("LLM action %s uses tools, so its node must declare one String output (the answer)", a.binding.Name)
+		}
+		return a.runTools(ctx, c, req, stream)
+	}
+	if generate {
 		res, err := a.model.Chat(ctx, req, stream)
 		if err != nil {
 			return err
@@ -164,6 +210,38 @@ func (a *LLMAction) Run(ctx context.Context, c *engine.Call) error {
 		c.Emit("fallback", flow.ObjectValue(info))
 	}
 	return c.SetOutputs(res.Values)
+}
+
+// runTools runs the tool-calling loop: model, tools, model, until an
+// answer. Every call and result is an event of the run.
+func (a *LLMAction) runTools(ctx context.Context, c *engine.Call, req *llm.Request, stream func(llm.Chunk) error) error {
+	observe := func(e tool.Event) {
+		info := map[string]flow.Value{
+			"name": flow.StringValue(e.Name),
+			"id":   flow.StringValue(e.ID),
+			"step": flow.IntValue(int64(e.Step)),
+		}
+		if e.Kind == tool.EventCall {
+			info["arguments"] = flow.StringValue(string(e.Arguments))
+			c.Emit("tool_call", flow.ObjectValue(info))
+			return
+		}
+		info["content"] = flow.StringValue(e.Content)
+		info["duration_ms"] = flow.FloatValue(float64(e.Duration.Microseconds()) / 1000)
+		if e.Err != nil {
+			info["error"] = flow.StringValue(e.Err.Error())
+		}
+		c.Emit("tool_result", flow.ObjectValue(info))
+	}
+	res, err := tool.Loop(ctx, a.model, req, a.tools, tool.LoopOptions{Observe: observe, OnChunk: stream})
+	if err != nil {
+		return err
+	}
+	c.Emit("usage", usageValue(res.Usage))
+	if len(c.Outputs) == 1 {
+		c.Outputs[0] = flow.StringValue(res.Response.Message.Content)
+	}
+	return nil
 }
 
 func usageValue(u llm.Usage) flow.Value {

@@ -2,6 +2,7 @@ package action_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/weftlang/weft/flow"
 	"github.com/weftlang/weft/lang"
 	"github.com/weftlang/weft/llm"
+	"github.com/weftlang/weft/llm/tool"
 )
 
 // scripted is a fake model: it answers with its replies in order and
@@ -172,5 +174,89 @@ func TestBinderWithoutProvider(t *testing.T) {
 	b := &action.Binder{}
 	if _, err := b.Bind(&flow.Binding{Name: "x", Type: flow.LLM, Config: map[string]flow.Value{"prompt": flow.StringValue("hi")}}); err == nil || !strings.Contains(err.Error(), "no default") {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// toolThenAnswer asks for one tool call, then answers with what the tool
+// returned.
+type toolThenAnswer struct{ calls int }
+
+func (m *toolThenAnswer) Chat(_ context.Context, req *llm.Request, _ func(llm.Chunk) error) (*llm.Response, error) {
+	m.calls++
+	if m.calls == 1 {
+		if len(req.Tools) != 1 || req.Tools[0].Name != "fx_rate" {
+			return nil, fmt.Errorf("tools sent: %+v", req.Tools)
+		}
+		return &llm.Response{Message: llm.Message{Role: llm.Assistant, ToolCalls: []llm.ToolCall{{ID: "c1", Name: "fx_rate", Arguments: []byte(`{"from":"EUR","to":"USD"}`)}}}}, nil
+	}
+	last := req.Messages[len(req.Messages)-1]
+	return &llm.Response{Message: llm.Message{Role: llm.Assistant, Content: "rate is " + last.Content}}, nil
+}
+
+func TestLLMActionWithTools(t *testing.T) {
+	src := `
+action convert {
+  type: LLM
+  prompt: "Convert 10 EUR to USD."
+  tools: ["fx_rate"]
+}
+
+workflow Convert {
+  nodes {
+    node ask {
+      type: LLM
+      action: "convert"
+      outputs {
+        text: String
+      }
+    }
+  }
+  initial: ask
+  finals: [ ask ]
+}
+`
+	mod, ds := lang.LoadSource("convert.wf", []byte(src), nil)
+	if ds.HasErrors() {
+		t.Fatal(ds)
+	}
+	plan, ds := flow.Compile(mod.Main(), nil)
+	if ds.HasErrors() {
+		t.Fatal(ds)
+	}
+	type pair struct {
+		From string `json:"from"`
+		To   string `json:"to"`
+	}
+	fx, err := tool.Func("fx_rate", "exchange rate", func(_ context.Context, p pair) (float64, error) {
+		if p.From != "EUR" || p.To != "USD" {
+			return 0, fmt.Errorf("unexpected pair %+v", p)
+		}
+		return 1.08, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools, _ := tool.NewRegistry(fx)
+	b := &action.Binder{Default: "fake", Tools: tools, Open: func(string) (llm.Model, error) { return &toolThenAnswer{}, nil }}
+	var kinds []string
+	res, err := (&engine.Runner{Registry: engine.NewRegistry(), Bind: b.Bind}).Run(context.Background(), plan, nil,
+		engine.ObserverFunc(func(e engine.Event) {
+			if e.Type == engine.ActionEvent && e.Kind != "usage" {
+				kinds = append(kinds, e.Kind+":"+e.Data.Object()["name"].Str())
+			}
+		}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Output("text").Str(); got != "rate is 1.08" {
+		t.Errorf("text = %q", got)
+	}
+	if strings.Join(kinds, " ") != "tool_call:fx_rate tool_result:fx_rate" {
+		t.Errorf("events = %v", kinds)
+	}
+
+	b.Tools = nil
+	if _, err := b.Bind(mod.Main().Binding("convert")); err == nil || !strings.Contains(err.Error(), "unknown tool") {
+		t.Errorf("binding a missing tool: %v", err)
 	}
 }

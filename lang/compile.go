@@ -328,7 +328,7 @@ func (c *compiler) nodeType(e Expr) flow.NodeType {
 // implementation; they must be literals.
 var configFields = map[string]bool{
 	"prompt": true, "system": true, "model": true, "temperature": true, "mode": true,
-	"url": true, "method": true, "tool": true, "max_tokens": true, "headers": true, "body": true,
+	"url": true, "method": true, "tool": true, "tools": true, "max_tokens": true, "headers": true, "body": true,
 }
 
 func (c *compiler) node(d *NodeDecl) *flow.Node {

@@ -73,6 +73,7 @@ var implFields = map[string]fieldSpec{
 	"headers":     {kind: fkExpr},
 	"body":        {kind: fkExpr},
 	"tool":        {kind: fkExpr},
+	"tools":       {kind: fkExpr},
 }
 
 var nodeFields = withFields(implFields, map[string]fieldSpec{
@@ -91,7 +92,7 @@ var nodeFields = withFields(implFields, map[string]fieldSpec{
 
 var actionFieldNames = []string{
 	"type", "description", "prompt", "system", "model", "temperature", "max_tokens", "mode",
-	"question", "url", "method", "headers", "body", "tool",
+	"question", "url", "method", "headers", "body", "tool", "tools",
 }
 
 var actionFields = implFields

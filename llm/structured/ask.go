@@ -108,15 +108,18 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 // match, the model is re-asked, with its reply and a message listing every
 // violation appended to the conversation, up to Options.MaxRepairs times.
 //
-// When no reply matches, or the model fails (a network error, a 5xx after
-// the provider's retries), Ask returns the fallback defaults with
+// When no reply matches, or the provider fails (an *llm.Error: a network
+// error, a 5xx after the provider's retries), Ask returns the fallback
+// defaults with
 // Result.FellBack set, the violations in Result.Violations and the model's
 // error in Result.Err, and a nil error: a node that asks for structured
 // output does not crash the run. With Options.Strict it returns an
 // *InvalidError or a *CallError instead.
 //
 // Ask always returns an error when ctx is done (the run is being stopped),
-// when Options.OnChunk stops the stream, and for a *ConfigError.
+// when Options.OnChunk stops the stream, for a *ConfigError, and as a
+// *CallError for a model error that is not an *llm.Error (a replayed run
+// asking for an exchange that was never recorded, say).
 func Ask(ctx context.Context, m llm.Model, req *llm.Request, fields []*flow.Field, opts Options) (*Result, error) {
 	if m == nil {
 		return nil, &ConfigError{Err: errors.New("no model")}
@@ -178,7 +181,12 @@ func Ask(ctx context.Context, m llm.Model, req *llm.Request, fields []*flow.Fiel
 				return nil, &CallError{Attempt: attempt, Err: cerr}
 			}
 			ce := &CallError{Attempt: attempt, Err: err}
-			if opts.Strict {
+			// Fall back only from what a provider did (an *llm.Error:
+			// a refused, failed or dropped call). Anything else, such as
+			// a replayed run that asks something never recorded, is a
+			// mistake to report, not a reply to paper over.
+			var pe *llm.Error
+			if opts.Strict || !errors.As(err, &pe) {
 				return nil, ce
 			}
 			res.Err = ce
