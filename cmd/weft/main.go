@@ -76,11 +76,14 @@ type env struct {
 	tick time.Duration
 	// signals makes a run stop cleanly on SIGINT or SIGTERM.
 	signals bool
+	// getenv reads the environment (WEFT_LLM, OLLAMA_HOST, API keys...);
+	// nil means an empty environment.
+	getenv func(string) string
 }
 
 // osEnv describes the process's real streams and terminal.
 func osEnv() env {
-	e := env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, now: time.Now, tick: 100 * time.Millisecond, signals: true}
+	e := env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, now: time.Now, tick: 100 * time.Millisecond, signals: true, getenv: os.Getenv}
 	e.stdinTTY = term.IsTerminal(int(os.Stdin.Fd()))
 	if term.IsTerminal(int(os.Stderr.Fd())) && os.Getenv("TERM") != "dumb" {
 		e.stderrTTY = true

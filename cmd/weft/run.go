@@ -27,6 +27,8 @@ type runOptions struct {
 	stubs    string
 	answers  []string
 	workflow string
+	llm      string
+	record   string
 }
 
 // newRunCmd builds `weft run`.
@@ -64,6 +66,8 @@ with --json a single JSON object describes the run instead.`,
 	f.StringVar(&o.stubs, "stubs", "", "answer actions from a stubs `FILE` (YAML, as in workflow tests)")
 	f.StringArrayVar(&o.answers, "answer", nil, "`TEXT` answering the next question a human node asks (repeatable, used in order)")
 	f.StringVar(&o.workflow, "workflow", "", "run the workflow called `NAME` instead of the file's first")
+	f.StringVar(&o.llm, "llm", "", "the model of LLM actions that name none: `SPEC` ollama:MODEL, openai:MODEL, anthropic:MODEL or replay:FILE (default $WEFT_LLM)")
+	f.StringVar(&o.record, "record", "", "record every LLM exchange to `FILE` (JSON lines), to replay with --llm replay:FILE")
 	return cmd
 }
 
@@ -107,7 +111,12 @@ func runWorkflow(ctx context.Context, e env, path string, o *runOptions, inputSe
 		return err
 	}
 
-	r := &engine.Runner{Registry: reg, Bind: action.Bind}
+	binder, closeLLM, err := newBinder(e, o)
+	if err != nil {
+		return err
+	}
+	defer closeLLM()
+	r := &engine.Runner{Registry: reg, Bind: binder.Bind}
 	var obs multiObserver
 	switch {
 	case o.trace && o.json:

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/weftlang/weft/action"
+	"github.com/weftlang/weft/llm"
+	"github.com/weftlang/weft/llm/providers"
+	"github.com/weftlang/weft/llm/replay"
+	"github.com/weftlang/weft/llm/tool"
+)
+
+// defaultPolicy is how weft run calls providers: two retries of retryable
+// failures, honouring Retry-After, and a per-call bound.
+var defaultPolicy = llm.Policy{Timeout: 5 * time.Minute, MaxAttempts: 3, Jitter: 0.2}
+
+// newBinder makes the binder of `weft run`: LLM bindings open their model
+// by spec (the binding's own, else --llm, else $WEFT_LLM); "replay:FILE"
+// serves recorded exchanges; --record writes every exchange to a file. The
+// returned function closes the recording. LLM bindings may use the tool
+// http_request.
+func newBinder(e env, o *runOptions) (*action.Binder, func(), error) {
+	getenv := e.getenv
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	spec := o.llm
+	if spec == "" {
+		spec = getenv(providers.EnvVar)
+	}
+	var rec *os.File
+	var mu sync.Mutex // one recording file for every model
+	closeRec := func() {}
+	if o.record != "" {
+		f, err := os.Create(o.record)
+		if err != nil {
+			return nil, nil, usageErrorf("--record: %v", err)
+		}
+		rec = f
+		closeRec = func() {
+			mu.Lock()
+			defer mu.Unlock()
+			if err := rec.Close(); err != nil {
+				fmt.Fprintf(e.stderr, "weft: closing %s: %v\n", o.record, err)
+			}
+		}
+	}
+	open := func(spec string) (llm.Model, error) {
+		var m llm.Model
+		if path, ok := strings.CutPrefix(spec, "replay:"); ok {
+			p, err := replay.OpenFile(path)
+			if err != nil {
+				return nil, err
+			}
+			m = p
+		} else {
+			p, err := providers.Open(spec, getenv)
+			if err != nil {
+				return nil, err
+			}
+			m = llm.Reliable(p, defaultPolicy)
+		}
+		if rec != nil {
+			m = replay.NewRecorder(m, lockedWriter{&mu, rec})
+		}
+		return m, nil
+	}
+	tools, err := tool.NewRegistry(tool.HTTP(nil, tool.HTTPOptions{}))
+	if err != nil {
+		return nil, nil, internal(err)
+	}
+	return &action.Binder{Open: open, Default: spec, Tools: tools}, closeRec, nil
+}
+
+// lockedWriter serialises writes of several recorders to one file.
+type lockedWriter struct {
+	mu *sync.Mutex
+	f  *os.File
+}
+
+func (w lockedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.f.Write(p)
+}

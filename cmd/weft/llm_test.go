@@ -1,0 +1,72 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/weftlang/weft/llm/llmtest"
+)
+
+// A workflow whose actions are LLM prompts runs against an OpenAI-compatible
+// server chosen by --llm; --record writes the exchanges, and --llm
+// replay:FILE runs the same workflow again offline, with the same result.
+func TestRunLLMRecordReplay(t *testing.T) {
+	srv := llmtest.NewOpenAIServer(llmtest.JSON(map[string]any{"intent": "qa"}), llmtest.Text("Revenue in 2019 was $4.2M."))
+	defer srv.Close()
+	getenv := func(k string) string {
+		switch k {
+		case "OPENAI_BASE_URL":
+			return srv.BaseURL()
+		case "OPENAI_API_KEY":
+			return "sk-test-secret"
+		}
+		return ""
+	}
+	rec := filepath.Join(t.TempDir(), "route.jsonl")
+	args := []string{"run", "testdata/llm_route.wf", "--input", "What was the 2019 revenue?"}
+
+	live := weft(t, append(args, "--llm", "openai:gpt-test", "--record", rec), func(e *env) { e.getenv = getenv })
+	live.wantCode(t, 0)
+	if !strings.Contains(live.stdout, "text: Revenue in 2019 was $4.2M.") {
+		t.Fatalf("stdout = %q", live.stdout)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("server got %d requests, want 2", len(reqs))
+	}
+	data, err := os.ReadFile(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(data), "sk-test-secret") {
+		t.Fatal("the recording holds the API key")
+	}
+	if n := strings.Count(strings.TrimSpace(string(data)), "\n") + 1; n != 2 {
+		t.Errorf("recording has %d lines, want one per exchange", n)
+	}
+
+	srv.Close() // replay must not need the server
+	replayed := weft(t, append(args, "--llm", "replay:"+rec, "--json"))
+	replayed.wantCode(t, 0)
+	if !strings.Contains(replayed.stdout, `"text":"Revenue in 2019 was $4.2M."`) && !strings.Contains(replayed.stdout, `"Revenue in 2019 was $4.2M."`) {
+		t.Errorf("replayed stdout = %q", replayed.stdout)
+	}
+
+	// A request that was never recorded fails, naming the closest one.
+	miss := weft(t, []string{"run", "testdata/llm_route.wf", "--input", "What was the 2020 revenue?", "--llm", "replay:" + rec})
+	miss.wantCode(t, 1)
+	if !strings.Contains(miss.stderr, "2019") || !strings.Contains(miss.stderr, "classify") {
+		t.Errorf("miss stderr = %q: want the node and the closest recorded request", miss.stderr)
+	}
+}
+
+// Without --llm and WEFT_LLM, an LLM action says how to choose a model.
+func TestRunLLMWithoutModel(t *testing.T) {
+	r := weft(t, []string{"run", "testdata/llm_route.wf", "--input", "hi"})
+	r.wantCode(t, 1)
+	if !strings.Contains(r.stderr, "--llm") {
+		t.Errorf("stderr = %q", r.stderr)
+	}
+}

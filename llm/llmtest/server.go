@@ -1,0 +1,662 @@
+// Package llmtest holds fake LLM servers and a conformance suite for
+// llm.Model implementations.
+//
+// A Server is an httptest server that speaks one provider's real wire
+// protocol (Ollama's /api/chat with NDJSON streaming, OpenAI's
+// /v1/chat/completions with SSE, Anthropic's /v1/messages with SSE),
+// answers each request with the next scripted Reply, and records what it
+// received. A Reply can inject a fault: latency, an HTTP error status with
+// Retry-After, malformed JSON, a stream cut mid-way, a mid-stream error
+// event, a connection reset, or structured output that breaks the schema.
+//
+// TestModel is a conformance suite in the spirit of testing/slogtest: a
+// provider's tests call it with a constructor for their Model and the
+// suite checks plain and streamed replies, usage, tool calls, structured
+// output, system prompts, options, cancellation, every fault and
+// connection reuse against the fake for that protocol.
+package llmtest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/weftlang/weft/llm"
+)
+
+// Protocol names a provider wire protocol.
+type Protocol string
+
+// The protocols the fakes speak.
+const (
+	Ollama    Protocol = "ollama"    // POST /api/chat, NDJSON streaming
+	OpenAI    Protocol = "openai"    // POST /v1/chat/completions, SSE streaming
+	Anthropic Protocol = "anthropic" // POST /v1/messages, SSE streaming
+)
+
+// DefaultChunkSize is the number of characters (runes) of text, or of
+// tool-call arguments, in one streamed event when Reply.ChunkSize is 0.
+const DefaultChunkSize = 4
+
+// BrokenJSON is the structured output a Reply with BreakSchema sends. It
+// violates every schema that requires a property, forbids additional
+// properties, or is not an object schema.
+const BrokenJSON = `{"llmtest_unexpected":true}`
+
+// Reply is one scripted answer. The zero Reply is an empty text reply.
+//
+// Content: Text is the reply's text; ToolCalls are calls the model asks
+// for; JSON, when set, is structured output and replaces Text (Ollama and
+// OpenAI send it as the message content; Anthropic sends it as the input
+// of the tool the request forced with tool_choice, wrapped as
+// {"value": JSON} when it is not an object, or as text when no tool was
+// forced).
+//
+// Faults: Latency delays the answer (cut short if the client goes away).
+// A Status other than 0 and 200 answers with that status, the protocol's
+// error body carrying ErrorMessage, and a Retry-After header when
+// RetryAfter is set. Reset resets the TCP connection without answering.
+// Cut closes the connection after FaultAfter streamed events (after half
+// the body when not streaming). Malformed sends an event (or a body) that
+// is not valid JSON after FaultAfter events. StreamError sends the
+// protocol's mid-stream error event, with that message, after FaultAfter
+// events (when not streaming it answers with HTTP 500 instead).
+type Reply struct {
+	Text         string
+	ToolCalls    []llm.ToolCall
+	JSON         json.RawMessage
+	BreakSchema  bool      // send BrokenJSON as the structured output
+	Usage        llm.Usage // zero: estimated at 4 characters per token
+	FinishReason string    // zero: the protocol's usual one
+	Model        string    // zero: the requested model
+
+	ChunkSize  int           // runes per streamed event; 0 means DefaultChunkSize
+	ChunkDelay time.Duration // wait before each streamed event with content but the first
+
+	Latency      time.Duration
+	Status       int
+	ErrorMessage string
+	RetryAfter   string // a Retry-After header value: seconds or an HTTP date
+	Reset        bool
+	Cut          bool
+	Malformed    bool
+	StreamError  string
+	FaultAfter   int // streamed events sent before a Cut, Malformed or StreamError fault
+}
+
+// Text returns a Reply with text t.
+func Text(t string) Reply { return Reply{Text: t} }
+
+// JSON returns a Reply whose structured output is v encoded as JSON. A
+// value that cannot be encoded gives a reply with BrokenJSON.
+func JSON(v any) Reply {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return Reply{JSON: json.RawMessage(BrokenJSON)}
+	}
+	return Reply{JSON: b}
+}
+
+// Call returns a Reply asking for one call of tool name with arguments
+// args, a JSON object.
+func Call(id, name, args string) Reply {
+	return Reply{ToolCalls: []llm.ToolCall{{ID: id, Name: name, Arguments: json.RawMessage(args)}}}
+}
+
+// Status returns a Reply that answers with HTTP status code and message.
+func Status(code int, message string) Reply {
+	return Reply{Status: code, ErrorMessage: message}
+}
+
+// RateLimited returns a 429 Reply with the given Retry-After value.
+func RateLimited(retryAfter string) Reply {
+	return Reply{Status: http.StatusTooManyRequests, ErrorMessage: "rate limit reached, slow down", RetryAfter: retryAfter}
+}
+
+// Received is one request the server received.
+type Received struct {
+	Method string
+	Path   string
+	// Header is the request's headers, API keys included: compare them,
+	// never print them.
+	Header http.Header
+	Body   []byte // the raw JSON body
+	Stream bool   // whether the client asked for a streamed reply
+	// Request is the body decoded back into llm terms: system prompts as
+	// System messages first, tool results as ToolRole messages, the
+	// structured-output schema (Anthropic: the input_schema of the tool
+	// forced by tool_choice, which is then not listed in Tools), and the
+	// options the protocol carries.
+	Request llm.Request
+	// StreamUsage is whether an OpenAI client asked for usage in the
+	// stream (stream_options.include_usage).
+	StreamUsage bool
+	// FirstEvent is the time from the handler's start to the flush of the
+	// first streamed event that carries content, or to the written body.
+	FirstEvent time.Duration
+}
+
+// Server is a fake LLM server for one protocol. Its methods are safe for
+// concurrent use.
+type Server struct {
+	// URL is the root URL of the server, e.g. http://127.0.0.1:38211.
+	URL string
+
+	proto Protocol
+	wire  wire
+	hs    *httptest.Server
+
+	mu          sync.Mutex
+	script      []Reply
+	next        int
+	repeat      *Reply
+	received    []Received
+	inFlight    int
+	maxInFlight int
+	conns       int
+	cache       map[cacheKey]rendered
+}
+
+// NewServer starts a fake server for protocol p answering with script, in
+// order. Close it when done. When the script is exhausted, requests get
+// the Repeat reply if one is set, and otherwise HTTP 400 with a message
+// saying so.
+func NewServer(p Protocol, script ...Reply) *Server {
+	s := &Server{proto: p, script: script, cache: map[cacheKey]rendered{}}
+	switch p {
+	case OpenAI:
+		s.wire = openaiWire{}
+	case Anthropic:
+		s.wire = anthropicWire{}
+	default:
+		s.proto = Ollama
+		s.wire = ollamaWire{}
+	}
+	s.hs = httptest.NewUnstartedServer(s)
+	s.hs.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			s.mu.Lock()
+			s.conns++
+			s.mu.Unlock()
+		}
+	}
+	s.hs.Start()
+	s.URL = s.hs.URL
+	return s
+}
+
+// NewOllamaServer starts a fake Ollama server.
+func NewOllamaServer(script ...Reply) *Server { return NewServer(Ollama, script...) }
+
+// NewOpenAIServer starts a fake OpenAI-compatible server.
+func NewOpenAIServer(script ...Reply) *Server { return NewServer(OpenAI, script...) }
+
+// NewAnthropicServer starts a fake Anthropic server.
+func NewAnthropicServer(script ...Reply) *Server { return NewServer(Anthropic, script...) }
+
+// Protocol returns the protocol the server speaks.
+func (s *Server) Protocol() Protocol { return s.proto }
+
+// BaseURL returns the base URL a client of the protocol is configured
+// with: the root URL for Ollama and Anthropic, the root URL plus "/v1" for
+// OpenAI.
+func (s *Server) BaseURL() string {
+	if s.proto == OpenAI {
+		return s.URL + "/v1"
+	}
+	return s.URL
+}
+
+// Close shuts the server down, closing its connections.
+func (s *Server) Close() {
+	s.hs.CloseClientConnections()
+	s.hs.Close()
+}
+
+// Push appends replies to the script.
+func (s *Server) Push(replies ...Reply) {
+	s.mu.Lock()
+	s.script = append(s.script, replies...)
+	s.mu.Unlock()
+}
+
+// Repeat sets the reply given to every request once the script is
+// exhausted. Its rendered events are cached, which makes it the reply to
+// use in benchmarks.
+func (s *Server) Repeat(r Reply) {
+	s.mu.Lock()
+	s.repeat = &r
+	clear(s.cache)
+	s.mu.Unlock()
+}
+
+// Requests returns the requests received so far, in order of arrival.
+func (s *Server) Requests() []Received {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Received(nil), s.received...)
+}
+
+// MaxInFlight returns the largest number of requests the server was
+// handling at once.
+func (s *Server) MaxInFlight() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.maxInFlight
+}
+
+// Connections returns the number of TCP connections the server accepted.
+func (s *Server) Connections() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.conns
+}
+
+// inbound is a decoded request.
+type inbound struct {
+	req         llm.Request
+	stream      bool
+	streamUsage bool   // OpenAI: stream_options.include_usage
+	forcedTool  string // Anthropic: the tool named by tool_choice {type: tool}
+}
+
+// event is one streamed event; content marks events that carry reply
+// content (text or tool-call data).
+type event struct {
+	data    []byte
+	content bool
+}
+
+type rendered struct {
+	events []event // streamed
+	split  int     // events[:split] end with the first that carries content
+	rest   []byte  // events[split:] joined, written at once when nothing delays them
+	body   []byte  // not streamed
+}
+
+type cacheKey struct {
+	stream      bool
+	streamUsage bool
+	model       string
+	forcedTool  string
+	usage       llm.Usage
+}
+
+// reply is a Reply resolved against its request: content chosen, defaults
+// applied.
+type reply struct {
+	model     string
+	text      string // text or structured output, unless sent as a tool input
+	toolInput string // Anthropic: the forced tool's input
+	calls     []llm.ToolCall
+	usage     llm.Usage
+	finish    string
+	chunk     int
+}
+
+// wire is one protocol.
+type wire interface {
+	path() string
+	decode(body []byte) (inbound, error)
+	stream(r *reply, in *inbound) []event
+	whole(r *reply, in *inbound) []byte
+	errorBody(status int, msg string) []byte
+	streamError(msg string) []byte
+	malformed(stream bool) []byte
+	contentType(stream bool) string
+}
+
+// ServeHTTP answers one request.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	s.mu.Lock()
+	s.inFlight++
+	s.maxInFlight = max(s.maxInFlight, s.inFlight)
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.inFlight--
+		s.mu.Unlock()
+	}()
+
+	if r.Method != http.MethodPost || r.URL.Path != s.wire.path() {
+		s.writeError(w, http.StatusNotFound, fmt.Sprintf("llmtest: %s %s not found; this fake %s server serves POST %s", r.Method, r.URL.Path, s.proto, s.wire.path()), "")
+		return
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return
+	}
+	in, err := s.wire.decode(body)
+	if err != nil {
+		s.writeError(w, http.StatusBadRequest, "llmtest: cannot decode the request: "+err.Error(), "")
+		return
+	}
+	rec := Received{
+		Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body,
+		Stream: in.stream, Request: in.req, StreamUsage: in.streamUsage,
+	}
+
+	s.mu.Lock()
+	var rp Reply
+	repeated := false
+	switch {
+	case s.next < len(s.script):
+		rp = s.script[s.next]
+		s.next++
+	case s.repeat != nil:
+		rp = *s.repeat
+		repeated = true
+	default:
+		n := len(s.script)
+		s.received = append(s.received, rec)
+		s.mu.Unlock()
+		s.writeError(w, http.StatusBadRequest, fmt.Sprintf("llmtest: no scripted reply left (%d scripted)", n), "")
+		return
+	}
+	idx := len(s.received)
+	s.received = append(s.received, rec)
+	s.mu.Unlock()
+
+	first := s.serve(w, r, &rp, &in, repeated, start)
+	if first > 0 {
+		s.mu.Lock()
+		s.received[idx].FirstEvent = first
+		s.mu.Unlock()
+	}
+}
+
+// serve writes the reply; it returns the time to the first content.
+func (s *Server) serve(w http.ResponseWriter, r *http.Request, rp *Reply, in *inbound, repeated bool, start time.Time) time.Duration {
+	ctx := r.Context()
+	if rp.Latency > 0 && !wait(ctx, rp.Latency) {
+		return 0
+	}
+	rc := http.NewResponseController(w)
+	if rp.Reset {
+		conn, _, err := rc.Hijack()
+		if err != nil {
+			return 0
+		}
+		if tc, ok := conn.(*net.TCPConn); ok {
+			_ = tc.SetLinger(0) // close with RST
+		}
+		_ = conn.Close()
+		return 0
+	}
+	if rp.Status != 0 && rp.Status != http.StatusOK {
+		s.writeError(w, rp.Status, rp.ErrorMessage, rp.RetryAfter)
+		return 0
+	}
+	if rp.StreamError != "" && !in.stream {
+		s.writeError(w, http.StatusInternalServerError, rp.StreamError, "")
+		return 0
+	}
+
+	res := s.render(rp, in, repeated)
+	h := w.Header()
+	h.Set("Content-Type", s.wire.contentType(in.stream))
+
+	if !in.stream {
+		body := res.body
+		if rp.Malformed {
+			body = s.wire.malformed(false)
+		}
+		if rp.Cut {
+			h.Set("Content-Length", fmt.Sprint(len(body)))
+			w.WriteHeader(http.StatusOK)
+			_, _ = w.Write(body[:len(body)/2])
+			cut(rc)
+			return 0
+		}
+		h.Set("Content-Length", fmt.Sprint(len(body)))
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(body)
+		return time.Since(start)
+	}
+
+	if s.proto != Ollama {
+		h.Set("Cache-Control", "no-cache")
+	}
+	w.WriteHeader(http.StatusOK)
+	events := res.events
+	faultAt := -1
+	if rp.Cut || rp.Malformed || rp.StreamError != "" {
+		faultAt = min(max(rp.FaultAfter, 0), len(events)-1)
+	}
+	var first time.Duration
+	contentFlushed := false
+	if faultAt < 0 && rp.ChunkDelay == 0 {
+		// Flush each event up to the first content, then the rest at once.
+		for _, ev := range events[:res.split] {
+			if _, err := w.Write(ev.data); err != nil {
+				return first
+			}
+			if err := rc.Flush(); err != nil {
+				return first
+			}
+		}
+		first = time.Since(start)
+		_, _ = w.Write(res.rest)
+		_ = rc.Flush()
+		return first
+	}
+	for i, ev := range events {
+		if i == faultAt {
+			switch {
+			case rp.Cut:
+				cut(rc)
+			case rp.Malformed:
+				_, _ = w.Write(s.wire.malformed(true))
+				_ = rc.Flush()
+			default:
+				_, _ = w.Write(s.wire.streamError(rp.StreamError))
+				_ = rc.Flush()
+			}
+			return first
+		}
+		if ev.content && contentFlushed && rp.ChunkDelay > 0 && !wait(ctx, rp.ChunkDelay) {
+			return first
+		}
+		if _, err := w.Write(ev.data); err != nil {
+			return first
+		}
+		if rp.ChunkDelay > 0 || !contentFlushed {
+			if err := rc.Flush(); err != nil {
+				return first
+			}
+			if ev.content && !contentFlushed {
+				contentFlushed = true
+				first = time.Since(start)
+			}
+		}
+	}
+	_ = rc.Flush()
+	return first
+}
+
+// render resolves rp and renders its events or body, from the cache for a
+// repeated reply.
+func (s *Server) render(rp *Reply, in *inbound, repeated bool) rendered {
+	r := resolve(rp, in, s.proto)
+	var key cacheKey
+	if repeated {
+		key = cacheKey{stream: in.stream, streamUsage: in.streamUsage, model: r.model, forcedTool: in.forcedTool, usage: r.usage}
+		s.mu.Lock()
+		res, ok := s.cache[key]
+		s.mu.Unlock()
+		if ok {
+			return res
+		}
+	}
+	var res rendered
+	if in.stream {
+		res.events = s.wire.stream(&r, in)
+		res.split = len(res.events)
+		for i, ev := range res.events {
+			if ev.content {
+				res.split = i + 1
+				break
+			}
+		}
+		for _, ev := range res.events[res.split:] {
+			res.rest = append(res.rest, ev.data...)
+		}
+	} else {
+		res.body = s.wire.whole(&r, in)
+	}
+	if repeated {
+		s.mu.Lock()
+		s.cache[key] = res
+		s.mu.Unlock()
+	}
+	return res
+}
+
+func (s *Server) writeError(w http.ResponseWriter, status int, msg, retryAfter string) {
+	if msg == "" {
+		msg = http.StatusText(status)
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	if retryAfter != "" {
+		h.Set("Retry-After", retryAfter)
+	}
+	w.WriteHeader(status)
+	_, _ = w.Write(s.wire.errorBody(status, msg))
+}
+
+// cut flushes what was written and closes the connection without ending
+// the response.
+func cut(rc *http.ResponseController) {
+	_ = rc.Flush()
+	conn, brw, err := rc.Hijack()
+	if err != nil {
+		return
+	}
+	_ = brw.Flush()
+	_ = conn.Close()
+}
+
+// wait sleeps for d; false if ctx ended first.
+func wait(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// resolve applies a Reply's defaults against its request.
+func resolve(rp *Reply, in *inbound, p Protocol) reply {
+	r := reply{model: rp.Model, text: rp.Text, calls: rp.ToolCalls, usage: rp.Usage, finish: rp.FinishReason, chunk: rp.ChunkSize}
+	if r.model == "" {
+		r.model = in.req.Model
+	}
+	if r.chunk <= 0 {
+		r.chunk = DefaultChunkSize
+	}
+	structured := rp.JSON
+	if rp.BreakSchema {
+		structured = json.RawMessage(BrokenJSON)
+	}
+	if len(structured) > 0 {
+		r.text = string(structured)
+		if p == Anthropic && in.forcedTool != "" {
+			r.text = ""
+			r.toolInput = string(structured)
+			if t := strings.TrimSpace(r.toolInput); !strings.HasPrefix(t, "{") {
+				r.toolInput = `{"value":` + t + `}`
+			}
+		}
+	}
+	for i := range r.calls {
+		if len(r.calls[i].Arguments) == 0 {
+			r.calls[i].Arguments = json.RawMessage("{}")
+		}
+	}
+	if r.usage == (llm.Usage{}) {
+		n := 0
+		for _, m := range in.req.Messages {
+			n += len(m.Content)
+		}
+		out := len(r.text) + len(r.toolInput)
+		for _, c := range r.calls {
+			out += len(c.Name) + len(c.Arguments)
+		}
+		r.usage = llm.Usage{InputTokens: max(1, (n+3)/4), OutputTokens: max(1, (out+3)/4)}
+	}
+	return r
+}
+
+// pieces splits s into pieces of n runes.
+func pieces(s string, n int) []string {
+	if s == "" {
+		return nil
+	}
+	out := make([]string, 0, utf8.RuneCountInString(s)/n+1)
+	for len(s) > 0 {
+		i, k := 0, 0
+		for i < len(s) && k < n {
+			_, size := utf8.DecodeRuneInString(s[i:])
+			i += size
+			k++
+		}
+		out = append(out, s[:i])
+		s = s[i:]
+	}
+	return out
+}
+
+// mustJSON encodes v, which is always encodable here.
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return []byte(`{"llmtest_encode_error":` + fmt.Sprintf("%q", err.Error()) + `}`)
+	}
+	return b
+}
+
+// sse renders one SSE event.
+func sse(name string, data []byte) []byte {
+	var b strings.Builder
+	if name != "" {
+		b.WriteString("event: ")
+		b.WriteString(name)
+		b.WriteByte('\n')
+	}
+	b.WriteString("data: ")
+	b.Write(data)
+	b.WriteString("\n\n")
+	return []byte(b.String())
+}
+
+// objectSchema reports whether a schema's top-level type is "object".
+func objectSchema(s json.RawMessage) bool {
+	var v struct {
+		Type any `json:"type"`
+	}
+	if json.Unmarshal(s, &v) != nil {
+		return false
+	}
+	return v.Type == "object"
+}
+
+// asObject returns raw if it is a JSON object, and {} otherwise.
+func asObject(raw json.RawMessage) json.RawMessage {
+	if t := strings.TrimSpace(string(raw)); strings.HasPrefix(t, "{") && json.Valid(raw) {
+		return raw
+	}
+	return json.RawMessage("{}")
+}

@@ -1,0 +1,491 @@
+// Package ollama is an llm.Model for Ollama's native chat API
+// (POST /api/chat), a thin client over net/http.
+//
+// Streaming uses Ollama's newline-delimited JSON; structured output sends
+// Request.Schema as the "format" field; tools are sent as function tools
+// and the model's tool calls come back whole (Ollama does not split their
+// arguments). Temperature, MaxTokens (num_predict), Stop and Seed go into
+// "options". Effort is ignored: Ollama's "think" switch is not sent,
+// because models without thinking reject it.
+//
+// Ollama's native tool calls may carry no id; the client then names them
+// "call_0", "call_1", ... in the order of the reply. Tool results are sent
+// with both tool_name and tool_call_id (Ollama matches them by name).
+package ollama
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/weftlang/weft/llm"
+)
+
+// DefaultHost is the server used when neither Config.BaseURL nor
+// OLLAMA_HOST says otherwise; it is where Ollama's own client looks.
+const DefaultHost = "http://127.0.0.1:11434"
+
+const provider = "ollama"
+
+// Config configures a Client.
+type Config struct {
+	// BaseURL is the server's root URL, e.g. http://127.0.0.1:11434; a
+	// path prefix is kept (for a proxy). Empty means DefaultHost.
+	BaseURL string
+	// APIKey, when set, is sent as a Bearer token (for ollama.com or an
+	// authenticating proxy; a local Ollama needs none).
+	APIKey string
+	// Model is the model used when Request.Model is empty, e.g. "llama3.1".
+	Model string
+	// HTTPClient sends the requests; nil means a client of the package's
+	// own that keeps up to 16 idle connections per host. Timeouts come
+	// from the ctx given to Chat, not from here.
+	HTTPClient *http.Client
+	// Options are extra Ollama options sent with every request, such as
+	// num_ctx; the request's own settings take precedence.
+	Options map[string]any
+	// KeepAlive, when set, is how long Ollama keeps the model loaded after
+	// the request, e.g. "10m".
+	KeepAlive string
+	// Header holds extra headers sent with every request.
+	Header http.Header
+}
+
+// Client is an llm.Model talking to one Ollama server. It is safe for
+// concurrent use.
+type Client struct {
+	cfg      Config
+	endpoint string
+	hc       *http.Client
+}
+
+var _ llm.Model = (*Client)(nil)
+
+// New returns a client for cfg.
+func New(cfg Config) *Client {
+	base := cfg.BaseURL
+	if base == "" {
+		base = DefaultHost
+	}
+	hc := cfg.HTTPClient
+	if hc == nil {
+		hc = newHTTPClient()
+	}
+	return &Client{cfg: cfg, endpoint: strings.TrimRight(base, "/") + "/api/chat", hc: hc}
+}
+
+// FromEnv returns a client for model configured from the environment, read
+// through getenv (os.Getenv if nil): OLLAMA_HOST, in any form Ollama
+// accepts ("host", "host:port", ":port", "http://host:port/prefix";
+// default DefaultHost), and OLLAMA_API_KEY if set.
+func FromEnv(getenv func(string) string, model string) (*Client, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	if model == "" {
+		return nil, &llm.Error{Provider: provider, Message: "no model named (use ollama:MODEL, e.g. ollama:llama3.1)"}
+	}
+	base, err := ParseHost(getenv("OLLAMA_HOST"))
+	if err != nil {
+		return nil, err
+	}
+	return New(Config{BaseURL: base, APIKey: getenv("OLLAMA_API_KEY"), Model: model}), nil
+}
+
+// ParseHost turns an OLLAMA_HOST value into a base URL the way Ollama
+// does: the scheme defaults to http, the host to 127.0.0.1 and the port to
+// 11434 (80 for an explicit http:// scheme, 443 for https://); a path is
+// kept. An empty value gives DefaultHost.
+func ParseHost(s string) (string, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return DefaultHost, nil
+	}
+	defaultPort := "11434"
+	scheme, hostport, ok := strings.Cut(s, "://")
+	switch {
+	case !ok:
+		scheme, hostport = "http", s
+	case scheme == "http":
+		defaultPort = "80"
+	case scheme == "https":
+		defaultPort = "443"
+	default:
+		return "", &llm.Error{Provider: provider, Message: fmt.Sprintf("OLLAMA_HOST: unsupported scheme %q (want http or https)", scheme)}
+	}
+	hostport, path, _ := strings.Cut(hostport, "/")
+	host, port, err := net.SplitHostPort(hostport)
+	if err != nil {
+		host, port = "127.0.0.1", defaultPort
+		if ip := net.ParseIP(strings.Trim(hostport, "[]")); ip != nil {
+			host = ip.String()
+		} else if hostport != "" {
+			host = hostport
+		}
+	}
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	if n, err := strconv.Atoi(port); err != nil || n <= 0 || n > 65535 {
+		return "", &llm.Error{Provider: provider, Message: fmt.Sprintf("OLLAMA_HOST: invalid port %q", port)}
+	}
+	u := url.URL{Scheme: scheme, Host: net.JoinHostPort(host, port)}
+	if path != "" {
+		u.Path = "/" + strings.TrimRight(path, "/")
+	}
+	return u.String(), nil
+}
+
+func newHTTPClient() *http.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = 16
+	return &http.Client{Transport: tr}
+}
+
+// wire types of /api/chat
+
+type chatRequest struct {
+	Model     string          `json:"model"`
+	Messages  []message       `json:"messages"`
+	Stream    bool            `json:"stream"`
+	Format    json.RawMessage `json:"format,omitempty"`
+	Tools     []tool          `json:"tools,omitempty"`
+	Options   map[string]any  `json:"options,omitempty"`
+	KeepAlive string          `json:"keep_alive,omitempty"`
+}
+
+type message struct {
+	Role       string     `json:"role"`
+	Content    string     `json:"content"`
+	ToolCalls  []toolCall `json:"tool_calls,omitempty"`
+	ToolName   string     `json:"tool_name,omitempty"`
+	ToolCallID string     `json:"tool_call_id,omitempty"`
+}
+
+type toolCall struct {
+	ID       string `json:"id,omitempty"`
+	Function struct {
+		Index     int             `json:"index,omitempty"`
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	} `json:"function"`
+}
+
+type tool struct {
+	Type     string       `json:"type"`
+	Function toolFunction `json:"function"`
+}
+
+type toolFunction struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters"`
+}
+
+type chatResponse struct {
+	Model   string `json:"model"`
+	Message struct {
+		Content   string     `json:"content"`
+		ToolCalls []toolCall `json:"tool_calls"`
+	} `json:"message"`
+	Done            bool   `json:"done"`
+	DoneReason      string `json:"done_reason"`
+	PromptEvalCount int    `json:"prompt_eval_count"`
+	EvalCount       int    `json:"eval_count"`
+	Error           string `json:"error"`
+}
+
+const emptyObjectSchema = `{"type":"object","properties":{}}`
+
+func (c *Client) encode(req *llm.Request, stream bool) ([]byte, string, error) {
+	model := req.Model
+	if model == "" {
+		model = c.cfg.Model
+	}
+	if model == "" {
+		return nil, "", &llm.Error{Provider: provider, Message: "no model: set Config.Model or Request.Model"}
+	}
+	w := chatRequest{Model: model, Stream: stream, KeepAlive: c.cfg.KeepAlive}
+	w.Messages = make([]message, 0, len(req.Messages))
+	for _, m := range req.Messages {
+		wm := message{Role: string(m.Role), Content: m.Content}
+		if m.Role == llm.ToolRole {
+			wm.ToolName, wm.ToolCallID = m.Name, m.ToolCallID
+		}
+		for _, tc := range m.ToolCalls {
+			var t toolCall
+			t.ID = tc.ID
+			t.Function.Name = tc.Name
+			t.Function.Arguments = asObject(tc.Arguments)
+			wm.ToolCalls = append(wm.ToolCalls, t)
+		}
+		w.Messages = append(w.Messages, wm)
+	}
+	for _, t := range req.Tools {
+		p := t.Parameters
+		if len(p) == 0 {
+			p = json.RawMessage(emptyObjectSchema)
+		}
+		w.Tools = append(w.Tools, tool{Type: "function", Function: toolFunction{Name: t.Name, Description: t.Description, Parameters: p}})
+	}
+	if len(req.Schema) > 0 {
+		w.Format = req.Schema
+	}
+	if len(c.cfg.Options) > 0 || req.Temperature != nil || req.MaxTokens > 0 || len(req.Stop) > 0 || req.Seed != nil {
+		w.Options = make(map[string]any, len(c.cfg.Options)+4)
+		for k, v := range c.cfg.Options {
+			w.Options[k] = v
+		}
+		if req.Temperature != nil {
+			w.Options["temperature"] = *req.Temperature
+		}
+		if req.MaxTokens > 0 {
+			w.Options["num_predict"] = req.MaxTokens
+		}
+		if len(req.Stop) > 0 {
+			w.Options["stop"] = req.Stop
+		}
+		if req.Seed != nil {
+			w.Options["seed"] = *req.Seed
+		}
+	}
+	b, err := json.Marshal(w)
+	if err != nil {
+		return nil, "", &llm.Error{Provider: provider, Message: "cannot encode the request: " + err.Error(), Err: err}
+	}
+	return b, model, nil
+}
+
+// Chat sends req to /api/chat; see llm.Model. Every failure is an
+// *llm.Error, except an error returned by onChunk, which is returned as
+// is.
+func (c *Client) Chat(ctx context.Context, req *llm.Request, onChunk func(llm.Chunk) error) (*llm.Response, error) {
+	if req == nil {
+		return nil, &llm.Error{Provider: provider, Message: "nil request"}
+	}
+	body, model, err := c.encode(req, onChunk != nil)
+	if err != nil {
+		return nil, err
+	}
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint, bytes.NewReader(body))
+	if err != nil {
+		return nil, &llm.Error{Provider: provider, Message: "cannot build the request: " + err.Error(), Err: err}
+	}
+	for k, v := range c.cfg.Header {
+		hreq.Header[k] = v
+	}
+	hreq.Header.Set("Content-Type", "application/json")
+	if onChunk != nil {
+		hreq.Header.Set("Accept", "application/x-ndjson")
+	} else {
+		hreq.Header.Set("Accept", "application/json")
+	}
+	if c.cfg.APIKey != "" {
+		hreq.Header.Set("Authorization", "Bearer "+c.cfg.APIKey)
+	}
+	resp, err := c.hc.Do(hreq)
+	if err != nil {
+		return nil, requestError(ctx, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, statusError(resp)
+	}
+	out := &llm.Response{Message: llm.Message{Role: llm.Assistant}, Model: model}
+	if onChunk == nil {
+		err = readWhole(ctx, resp.Body, out)
+	} else {
+		err = readStream(ctx, resp.Body, out, onChunk)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func readWhole(ctx context.Context, body io.Reader, out *llm.Response) error {
+	b, err := io.ReadAll(body)
+	if err != nil {
+		if ctx.Err() != nil {
+			return cancelled(ctx)
+		}
+		return &llm.Error{Provider: provider, Retryable: true, Err: err,
+			Message: fmt.Sprintf("reply cut after %d bytes: %v", len(b), err)}
+	}
+	var r chatResponse
+	if err := json.Unmarshal(b, &r); err != nil {
+		return malformed(err, "the reply", 0)
+	}
+	if r.Error != "" {
+		return &llm.Error{Provider: provider, Message: clip(r.Error)}
+	}
+	if !r.Done {
+		return &llm.Error{Provider: provider, Retryable: true, Message: fmt.Sprintf("reply of %d bytes is not marked done", len(b))}
+	}
+	out.Message.Content = r.Message.Content
+	for _, tc := range r.Message.ToolCalls {
+		out.Message.ToolCalls = append(out.Message.ToolCalls, toLLM(tc, len(out.Message.ToolCalls)))
+	}
+	finish(out, &r)
+	return nil
+}
+
+func readStream(ctx context.Context, body io.Reader, out *llm.Response, onChunk func(llm.Chunk) error) error {
+	lr := newLineReader(body)
+	var text strings.Builder
+	events := 0
+	for {
+		line, err := lr.next()
+		if err != nil {
+			if ctx.Err() != nil {
+				return cancelled(ctx)
+			}
+			return &llm.Error{Provider: provider, Retryable: true, Err: err,
+				Message: fmt.Sprintf("stream cut after %d bytes: %d events, %d bytes of text and %d tool calls received, no final event",
+					lr.off, events, text.Len(), len(out.Message.ToolCalls))}
+		}
+		if len(line) == 0 {
+			continue
+		}
+		events++
+		if s, ok := fastText(line); ok {
+			if s != "" {
+				text.WriteString(s)
+				if err := onChunk(llm.Chunk{Text: s}); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		var r chatResponse
+		if err := json.Unmarshal(line, &r); err != nil {
+			return malformed(err, fmt.Sprintf("stream line %d", lr.line), lr.start)
+		}
+		if r.Error != "" {
+			return &llm.Error{Provider: provider, Message: "error in the stream: " + clip(r.Error)}
+		}
+		if s := r.Message.Content; s != "" {
+			text.WriteString(s)
+			if err := onChunk(llm.Chunk{Text: s}); err != nil {
+				return err
+			}
+		}
+		for _, tc := range r.Message.ToolCalls {
+			i := len(out.Message.ToolCalls)
+			call := toLLM(tc, i)
+			out.Message.ToolCalls = append(out.Message.ToolCalls, call)
+			d := &llm.ToolCallDelta{Index: i, ID: call.ID, Name: call.Name, Arguments: string(call.Arguments)}
+			if err := onChunk(llm.Chunk{ToolCall: d}); err != nil {
+				return err
+			}
+		}
+		if r.Done {
+			out.Message.Content = text.String()
+			finish(out, &r)
+			drain(body)
+			return nil
+		}
+	}
+}
+
+func finish(out *llm.Response, r *chatResponse) {
+	out.FinishReason = r.DoneReason
+	if r.Model != "" {
+		out.Model = r.Model
+	}
+	out.Usage = llm.Usage{InputTokens: r.PromptEvalCount, OutputTokens: r.EvalCount}
+}
+
+// toLLM converts the i-th tool call of a reply.
+func toLLM(tc toolCall, i int) llm.ToolCall {
+	id := tc.ID
+	if id == "" {
+		id = "call_" + strconv.Itoa(i)
+	}
+	args := tc.Function.Arguments
+	if len(args) == 0 || string(args) == "null" {
+		args = json.RawMessage("{}")
+	}
+	return llm.ToolCall{ID: id, Name: tc.Function.Name, Arguments: args}
+}
+
+// asObject returns args if it is a JSON object and {} otherwise: Ollama
+// wants tool-call arguments as an object.
+func asObject(args json.RawMessage) json.RawMessage {
+	t := bytes.TrimSpace(args)
+	if len(t) > 0 && t[0] == '{' && json.Valid(t) {
+		return t
+	}
+	return json.RawMessage("{}")
+}
+
+// errors
+
+func requestError(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return cancelled(ctx)
+	}
+	return &llm.Error{Provider: provider, Message: "request failed: " + err.Error(), Retryable: llm.IsTransient(err), Err: err}
+}
+
+func cancelled(ctx context.Context) error {
+	return &llm.Error{Provider: provider, Message: "call aborted: " + context.Cause(ctx).Error(), Err: ctx.Err()}
+}
+
+// statusError reads a non-200 reply: {"error": "..."}.
+func statusError(resp *http.Response) error {
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	drain(resp.Body)
+	var e struct {
+		Error string `json:"error"`
+	}
+	msg := ""
+	if json.Unmarshal(b, &e) == nil {
+		msg = clip(e.Error)
+	}
+	if msg == "" {
+		msg = http.StatusText(resp.StatusCode)
+	}
+	return &llm.Error{
+		Provider:   provider,
+		Status:     resp.StatusCode,
+		Message:    msg,
+		Retryable:  llm.RetryableStatus(resp.StatusCode),
+		RetryAfter: llm.ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now()),
+	}
+}
+
+// malformed reports JSON that does not parse, in where, which starts at
+// byte offset start of the body.
+func malformed(err error, where string, start int64) error {
+	off := start
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		off += se.Offset
+	}
+	return &llm.Error{Provider: provider, Err: err,
+		Message: fmt.Sprintf("malformed JSON in %s at byte offset %d: %v", where, off, err)}
+}
+
+// clip shortens a provider message to a sane length.
+func clip(s string) string {
+	s = strings.TrimSpace(s)
+	if len(s) > 1000 {
+		s = strings.ToValidUTF8(s[:1000], "") + "..."
+	}
+	return s
+}
+
+// drain reads what is left of a body (up to a bound) so that the
+// connection can be reused.
+func drain(r io.Reader) { _, _ = io.Copy(io.Discard, io.LimitReader(r, 256<<10)) }

@@ -1,0 +1,92 @@
+package openai
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+)
+
+// sseReader reads server-sent events, counting lines and bytes for error
+// messages. It keeps one buffer for an event's data, reused across
+// events.
+type sseReader struct {
+	r         *bufio.Reader
+	long      []byte // a line longer than r's buffer
+	data      []byte // the current event's data
+	name      []byte // the current event's name
+	off       int64  // bytes consumed so far
+	line      int    // lines consumed so far
+	lineStart int64  // byte offset of the line last read
+	start     int64  // byte offset of the current event's data
+	first     int    // number of the current event's first data line
+}
+
+func newSSEReader(r io.Reader) *sseReader {
+	return &sseReader{r: bufio.NewReaderSize(r, 16<<10)}
+}
+
+// readLine returns the next line without its line ending, valid until
+// the next call.
+func (s *sseReader) readLine() ([]byte, error) {
+	s.long = s.long[:0]
+	s.lineStart = s.off
+	for {
+		b, err := s.r.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			s.long = append(s.long, b...)
+			continue
+		}
+		if len(s.long) > 0 {
+			s.long = append(s.long, b...)
+			b = s.long
+		}
+		s.off += int64(len(b))
+		if err != nil {
+			// A line without its newline is an event cut short.
+			return nil, err
+		}
+		s.line++
+		return bytes.TrimRight(b, "\r\n"), nil
+	}
+}
+
+// next returns the next event's name and data (its data lines joined by
+// newlines), both valid until the next call. Comments and events without
+// data are skipped. At the end of the body it returns io.EOF, or the read
+// error, such as io.ErrUnexpectedEOF for a body cut short.
+func (s *sseReader) next() (name, data []byte, err error) {
+	s.data, s.name = s.data[:0], s.name[:0]
+	hasData := false
+	for {
+		line, err := s.readLine()
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(line) == 0 {
+			if hasData {
+				return s.name, s.data, nil
+			}
+			s.name = s.name[:0]
+			continue
+		}
+		if line[0] == ':' {
+			continue
+		}
+		field, value, _ := bytes.Cut(line, []byte(":"))
+		if len(value) > 0 && value[0] == ' ' {
+			value = value[1:]
+		}
+		switch string(field) {
+		case "data":
+			if hasData {
+				s.data = append(s.data, '\n')
+			} else {
+				s.start, s.first = s.lineStart+int64(len(line)-len(value)), s.line
+				hasData = true
+			}
+			s.data = append(s.data, value...)
+		case "event":
+			s.name = append(s.name[:0], value...)
+		}
+	}
+}
