@@ -32,6 +32,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/weftlang/weft/llm/internal/wire"
 	"io"
 	"net/http"
 	"net/url"
@@ -483,7 +484,7 @@ type blockState struct {
 }
 
 func readStream(ctx context.Context, body io.Reader, r *llm.Response, out *output, onChunk func(llm.Chunk) error) error {
-	sr := newSSEReader(body)
+	sr := wire.NewSSEReader(body)
 	var text strings.Builder
 	blocks := map[int]*blockState{}
 	var calls []*blockState
@@ -494,14 +495,14 @@ func readStream(ctx context.Context, body io.Reader, r *llm.Response, out *outpu
 	stop := ""
 	var ev streamEvent
 	for {
-		_, data, err := sr.next()
+		_, data, err := sr.Next()
 		if err != nil {
 			if ctx.Err() != nil {
 				return cancelled(ctx)
 			}
 			return &llm.Error{Provider: provider, Retryable: true, Err: err,
 				Message: fmt.Sprintf("stream cut after %d bytes: %d events, %d bytes of text and %d tool calls received, no message_stop",
-					sr.off, events, text.Len(), len(calls))}
+					sr.Off, events, text.Len(), len(calls))}
 		}
 		events++
 		ev = streamEvent{}
@@ -513,7 +514,7 @@ func readStream(ctx context.Context, body io.Reader, r *llm.Response, out *outpu
 				ev.Delta.Type, ev.Delta.PartialJSON = "input_json_delta", s
 			}
 		} else if err := json.Unmarshal(data, &ev); err != nil {
-			return malformed(err, fmt.Sprintf("stream event %d (line %d)", events, sr.first), sr.start)
+			return malformed(err, fmt.Sprintf("stream event %d (line %d)", events, sr.First), sr.Start)
 		}
 		switch ev.Type {
 		case "message_start":

@@ -19,6 +19,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/weftlang/weft/llm/internal/wire"
 	"io"
 	"net"
 	"net/http"
@@ -341,18 +342,18 @@ func readWhole(ctx context.Context, body io.Reader, out *llm.Response) error {
 }
 
 func readStream(ctx context.Context, body io.Reader, out *llm.Response, onChunk func(llm.Chunk) error) error {
-	lr := newLineReader(body)
+	lr := wire.NewLineReader(body)
 	var text strings.Builder
 	events := 0
 	for {
-		line, err := lr.next()
+		line, err := lr.Next()
 		if err != nil {
 			if ctx.Err() != nil {
 				return cancelled(ctx)
 			}
 			return &llm.Error{Provider: provider, Retryable: true, Err: err,
 				Message: fmt.Sprintf("stream cut after %d bytes: %d events, %d bytes of text and %d tool calls received, no final event",
-					lr.off, events, text.Len(), len(out.Message.ToolCalls))}
+					lr.Off, events, text.Len(), len(out.Message.ToolCalls))}
 		}
 		if len(line) == 0 {
 			continue
@@ -369,7 +370,7 @@ func readStream(ctx context.Context, body io.Reader, out *llm.Response, onChunk 
 		}
 		var r chatResponse
 		if err := json.Unmarshal(line, &r); err != nil {
-			return malformed(err, fmt.Sprintf("stream line %d", lr.line), lr.start)
+			return malformed(err, fmt.Sprintf("stream line %d", lr.Line), lr.Start)
 		}
 		if r.Error != "" {
 			return &llm.Error{Provider: provider, Message: "error in the stream: " + clip(r.Error)}

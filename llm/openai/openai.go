@@ -19,6 +19,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/weftlang/weft/llm/internal/wire"
 	"io"
 	"net/http"
 	"net/url"
@@ -421,7 +422,7 @@ type callBuf struct {
 }
 
 func readStream(ctx context.Context, body io.Reader, out *llm.Response, onChunk func(llm.Chunk) error) error {
-	sr := newSSEReader(body)
+	sr := wire.NewSSEReader(body)
 	var text strings.Builder
 	var calls []*callBuf
 	byIndex := map[int]int{} // the server's tool-call index -> ours
@@ -429,7 +430,7 @@ func readStream(ctx context.Context, body io.Reader, out *llm.Response, onChunk 
 	finished := false
 	var ch streamChunk
 	for {
-		_, data, err := sr.next()
+		_, data, err := sr.Next()
 		if err != nil {
 			if ctx.Err() != nil {
 				return cancelled(ctx)
@@ -439,7 +440,7 @@ func readStream(ctx context.Context, body io.Reader, out *llm.Response, onChunk 
 			}
 			return &llm.Error{Provider: provider, Retryable: true, Err: err,
 				Message: fmt.Sprintf("stream cut after %d bytes: %d events, %d bytes of text and %d tool calls received, no [DONE]",
-					sr.off, events, text.Len(), len(calls))}
+					sr.Off, events, text.Len(), len(calls))}
 		}
 		if string(bytes.TrimSpace(data)) == "[DONE]" {
 			drain(body)
@@ -458,7 +459,7 @@ func readStream(ctx context.Context, body io.Reader, out *llm.Response, onChunk 
 		clear(ch.Choices[:cap(ch.Choices)]) // json reuses the elements without zeroing them
 		ch = streamChunk{Choices: ch.Choices[:0]}
 		if err := json.Unmarshal(data, &ch); err != nil {
-			return malformed(err, fmt.Sprintf("stream event %d (line %d)", events, sr.first), sr.start)
+			return malformed(err, fmt.Sprintf("stream event %d (line %d)", events, sr.First), sr.Start)
 		}
 		if e := parseError(ch.Error); e != nil {
 			return &llm.Error{Provider: provider, Message: "error in the stream: " + clip(e.Message), Retryable: retryableType(e.Type)}

@@ -1,4 +1,4 @@
-package openai
+package wire
 
 import (
 	"bufio"
@@ -6,30 +6,31 @@ import (
 	"io"
 )
 
-// sseReader reads server-sent events, counting lines and bytes for error
+// SSEReader reads server-sent events, counting lines and bytes for error
 // messages. It keeps one buffer for an event's data, reused across
 // events.
-type sseReader struct {
+type SSEReader struct {
 	r         *bufio.Reader
 	long      []byte // a line longer than r's buffer
 	data      []byte // the current event's data
 	name      []byte // the current event's name
-	off       int64  // bytes consumed so far
-	line      int    // lines consumed so far
+	Off       int64  // bytes consumed so far
+	Line      int    // lines consumed so far
 	lineStart int64  // byte offset of the line last read
-	start     int64  // byte offset of the current event's data
-	first     int    // number of the current event's first data line
+	Start     int64  // byte offset of the current event's data
+	First     int    // number of the current event's first data line
 }
 
-func newSSEReader(r io.Reader) *sseReader {
-	return &sseReader{r: bufio.NewReaderSize(r, 16<<10)}
+// NewSSEReader returns a reader of the events in r.
+func NewSSEReader(r io.Reader) *SSEReader {
+	return &SSEReader{r: bufio.NewReaderSize(r, 16<<10)}
 }
 
 // readLine returns the next line without its line ending, valid until
 // the next call.
-func (s *sseReader) readLine() ([]byte, error) {
+func (s *SSEReader) readLine() ([]byte, error) {
 	s.long = s.long[:0]
-	s.lineStart = s.off
+	s.lineStart = s.Off
 	for {
 		b, err := s.r.ReadSlice('\n')
 		if err == bufio.ErrBufferFull {
@@ -40,21 +41,21 @@ func (s *sseReader) readLine() ([]byte, error) {
 			s.long = append(s.long, b...)
 			b = s.long
 		}
-		s.off += int64(len(b))
+		s.Off += int64(len(b))
 		if err != nil {
 			// A line without its newline is an event cut short.
 			return nil, err
 		}
-		s.line++
+		s.Line++
 		return bytes.TrimRight(b, "\r\n"), nil
 	}
 }
 
-// next returns the next event's name and data (its data lines joined by
+// Next returns the next event's name and data (its data lines joined by
 // newlines), both valid until the next call. Comments and events without
 // data are skipped. At the end of the body it returns io.EOF, or the read
 // error, such as io.ErrUnexpectedEOF for a body cut short.
-func (s *sseReader) next() (name, data []byte, err error) {
+func (s *SSEReader) Next() (name, data []byte, err error) {
 	s.data, s.name = s.data[:0], s.name[:0]
 	hasData := false
 	for {
@@ -81,7 +82,7 @@ func (s *sseReader) next() (name, data []byte, err error) {
 			if hasData {
 				s.data = append(s.data, '\n')
 			} else {
-				s.start, s.first = s.lineStart+int64(len(line)-len(value)), s.line
+				s.Start, s.First = s.lineStart+int64(len(line)-len(value)), s.Line
 				hasData = true
 			}
 			s.data = append(s.data, value...)
