@@ -3,6 +3,7 @@ package action_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/weftlang/weft/action"
@@ -50,5 +51,48 @@ func TestBind(t *testing.T) {
 	}
 	if _, err := action.Bind(&flow.Binding{Name: "x", Type: flow.Subflow}); err == nil {
 		t.Error("a WORKFLOW binding was accepted")
+	}
+}
+
+func TestTokensFunction(t *testing.T) {
+	fns, err := action.Functions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// start sets big = tokens(result) > 500, then the run ends at check.
+	big := &flow.Binary{Op: ">", X: &flow.Call{Fn: "tokens", Args: []flow.Expr{&flow.Ident{Name: "result"}}}, Y: &flow.Lit{Value: flow.IntValue(500)}}
+	w := &flow.Workflow{
+		Name: "Budget",
+		Vars: []*flow.Var{
+			{Name: "result", Type: flow.TString, Default: &flow.Lit{Value: flow.StringValue("hello world, this is a short SQL result")}},
+			{Name: "big", Type: flow.TBool},
+		},
+		Nodes: []*flow.Node{
+			{Name: "start", Type: flow.Function, Action: "noop", Set: []*flow.Assign{{Name: "big", Expr: big}}},
+			{Name: "check", Type: flow.End},
+		},
+		Edges:   []*flow.Edge{{From: "start", To: []string{"check"}}},
+		Initial: "start",
+		Finals:  []string{"check"},
+	}
+	if _, ds := flow.Compile(w, nil); !ds.HasErrors() || !strings.Contains(ds.Error(), "unknown function tokens") {
+		t.Fatalf("without the functions: %v", ds)
+	}
+	plan, ds := flow.Compile(w, &flow.CompileOptions{Functions: fns})
+	if ds.HasErrors() {
+		t.Fatal(ds)
+	}
+	reg := engine.NewRegistry()
+	reg.Register("noop", engine.ActionFunc(func(context.Context, *engine.Call) error { return nil }))
+	res, err := (&engine.Runner{Registry: reg}).Run(context.Background(), plan, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if big := res.Vars[1].Value; big.Kind() != flow.KindBool || big.Bool() {
+		t.Errorf("big = %v, want false for a short text", big)
+	}
+	n, _ := fns["tokens"].Call([]flow.Value{flow.StringValue("hello world")})
+	if n.Int() != 2 {
+		t.Errorf("tokens(\"hello world\") = %v, want 2", n)
 	}
 }

@@ -668,6 +668,40 @@ func arith(e *Binary, a, b Value) (Value, error) {
 }
 
 // builtin describes a function callable from expressions.
+// ExprFunc is an expression function supplied by the caller of Compile
+// (CompileOptions.Functions), for what flow itself cannot compute: weft
+// adds tokens(text), the token count of a text, this way.
+type ExprFunc struct {
+	Doc      string                       // the signature, for messages: "tokens(String) Int"
+	Min, Max int                          // bounds on the argument count; Max -1: any number
+	Result   func(args []Type) Type       // the result type; nil means Any
+	Check    func(args []Type) string     // a problem with the argument types, or ""
+	Call     func([]Value) (Value, error) // the function
+}
+
+// FunctionScope is a Scope that also offers functions beyond the
+// built-in ones.
+type FunctionScope interface {
+	Scope
+	// Function returns the function called name.
+	Function(name string) (*ExprFunc, bool)
+	// FunctionNames lists the functions offered, for suggestions.
+	FunctionNames() []string
+}
+
+// function looks up a function the scope offers, with its signature.
+func (c *compiler) function(name string) (builtin, string, bool) {
+	fs, ok := c.scope.(FunctionScope)
+	if !ok {
+		return builtin{}, "", false
+	}
+	f, ok := fs.Function(name)
+	if !ok || f == nil || f.Call == nil {
+		return builtin{}, "", false
+	}
+	return builtin{min: f.Min, max: f.Max, typ: f.Result, check: f.Check, fn: f.Call}, f.Doc, true
+}
+
 type builtin struct {
 	min, max int                      // argument count bounds (max -1: variadic)
 	typ      func(args []Type) Type   // result type; nil means Any
@@ -858,8 +892,16 @@ func lookupBuiltin(name string) (builtin, bool) {
 
 func (c *compiler) call(e *Call) (Type, evalFn) {
 	b, ok := lookupBuiltin(e.Fn)
+	doc := builtinDocs[e.Fn]
 	if !ok {
-		c.errorf(e.At, "unknown-name", "unknown function %s%s", e.Fn, suggest(e.Fn, mapKeys(builtinDocs)))
+		b, doc, ok = c.function(e.Fn)
+	}
+	if !ok {
+		names := mapKeys(builtinDocs)
+		if fs, isFS := c.scope.(FunctionScope); isFS {
+			names = append(names, fs.FunctionNames()...)
+		}
+		c.errorf(e.At, "unknown-name", "unknown function %s%s", e.Fn, suggest(e.Fn, names))
 		for _, a := range e.Args {
 			c.expr(a)
 		}
@@ -871,7 +913,7 @@ func (c *compiler) call(e *Call) (Type, evalFn) {
 		types[i], fns[i] = c.expr(a)
 	}
 	if len(e.Args) < b.min || b.max >= 0 && len(e.Args) > b.max {
-		c.errorf(e.At, "type-mismatch", "%s takes %s, got %d: %s", e.Fn, arity(b.min, b.max), len(e.Args), builtinDocs[e.Fn])
+		c.errorf(e.At, "type-mismatch", "%s takes %s, got %d: %s", e.Fn, arity(b.min, b.max), len(e.Args), doc)
 		return Type{}, constFn(Null)
 	}
 	if b.check != nil {

@@ -114,6 +114,9 @@ type CompileOptions struct {
 	HasAction func(name string) bool
 	// Reducers adds named reducers to the built-in ones.
 	Reducers map[string]Reducer
+	// Functions adds expression functions to the built-in ones (a
+	// built-in of the same name wins).
+	Functions map[string]*ExprFunc
 }
 
 // Compile checks w and compiles it into a Plan. It returns every problem it
@@ -906,4 +909,20 @@ func (s *scope) LookupField(node, field string) (Ref, bool, error) {
 	}
 	fields = append(fields, "error")
 	return Ref{}, true, fmt.Errorf("node %s has no field %s (its fields: %s)%s", node, field, strings.Join(fields, ", "), suggest(field, fields))
+}
+
+// Function implements FunctionScope with CompileOptions.Functions.
+func (s *scope) Function(name string) (*ExprFunc, bool) {
+	f, ok := s.c.opts.Functions[name]
+	return f, ok
+}
+
+// FunctionNames implements FunctionScope.
+func (s *scope) FunctionNames() []string {
+	names := make([]string, 0, len(s.c.opts.Functions))
+	for n := range s.c.opts.Functions {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
 }

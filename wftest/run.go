@@ -203,7 +203,12 @@ func runCase(ctx context.Context, s *Suite, c *Case, mod *lang.Module, w *flow.W
 	action.Register(base)
 	reg, rec := NewStubRegistry(base, c.Stubs)
 	has := func(name string) bool { return reg.Has(name) || stubbed[name] }
-	plan, ds := flow.Compile(w, &flow.CompileOptions{HasAction: has})
+	fns, err := action.Functions()
+	if err != nil {
+		cr.Failures = append(cr.Failures, err.Error())
+		return cr
+	}
+	plan, ds := flow.Compile(w, &flow.CompileOptions{HasAction: has, Functions: fns})
 	if plan == nil {
 		cr.Failures = append(cr.Failures, "workflow does not compile (an action is known when the Registry has it or a case of this file stubs it):\n"+newCompileError(s.Workflow, ds, mod.Source).Error())
 		return cr

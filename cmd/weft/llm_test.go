@@ -70,3 +70,20 @@ func TestRunLLMWithoutModel(t *testing.T) {
 		t.Errorf("stderr = %q", r.stderr)
 	}
 }
+
+// tokens(x) is an expression function of every command that compiles
+// workflows.
+func TestTokensInConditions(t *testing.T) {
+	r := weft(t, []string{"validate", "testdata/budget.wf"})
+	r.wantCode(t, 0)
+	stubs := filepath.Join(t.TempDir(), "stubs.yaml")
+	long := strings.Repeat("row 1, Rock, 3.99; ", 200)
+	if err := os.WriteFile(stubs, []byte("stubs:\n  execute_sql: [{result: \""+long+"\"}]\n  refine_sql: [{}]\n  create_query_analysis: [{}]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = weft(t, []string{"run", "testdata/budget.wf", "--stubs", stubs, "--json"})
+	r.wantCode(t, 0)
+	if !strings.Contains(r.stdout, `"refine"`) {
+		t.Errorf("a 1,400-token result did not go through refine: %s", r.stdout)
+	}
+}

@@ -94,7 +94,11 @@ func runWorkflow(ctx context.Context, e env, path string, o *runOptions, inputSe
 		}
 		warnUnusedStubs(e.stderr, w, stubbed)
 	}
-	plan, cds := flow.Compile(w, &flow.CompileOptions{HasAction: reg.Has})
+	fns, err := action.Functions()
+	if err != nil {
+		return internal(err)
+	}
+	plan, cds := flow.Compile(w, &flow.CompileOptions{HasAction: reg.Has, Functions: fns})
 	printDiags(e.stderr, dedupe(append(ds, cds...)), m)
 	if plan == nil {
 		if missing := missingActions(cds, w); len(missing) > 0 {

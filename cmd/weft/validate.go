@@ -115,10 +115,14 @@ func validateFile(path string, hasAction func(string) bool, show func(flow.Diagn
 	if err != nil {
 		return nil, 0, 0, err
 	}
+	fns, err := action.Functions()
+	if err != nil {
+		return nil, 0, 0, internal(err)
+	}
 	nodes, edges := 0, 0
 	if !ds.HasErrors() {
 		for _, w := range m.Workflows {
-			_, cds := flow.Compile(w, &flow.CompileOptions{HasAction: hasAction})
+			_, cds := flow.Compile(w, &flow.CompileOptions{HasAction: hasAction, Functions: fns})
 			ds = append(ds, cds...)
 			if w.Pos.File == path || w.Pos.File == "" {
 				nodes += len(w.Nodes)
