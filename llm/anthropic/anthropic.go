@@ -30,7 +30,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"github.com/weftlang/weft/llm/internal/wire"
 	"io"
@@ -376,7 +375,7 @@ func (c *Client) Chat(ctx context.Context, req *llm.Request, onChunk func(llm.Ch
 	}
 	resp, err := c.hc.Do(hreq)
 	if err != nil {
-		return nil, requestError(ctx, err)
+		return nil, wire.RequestError(provider, ctx, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
@@ -427,17 +426,17 @@ func readWhole(ctx context.Context, body io.Reader, r *llm.Response, out *output
 	b, err := io.ReadAll(body)
 	if err != nil {
 		if ctx.Err() != nil {
-			return cancelled(ctx)
+			return wire.Cancelled(provider, ctx)
 		}
 		return &llm.Error{Provider: provider, Retryable: true, Err: err,
 			Message: fmt.Sprintf("reply cut after %d bytes: %v", len(b), err)}
 	}
 	var m messageReply
 	if err := json.Unmarshal(b, &m); err != nil {
-		return malformed(err, "the reply", 0)
+		return wire.Malformed(provider, err, "the reply", 0)
 	}
 	if m.Error != nil {
-		return &llm.Error{Provider: provider, Message: clip(m.Error.Message), Retryable: retryableType(m.Error.Type)}
+		return &llm.Error{Provider: provider, Message: wire.Clip(m.Error.Message), Retryable: retryableType(m.Error.Type)}
 	}
 	var text strings.Builder
 	structured := false
@@ -498,7 +497,7 @@ func readStream(ctx context.Context, body io.Reader, r *llm.Response, out *outpu
 		_, data, err := sr.Next()
 		if err != nil {
 			if ctx.Err() != nil {
-				return cancelled(ctx)
+				return wire.Cancelled(provider, ctx)
 			}
 			return &llm.Error{Provider: provider, Retryable: true, Err: err,
 				Message: fmt.Sprintf("stream cut after %d bytes: %d events, %d bytes of text and %d tool calls received, no message_stop",
@@ -514,7 +513,7 @@ func readStream(ctx context.Context, body io.Reader, r *llm.Response, out *outpu
 				ev.Delta.Type, ev.Delta.PartialJSON = "input_json_delta", s
 			}
 		} else if err := json.Unmarshal(data, &ev); err != nil {
-			return malformed(err, fmt.Sprintf("stream event %d (line %d)", events, sr.First), sr.Start)
+			return wire.Malformed(provider, err, fmt.Sprintf("stream event %d (line %d)", events, sr.First), sr.Start)
 		}
 		switch ev.Type {
 		case "message_start":
@@ -598,7 +597,7 @@ func readStream(ctx context.Context, body io.Reader, r *llm.Response, out *outpu
 				}
 			}
 		case "message_stop":
-			drain(body)
+			wire.Drain(body)
 			if hasStructured {
 				r.Message.Content = structured
 			} else {
@@ -614,23 +613,12 @@ func readStream(ctx context.Context, body io.Reader, r *llm.Response, out *outpu
 			if e == nil {
 				e = &apiError{Message: "unreadable error event"}
 			}
-			return &llm.Error{Provider: provider, Message: "error in the stream: " + clip(e.Message), Retryable: retryableType(e.Type)}
+			return &llm.Error{Provider: provider, Message: "error in the stream: " + wire.Clip(e.Message), Retryable: retryableType(e.Type)}
 		}
 	}
 }
 
 // errors
-
-func requestError(ctx context.Context, err error) error {
-	if ctx.Err() != nil {
-		return cancelled(ctx)
-	}
-	return &llm.Error{Provider: provider, Message: "request failed: " + err.Error(), Retryable: llm.IsTransient(err), Err: err}
-}
-
-func cancelled(ctx context.Context) error {
-	return &llm.Error{Provider: provider, Message: "call aborted: " + context.Cause(ctx).Error(), Err: ctx.Err()}
-}
 
 // retryableType reports whether an error type names a transient failure.
 func retryableType(t string) bool {
@@ -644,13 +632,13 @@ func retryableType(t string) bool {
 // statusError reads a non-200 reply: {"type":"error","error":{...}}.
 func statusError(resp *http.Response) error {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	drain(resp.Body)
+	wire.Drain(resp.Body)
 	var e struct {
 		Error *apiError `json:"error"`
 	}
 	msg := ""
 	if json.Unmarshal(b, &e) == nil && e.Error != nil {
-		msg = clip(e.Error.Message)
+		msg = wire.Clip(e.Error.Message)
 	}
 	if msg == "" {
 		msg = http.StatusText(resp.StatusCode)
@@ -666,28 +654,3 @@ func statusError(resp *http.Response) error {
 		RetryAfter: llm.ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now()),
 	}
 }
-
-// malformed reports JSON that does not parse, in where, whose data starts
-// at byte offset start of the body.
-func malformed(err error, where string, start int64) error {
-	off := start
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		off += se.Offset
-	}
-	return &llm.Error{Provider: provider, Err: err,
-		Message: fmt.Sprintf("malformed JSON in %s at byte offset %d: %v", where, off, err)}
-}
-
-// clip shortens a provider message to a sane length.
-func clip(s string) string {
-	s = strings.TrimSpace(s)
-	if len(s) > 1000 {
-		s = strings.ToValidUTF8(s[:1000], "") + "..."
-	}
-	return s
-}
-
-// drain reads what is left of a body (up to a bound) so that the
-// connection can be reused.
-func drain(r io.Reader) { _, _ = io.Copy(io.Discard, io.LimitReader(r, 256<<10)) }

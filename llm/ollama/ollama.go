@@ -17,7 +17,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"github.com/weftlang/weft/llm/internal/wire"
 	"io"
@@ -296,7 +295,7 @@ func (c *Client) Chat(ctx context.Context, req *llm.Request, onChunk func(llm.Ch
 	}
 	resp, err := c.hc.Do(hreq)
 	if err != nil {
-		return nil, requestError(ctx, err)
+		return nil, wire.RequestError(provider, ctx, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
@@ -318,17 +317,17 @@ func readWhole(ctx context.Context, body io.Reader, out *llm.Response) error {
 	b, err := io.ReadAll(body)
 	if err != nil {
 		if ctx.Err() != nil {
-			return cancelled(ctx)
+			return wire.Cancelled(provider, ctx)
 		}
 		return &llm.Error{Provider: provider, Retryable: true, Err: err,
 			Message: fmt.Sprintf("reply cut after %d bytes: %v", len(b), err)}
 	}
 	var r chatResponse
 	if err := json.Unmarshal(b, &r); err != nil {
-		return malformed(err, "the reply", 0)
+		return wire.Malformed(provider, err, "the reply", 0)
 	}
 	if r.Error != "" {
-		return &llm.Error{Provider: provider, Message: clip(r.Error)}
+		return &llm.Error{Provider: provider, Message: wire.Clip(r.Error)}
 	}
 	if !r.Done {
 		return &llm.Error{Provider: provider, Retryable: true, Message: fmt.Sprintf("reply of %d bytes is not marked done", len(b))}
@@ -349,7 +348,7 @@ func readStream(ctx context.Context, body io.Reader, out *llm.Response, onChunk 
 		line, err := lr.Next()
 		if err != nil {
 			if ctx.Err() != nil {
-				return cancelled(ctx)
+				return wire.Cancelled(provider, ctx)
 			}
 			return &llm.Error{Provider: provider, Retryable: true, Err: err,
 				Message: fmt.Sprintf("stream cut after %d bytes: %d events, %d bytes of text and %d tool calls received, no final event",
@@ -370,10 +369,10 @@ func readStream(ctx context.Context, body io.Reader, out *llm.Response, onChunk 
 		}
 		var r chatResponse
 		if err := json.Unmarshal(line, &r); err != nil {
-			return malformed(err, fmt.Sprintf("stream line %d", lr.Line), lr.Start)
+			return wire.Malformed(provider, err, fmt.Sprintf("stream line %d", lr.Line), lr.Start)
 		}
 		if r.Error != "" {
-			return &llm.Error{Provider: provider, Message: "error in the stream: " + clip(r.Error)}
+			return &llm.Error{Provider: provider, Message: "error in the stream: " + wire.Clip(r.Error)}
 		}
 		if s := r.Message.Content; s != "" {
 			text.WriteString(s)
@@ -393,7 +392,7 @@ func readStream(ctx context.Context, body io.Reader, out *llm.Response, onChunk 
 		if r.Done {
 			out.Message.Content = text.String()
 			finish(out, &r)
-			drain(body)
+			wire.Drain(body)
 			return nil
 		}
 	}
@@ -432,27 +431,16 @@ func asObject(args json.RawMessage) json.RawMessage {
 
 // errors
 
-func requestError(ctx context.Context, err error) error {
-	if ctx.Err() != nil {
-		return cancelled(ctx)
-	}
-	return &llm.Error{Provider: provider, Message: "request failed: " + err.Error(), Retryable: llm.IsTransient(err), Err: err}
-}
-
-func cancelled(ctx context.Context) error {
-	return &llm.Error{Provider: provider, Message: "call aborted: " + context.Cause(ctx).Error(), Err: ctx.Err()}
-}
-
 // statusError reads a non-200 reply: {"error": "..."}.
 func statusError(resp *http.Response) error {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	drain(resp.Body)
+	wire.Drain(resp.Body)
 	var e struct {
 		Error string `json:"error"`
 	}
 	msg := ""
 	if json.Unmarshal(b, &e) == nil {
-		msg = clip(e.Error)
+		msg = wire.Clip(e.Error)
 	}
 	if msg == "" {
 		msg = http.StatusText(resp.StatusCode)
@@ -465,28 +453,3 @@ func statusError(resp *http.Response) error {
 		RetryAfter: llm.ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now()),
 	}
 }
-
-// malformed reports JSON that does not parse, in where, which starts at
-// byte offset start of the body.
-func malformed(err error, where string, start int64) error {
-	off := start
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		off += se.Offset
-	}
-	return &llm.Error{Provider: provider, Err: err,
-		Message: fmt.Sprintf("malformed JSON in %s at byte offset %d: %v", where, off, err)}
-}
-
-// clip shortens a provider message to a sane length.
-func clip(s string) string {
-	s = strings.TrimSpace(s)
-	if len(s) > 1000 {
-		s = strings.ToValidUTF8(s[:1000], "") + "..."
-	}
-	return s
-}
-
-// drain reads what is left of a body (up to a bound) so that the
-// connection can be reused.
-func drain(r io.Reader) { _, _ = io.Copy(io.Discard, io.LimitReader(r, 256<<10)) }

@@ -17,7 +17,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"github.com/weftlang/weft/llm/internal/wire"
 	"io"
@@ -357,7 +356,7 @@ func (c *Client) Chat(ctx context.Context, req *llm.Request, onChunk func(llm.Ch
 	}
 	resp, err := c.hc.Do(hreq)
 	if err != nil {
-		return nil, requestError(ctx, err)
+		return nil, wire.RequestError(provider, ctx, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
@@ -379,17 +378,17 @@ func readWhole(ctx context.Context, body io.Reader, out *llm.Response) error {
 	b, err := io.ReadAll(body)
 	if err != nil {
 		if ctx.Err() != nil {
-			return cancelled(ctx)
+			return wire.Cancelled(provider, ctx)
 		}
 		return &llm.Error{Provider: provider, Retryable: true, Err: err,
 			Message: fmt.Sprintf("reply cut after %d bytes: %v", len(b), err)}
 	}
 	var r completion
 	if err := json.Unmarshal(b, &r); err != nil {
-		return malformed(err, "the reply", 0)
+		return wire.Malformed(provider, err, "the reply", 0)
 	}
 	if e := parseError(r.Error); e != nil {
-		return &llm.Error{Provider: provider, Message: clip(e.Message), Retryable: retryableType(e.Type)}
+		return &llm.Error{Provider: provider, Message: wire.Clip(e.Message), Retryable: retryableType(e.Type)}
 	}
 	if len(r.Choices) == 0 {
 		return &llm.Error{Provider: provider, Message: "the reply has no choices"}
@@ -433,7 +432,7 @@ func readStream(ctx context.Context, body io.Reader, out *llm.Response, onChunk 
 		_, data, err := sr.Next()
 		if err != nil {
 			if ctx.Err() != nil {
-				return cancelled(ctx)
+				return wire.Cancelled(provider, ctx)
 			}
 			if err == io.EOF && finished {
 				break // no [DONE], but the reply was complete
@@ -443,7 +442,7 @@ func readStream(ctx context.Context, body io.Reader, out *llm.Response, onChunk 
 					sr.Off, events, text.Len(), len(calls))}
 		}
 		if string(bytes.TrimSpace(data)) == "[DONE]" {
-			drain(body)
+			wire.Drain(body)
 			break
 		}
 		events++
@@ -459,10 +458,10 @@ func readStream(ctx context.Context, body io.Reader, out *llm.Response, onChunk 
 		clear(ch.Choices[:cap(ch.Choices)]) // json reuses the elements without zeroing them
 		ch = streamChunk{Choices: ch.Choices[:0]}
 		if err := json.Unmarshal(data, &ch); err != nil {
-			return malformed(err, fmt.Sprintf("stream event %d (line %d)", events, sr.First), sr.Start)
+			return wire.Malformed(provider, err, fmt.Sprintf("stream event %d (line %d)", events, sr.First), sr.Start)
 		}
 		if e := parseError(ch.Error); e != nil {
-			return &llm.Error{Provider: provider, Message: "error in the stream: " + clip(e.Message), Retryable: retryableType(e.Type)}
+			return &llm.Error{Provider: provider, Message: "error in the stream: " + wire.Clip(e.Message), Retryable: retryableType(e.Type)}
 		}
 		if ch.Model != "" {
 			out.Model = ch.Model
@@ -531,17 +530,6 @@ func readStream(ctx context.Context, body io.Reader, out *llm.Response, onChunk 
 
 // errors
 
-func requestError(ctx context.Context, err error) error {
-	if ctx.Err() != nil {
-		return cancelled(ctx)
-	}
-	return &llm.Error{Provider: provider, Message: "request failed: " + err.Error(), Retryable: llm.IsTransient(err), Err: err}
-}
-
-func cancelled(ctx context.Context) error {
-	return &llm.Error{Provider: provider, Message: "call aborted: " + context.Cause(ctx).Error(), Err: ctx.Err()}
-}
-
 // parseError reads an "error" field: an object with a message, or a
 // string. It returns nil if there is none.
 func parseError(raw json.RawMessage) *apiError {
@@ -573,7 +561,7 @@ func retryableType(t string) bool {
 // message (vLLM) or detail (FastAPI servers).
 func statusError(resp *http.Response) error {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	drain(resp.Body)
+	wire.Drain(resp.Body)
 	var e struct {
 		Error   json.RawMessage `json:"error"`
 		Message string          `json:"message"`
@@ -592,7 +580,7 @@ func statusError(resp *http.Response) error {
 			}
 		}
 	}
-	msg = clip(msg)
+	msg = wire.Clip(msg)
 	if msg == "" {
 		msg = http.StatusText(resp.StatusCode)
 	}
@@ -604,28 +592,3 @@ func statusError(resp *http.Response) error {
 		RetryAfter: llm.ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now()),
 	}
 }
-
-// malformed reports JSON that does not parse, in where, whose data starts
-// at byte offset start of the body.
-func malformed(err error, where string, start int64) error {
-	off := start
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		off += se.Offset
-	}
-	return &llm.Error{Provider: provider, Err: err,
-		Message: fmt.Sprintf("malformed JSON in %s at byte offset %d: %v", where, off, err)}
-}
-
-// clip shortens a provider message to a sane length.
-func clip(s string) string {
-	s = strings.TrimSpace(s)
-	if len(s) > 1000 {
-		s = strings.ToValidUTF8(s[:1000], "") + "..."
-	}
-	return s
-}
-
-// drain reads what is left of a body (up to a bound) so that the
-// connection can be reused.
-func drain(r io.Reader) { _, _ = io.Copy(io.Discard, io.LimitReader(r, 256<<10)) }
