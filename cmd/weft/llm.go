@@ -15,8 +15,10 @@ import (
 )
 
 // defaultPolicy is how weft run calls providers: two retries of retryable
-// failures, honouring Retry-After, and a per-call bound.
-var defaultPolicy = llm.Policy{Timeout: 5 * time.Minute, MaxAttempts: 3, Jitter: 0.2}
+// failures, honouring Retry-After, a per-call bound, and at most 8 calls in
+// flight per model (a wide fan-out of LLM nodes queues instead of tripping
+// the provider's rate limit).
+var defaultPolicy = llm.Policy{Timeout: 5 * time.Minute, MaxAttempts: 3, Jitter: 0.2, Concurrency: 8}
 
 // newBinder makes the binder of `weft run`: LLM bindings open their model
 // by spec (the binding's own, else --llm, else $WEFT_LLM); "replay:FILE"
