@@ -27,6 +27,7 @@ const InputText = "input_text"
 type Workflow struct {
 	Name        string
 	Description string
+	Model       string // default model of the workflow's LLM actions, e.g. "ollama:llama3.1"; "" for none
 	Pos         Pos
 	Params      []*Var   // run parameters, set by the caller (input_text is implicit)
 	Vars        []*Var   // variables with initial values

@@ -41,6 +41,7 @@ type WorkflowDecl struct {
 	Pos         flow.Pos // "workflow"
 	Name        *Ident
 	Description Expr
+	Model       Expr // the default model of the workflow's LLM actions, e.g. "ollama:llama3.1"
 	Parameters  []*VarDecl
 	Variables   []*VarDecl
 	Slots       []*VarDecl

@@ -172,7 +172,7 @@ func (c *compiler) compile() {
 		}
 	}
 	for _, w := range c.m.Workflows {
-		w.Bindings = c.m.Bindings
+		w.Bindings = withModel(c.m.Bindings, w)
 	}
 	for _, s := range c.subs {
 		w := c.m.byName[s.name.Name]
@@ -221,6 +221,9 @@ func (c *compiler) workflow(d *WorkflowDecl) *flow.Workflow {
 	w := &flow.Workflow{Name: d.Name.Name, Pos: d.Pos}
 	if d.Description != nil {
 		w.Description = c.literalString(d.Description, "description")
+	}
+	if d.Model != nil {
+		w.Model = c.literalString(d.Model, "model")
 	}
 	w.Params = c.vars(d.Parameters)
 	w.Vars = c.vars(d.Variables)
@@ -686,4 +689,38 @@ func (b *Block) decls() []*VarDecl {
 		return nil
 	}
 	return b.Decls
+}
+
+// withModel returns the bindings as workflow w sees them: when w declares a
+// default model, LLM bindings that name none get it (a binding's own model
+// wins, and --llm comes after both), and so do LLM nodes written with their
+// prompt on the node.
+func withModel(bs []*flow.Binding, w *flow.Workflow) []*flow.Binding {
+	if w.Model == "" {
+		return bs
+	}
+	model := flow.StringValue(w.Model)
+	for _, n := range w.Nodes {
+		if n.Type == flow.LLM && n.Action == "" && n.Config["model"].IsNull() {
+			if n.Config == nil {
+				n.Config, n.ConfigPos = map[string]flow.Value{}, map[string]flow.Pos{}
+			}
+			n.Config["model"] = model
+		}
+	}
+	out := make([]*flow.Binding, len(bs))
+	for i, b := range bs {
+		out[i] = b
+		if b.Type != flow.LLM || !b.Config["model"].IsNull() {
+			continue
+		}
+		cp := *b
+		cp.Config = make(map[string]flow.Value, len(b.Config)+1)
+		for k, v := range b.Config {
+			cp.Config[k] = v
+		}
+		cp.Config["model"] = model
+		out[i] = &cp
+	}
+	return out
 }

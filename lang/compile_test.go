@@ -283,3 +283,68 @@ func TestExampleIntentQA(t *testing.T) {
 		t.Fatalf("diagnostics: %v", ds)
 	}
 }
+
+// A workflow's model is the default of its LLM actions; a binding's own
+// model wins.
+func TestWorkflowModel(t *testing.T) {
+	src := `action own {
+  type: LLM
+  model: "openai:gpt-test"
+  prompt: "a"
+}
+
+action plain {
+  type: LLM
+  prompt: "b"
+}
+
+workflow W {
+  model: "ollama:llama3.1"
+  nodes {
+    node x {
+      type: LLM
+      action: "plain"
+      outputs {
+        text: String
+      }
+    }
+    node y {
+      type: LLM
+      prompt: "c"
+      outputs {
+        text: String
+      }
+    }
+  }
+  edges {
+    edge { from: x; to: y }
+  }
+  initial: x
+  finals: [ y ]
+}
+`
+	m, ds := lang.LoadSource("w.wf", []byte(src), nil)
+	if ds.HasErrors() {
+		t.Fatal(ds)
+	}
+	w := m.Main()
+	if w.Model != "ollama:llama3.1" {
+		t.Errorf("Model = %q", w.Model)
+	}
+	if got := w.Binding("plain").Config["model"].Str(); got != "ollama:llama3.1" {
+		t.Errorf("plain binding model = %q, want the workflow's", got)
+	}
+	if got := w.Binding("own").Config["model"].Str(); got != "openai:gpt-test" {
+		t.Errorf("own binding model = %q, want its own", got)
+	}
+	if got := w.Node("y").Config["model"].Str(); got != "ollama:llama3.1" {
+		t.Errorf("inline LLM node model = %q", got)
+	}
+	if m.Bindings[1].Config["model"].IsNull() == false {
+		t.Error("the module's binding was changed in place")
+	}
+	f, _ := lang.ParseFile("w.wf", []byte(src))
+	if got := string(lang.Format(f)); got != src {
+		t.Errorf("format changed the source:\n%s", got)
+	}
+}

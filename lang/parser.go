@@ -111,7 +111,7 @@ func withFields(base, extra map[string]fieldSpec) map[string]fieldSpec {
 
 var (
 	edgeFieldNames  = []string{"from", "to", "join", "on", "condition", "update", "override"}
-	workflowClauses = []string{"description", "parameters", "variables", "slots", "nodes", "edges", "initial", "finals", "limits"}
+	workflowClauses = []string{"description", "model", "parameters", "variables", "slots", "nodes", "edges", "initial", "finals", "limits"}
 	topKeywords     = []string{"workflow", "action", "import"}
 	edgeTriggers    = []string{"error"}
 )
@@ -537,6 +537,10 @@ func (p *parser) parseWorkflow(f *File) *WorkflowDecl {
 		case "description":
 			if p.expect(tColon, "after description") != (flow.Pos{}) {
 				d.Description = p.parseExpr()
+			}
+		case "model":
+			if p.expect(tColon, "after model") != (flow.Pos{}) {
+				d.Model = p.parseExpr()
 			}
 		case "initial":
 			if p.expect(tColon, "after initial") != (flow.Pos{}) {

@@ -278,6 +278,7 @@ func workflowClausesOf(d *WorkflowDecl) []*Clause {
 		}
 	}
 	add("description", d.Description != nil)
+	add("model", d.Model != nil)
 	add("parameters", len(d.Parameters) > 0)
 	add("variables", len(d.Variables) > 0)
 	add("slots", len(d.Slots) > 0)
@@ -294,6 +295,9 @@ func (p *printer) workflowClause(d *WorkflowDecl, c *Clause) {
 	switch c.Name {
 	case "description":
 		p.write("description: " + p.expr(d.Description))
+		p.endLine(c.End)
+	case "model":
+		p.write("model: " + p.expr(d.Model))
 		p.endLine(c.End)
 	case "initial":
 		p.write("initial: " + identName(d.Initial))
