@@ -64,7 +64,11 @@ func newBinder(e env, o *runOptions) (*action.Binder, func(), error) {
 			if err != nil {
 				return nil, err
 			}
-			m = llm.Reliable(p, defaultPolicy)
+			policy := defaultPolicy
+			if o.llmTimeout > 0 {
+				policy.Timeout = o.llmTimeout
+			}
+			m = llm.Reliable(p, policy)
 		}
 		if rec != nil {
 			m = replay.NewRecorder(m, lockedWriter{&mu, rec})

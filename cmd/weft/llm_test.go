@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -85,5 +86,31 @@ func TestTokensInConditions(t *testing.T) {
 	r.wantCode(t, 0)
 	if !strings.Contains(r.stdout, `"refine"`) {
 		t.Errorf("a 1,400-token result did not go through refine: %s", r.stdout)
+	}
+}
+
+var updateReplay = flag.Bool("update-replay", false, "record examples/route/route.replay.jsonl again, from the fake server")
+
+// The route example runs offline from its committed recording, with the
+// same answer every time.
+func TestExampleRouteReplay(t *testing.T) {
+	const wf, rec = "../../examples/route/route.wf", "../../examples/route/route.replay.jsonl"
+	args := []string{"run", wf, "--input", "What was the 2019 revenue?"}
+	if *updateReplay {
+		srv := llmtest.NewOpenAIServer(llmtest.JSON(map[string]any{"intent": "qa"}),
+			llmtest.Text("Total revenue in fiscal 2019 was $4.2M, up from $3.1M in 2018."))
+		defer srv.Close()
+		getenv := func(k string) string {
+			if k == "OPENAI_BASE_URL" {
+				return srv.BaseURL()
+			}
+			return ""
+		}
+		weft(t, append(args, "--llm", "openai:fake-model", "--record", rec), func(e *env) { e.getenv = getenv }).wantCode(t, 0)
+	}
+	r := weft(t, append(args, "--llm", "replay:"+rec))
+	r.wantCode(t, 0)
+	if r.stdout != "text: Total revenue in fiscal 2019 was $4.2M, up from $3.1M in 2018.\n" {
+		t.Errorf("stdout = %q", r.stdout)
 	}
 }

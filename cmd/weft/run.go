@@ -20,15 +20,16 @@ import (
 
 // runOptions are the flags of `weft run`.
 type runOptions struct {
-	input    string
-	vars     []string
-	trace    bool
-	json     bool
-	stubs    string
-	answers  []string
-	workflow string
-	llm      string
-	record   string
+	input      string
+	vars       []string
+	trace      bool
+	json       bool
+	stubs      string
+	answers    []string
+	workflow   string
+	llm        string
+	record     string
+	llmTimeout time.Duration
 }
 
 // newRunCmd builds `weft run`.
@@ -68,6 +69,7 @@ with --json a single JSON object describes the run instead.`,
 	f.StringVar(&o.workflow, "workflow", "", "run the workflow called `NAME` instead of the file's first")
 	f.StringVar(&o.llm, "llm", "", "the model of LLM actions that name none: `SPEC` ollama:MODEL, openai:MODEL, anthropic:MODEL or replay:FILE (default $WEFT_LLM)")
 	f.StringVar(&o.record, "record", "", "record every LLM exchange to `FILE` (JSON lines), to replay with --llm replay:FILE")
+	f.DurationVar(&o.llmTimeout, "llm-timeout", defaultPolicy.Timeout, "bound on each LLM call (`DURATION`); failed calls are retried twice")
 	return cmd
 }
 
