@@ -1,0 +1,167 @@
+// Package store is where weft keeps threads, runs, checkpoint records and
+// pending questions, so that a run survives its process: in memory, in an
+// embedded SQLite file (the default), or in PostgreSQL when several
+// processes share the work.
+//
+// A Store knows nothing of workflows: a checkpoint is a Record whose Data
+// the engine writes (one record per step: a delta, and now and then a
+// snapshot) and folds back into run state. The store keeps records in order,
+// exactly once, and checks every record's checksum when it reads it back.
+//
+// Every implementation runs the conformance suite in store/storetest.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"time"
+)
+
+// Store keeps threads, runs, records and pending questions. Implementations
+// are safe for concurrent use.
+type Store interface {
+	// CreateThread stores a new thread; an existing ID is ErrExists.
+	CreateThread(ctx context.Context, t *Thread) error
+	// Thread returns a thread, or ErrNotFound.
+	Thread(ctx context.Context, id string) (*Thread, error)
+	// Threads lists threads, most recently updated first.
+	Threads(ctx context.Context, opts ListOptions) ([]*Thread, error)
+	// DeleteThread removes a thread with its runs, records and pending
+	// questions.
+	DeleteThread(ctx context.Context, id string) error
+
+	// PutRun creates or updates a run (by ID) of an existing thread.
+	PutRun(ctx context.Context, r *Run) error
+	// Run returns a run, or ErrNotFound.
+	Run(ctx context.Context, id string) (*Run, error)
+	// Runs lists the runs of a thread, oldest first.
+	Runs(ctx context.Context, threadID string) ([]*Run, error)
+
+	// Append adds records to a thread, atomically: all or none. Each
+	// record's Seq must be the thread's next one (the last Seq plus one,
+	// in order); otherwise nothing is written and the error is a
+	// *ConflictError (another writer got there first, or a step is being
+	// recorded twice). Append sets Checksum and Time.
+	Append(ctx context.Context, recs ...*Record) error
+	// Records returns a thread's records with Seq >= from, in order,
+	// verifying each checksum: a mismatch is a *CorruptError naming the
+	// thread, the Seq and the field.
+	Records(ctx context.Context, threadID string, from int64) ([]*Record, error)
+	// LastSnapshot returns the thread's latest record of Kind Snapshot,
+	// or ErrNotFound.
+	LastSnapshot(ctx context.Context, threadID string) (*Record, error)
+
+	// PutPending records a question a waiting run asks.
+	PutPending(ctx context.Context, p *Pending) error
+	// Pending lists the unanswered questions of a thread, oldest first.
+	Pending(ctx context.Context, threadID string) ([]*Pending, error)
+	// DeletePending removes an answered question.
+	DeletePending(ctx context.Context, threadID, id string) error
+
+	// Prune removes the records and runs of a thread older than the last
+	// keepRuns runs, keeping what folding the rest needs (the snapshot
+	// they start from). It returns the number of records removed.
+	Prune(ctx context.Context, threadID string, keepRuns int) (int, error)
+
+	// Close releases the store's resources.
+	Close() error
+}
+
+// Thread is a conversation: a sequence of runs sharing state.
+type Thread struct {
+	ID       string
+	Workflow string // the workflow's name
+	Created  time.Time
+	Updated  time.Time
+	Meta     map[string]string // free-form labels
+}
+
+// Run is one run of a workflow in a thread.
+type Run struct {
+	ID       string
+	ThreadID string
+	Number   int    // 1 for the thread's first run
+	Status   string // "running", "waiting", "completed", "failed"
+	Error    string // why a failed run failed
+	Created  time.Time
+	Updated  time.Time
+}
+
+// Kind says what a record holds.
+type Kind string
+
+// The record kinds. Data is the engine's, opaque to the store.
+const (
+	Step     Kind = "step"     // the effect of one step: a delta
+	Snapshot Kind = "snapshot" // the whole state at a step
+	Event    Kind = "event"    // anything else the engine keeps in order (a run's start, an answer)
+)
+
+// Record is one entry of a thread's log.
+type Record struct {
+	ThreadID string
+	RunID    string
+	Seq      int64 // position in the thread's log, from 1, without gaps
+	Step     int   // the run's step the record belongs to (0 if none)
+	Kind     Kind
+	Data     []byte    // JSON, written and read by the engine
+	Checksum uint32    // CRC-32C of Data; set by Append
+	Time     time.Time // set by Append
+}
+
+// Sum returns the checksum of data that Append stores and Records checks.
+func Sum(data []byte) uint32 { return crc32.Checksum(data, castagnoli) }
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// Pending is a question a waiting run asks a person.
+type Pending struct {
+	ID       string // unique within the thread (the engine's task id)
+	ThreadID string
+	RunID    string
+	Node     string
+	Question []byte // JSON
+	Created  time.Time
+}
+
+// ListOptions bound a listing.
+type ListOptions struct {
+	Limit  int // 0: no limit
+	Offset int
+}
+
+// ErrNotFound is returned for a thread, run, snapshot or question that does
+// not exist.
+var ErrNotFound = errors.New("store: not found")
+
+// ErrExists is returned when creating something that exists.
+var ErrExists = errors.New("store: already exists")
+
+// ConflictError is an Append whose first record is not the thread's next:
+// the log already holds Got records.
+type ConflictError struct {
+	ThreadID string
+	Want     int64 // the Seq the append started at
+	Got      int64 // the thread's last Seq
+}
+
+// Error says what collided.
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("store: thread %s: append at seq %d, but the log ends at %d", e.ThreadID, e.Want, e.Got)
+}
+
+// CorruptError is a record that does not read back as it was written.
+type CorruptError struct {
+	ThreadID string
+	Seq      int64
+	Step     int
+	Field    string // "data", "checksum", "kind", ...
+	Detail   string
+}
+
+// Error names the thread, the record and the field.
+func (e *CorruptError) Error() string {
+	return fmt.Sprintf("store: thread %s, record %d (step %d), field %s: %s", e.ThreadID, e.Seq, e.Step, e.Field, e.Detail)
+}
