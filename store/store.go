@@ -139,6 +139,11 @@ var ErrNotFound = errors.New("store: not found")
 // ErrExists is returned when creating something that exists.
 var ErrExists = errors.New("store: already exists")
 
+// ErrInvalid is returned for an argument a store cannot accept: an empty
+// ID, a record without a Kind, records of several threads in one Append,
+// a negative keepRuns.
+var ErrInvalid = errors.New("store: invalid argument")
+
 // ConflictError is an Append whose first record is not the thread's next:
 // the log already holds Got records.
 type ConflictError struct {
@@ -164,4 +169,31 @@ type CorruptError struct {
 // Error names the thread, the record and the field.
 func (e *CorruptError) Error() string {
 	return fmt.Sprintf("store: thread %s, record %d (step %d), field %s: %s", e.ThreadID, e.Seq, e.Step, e.Field, e.Detail)
+}
+
+// CheckAppend checks what an Append can check without the log: at least
+// one record, none nil, all of one non-empty thread, each with a Kind, and
+// Seqs consecutive from the first. A gap inside the batch is a
+// *ConflictError (Want is the out-of-order Seq, Got the Seq before it);
+// anything else wrong wraps ErrInvalid. Implementations call it first and
+// then compare recs[0].Seq with the thread's last Seq.
+func CheckAppend(recs []*Record) error {
+	if len(recs) == 0 {
+		return fmt.Errorf("append of no records: %w", ErrInvalid)
+	}
+	for i, r := range recs {
+		switch {
+		case r == nil:
+			return fmt.Errorf("append: record %d is nil: %w", i, ErrInvalid)
+		case r.ThreadID == "":
+			return fmt.Errorf("append: record %d has no thread: %w", i, ErrInvalid)
+		case r.ThreadID != recs[0].ThreadID:
+			return fmt.Errorf("append: records of threads %s and %s in one batch: %w", recs[0].ThreadID, r.ThreadID, ErrInvalid)
+		case r.Kind == "":
+			return fmt.Errorf("append: thread %s, record %d has no kind: %w", r.ThreadID, r.Seq, ErrInvalid)
+		case i > 0 && r.Seq != recs[i-1].Seq+1:
+			return &ConflictError{ThreadID: r.ThreadID, Want: r.Seq, Got: recs[i-1].Seq}
+		}
+	}
+	return nil
 }

@@ -1,0 +1,476 @@
+// Package memory is a store.Store held in memory: for tests, and for runs
+// that need no durability. It copies everything on the way in and out, so
+// callers never share memory with it.
+package memory
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/weftlang/weft/store"
+)
+
+// Store is an in-memory store.Store, safe for concurrent use. The zero
+// value is not ready: use New.
+type Store struct {
+	mu      sync.RWMutex
+	threads map[string]*thread
+	runs    map[string]*store.Run // by run ID
+	closed  bool
+}
+
+type thread struct {
+	t       store.Thread
+	lastSeq int64
+	records []*store.Record // in Seq order; records[0] may be after Seq 1 (pruned)
+	pending map[string]*store.Pending
+}
+
+var _ store.Store = (*Store)(nil)
+
+// New returns an empty store.
+func New() *Store {
+	return &Store{threads: map[string]*thread{}, runs: map[string]*store.Run{}}
+}
+
+// now is the store's clock: UTC, without a monotonic reading.
+func now() time.Time { return time.Now().UTC().Round(0) }
+
+// ErrClosed is returned by a Store after Close.
+var ErrClosed = errors.New("memory store: closed")
+
+// check checks the context and the store before an operation.
+func (s *Store) check(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if s.closed {
+		return ErrClosed
+	}
+	return nil
+}
+
+func copyThread(t *store.Thread) *store.Thread {
+	c := *t
+	c.Meta = maps.Clone(t.Meta)
+	return &c
+}
+
+func copyRecord(r *store.Record) *store.Record {
+	c := *r
+	c.Data = bytes.Clone(r.Data)
+	return &c
+}
+
+func copyPending(p *store.Pending) *store.Pending {
+	c := *p
+	c.Question = bytes.Clone(p.Question)
+	return &c
+}
+
+func copyRun(r *store.Run) *store.Run {
+	c := *r
+	return &c
+}
+
+func (s *Store) thread(id string) (*thread, error) {
+	th, ok := s.threads[id]
+	if !ok {
+		return nil, fmt.Errorf("memory store: thread %s: %w", id, store.ErrNotFound)
+	}
+	return th, nil
+}
+
+// CreateThread stores a new thread, filling in zero Created and Updated.
+func (s *Store) CreateThread(ctx context.Context, t *store.Thread) error {
+	if t == nil || t.ID == "" {
+		return fmt.Errorf("memory store: create thread without an ID: %w", store.ErrInvalid)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(ctx); err != nil {
+		return err
+	}
+	if _, ok := s.threads[t.ID]; ok {
+		return fmt.Errorf("memory store: thread %s: %w", t.ID, store.ErrExists)
+	}
+	n := now()
+	if t.Created.IsZero() {
+		t.Created = n
+	}
+	if t.Updated.IsZero() {
+		t.Updated = t.Created
+	}
+	s.threads[t.ID] = &thread{t: *copyThread(t), pending: map[string]*store.Pending{}}
+	return nil
+}
+
+// Thread returns a copy of a thread.
+func (s *Store) Thread(ctx context.Context, id string) (*store.Thread, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if err := s.check(ctx); err != nil {
+		return nil, err
+	}
+	th, err := s.thread(id)
+	if err != nil {
+		return nil, err
+	}
+	return copyThread(&th.t), nil
+}
+
+// Threads lists threads, most recently updated first (ties by ID).
+func (s *Store) Threads(ctx context.Context, opts store.ListOptions) ([]*store.Thread, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if err := s.check(ctx); err != nil {
+		return nil, err
+	}
+	all := make([]*store.Thread, 0, len(s.threads))
+	for _, th := range s.threads {
+		all = append(all, &th.t)
+	}
+	slices.SortFunc(all, func(a, b *store.Thread) int {
+		if c := b.Updated.Compare(a.Updated); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.ID, b.ID)
+	})
+	all = all[min(max(opts.Offset, 0), len(all)):]
+	if opts.Limit > 0 && opts.Limit < len(all) {
+		all = all[:opts.Limit]
+	}
+	out := make([]*store.Thread, len(all))
+	for i, t := range all {
+		out[i] = copyThread(t)
+	}
+	return out, nil
+}
+
+// DeleteThread removes a thread with its runs, records and questions.
+func (s *Store) DeleteThread(ctx context.Context, id string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(ctx); err != nil {
+		return err
+	}
+	if _, err := s.thread(id); err != nil {
+		return err
+	}
+	delete(s.threads, id)
+	for rid, r := range s.runs {
+		if r.ThreadID == id {
+			delete(s.runs, rid)
+		}
+	}
+	return nil
+}
+
+// PutRun creates or updates a run, filling in zero Created and Updated.
+// A run cannot move to another thread.
+func (s *Store) PutRun(ctx context.Context, r *store.Run) error {
+	if r == nil || r.ID == "" {
+		return fmt.Errorf("memory store: put run without an ID: %w", store.ErrInvalid)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(ctx); err != nil {
+		return err
+	}
+	if _, err := s.thread(r.ThreadID); err != nil {
+		return err
+	}
+	old, ok := s.runs[r.ID]
+	if ok && old.ThreadID != r.ThreadID {
+		return fmt.Errorf("memory store: run %s belongs to thread %s, not %s: %w", r.ID, old.ThreadID, r.ThreadID, store.ErrInvalid)
+	}
+	n := now()
+	if r.Created.IsZero() {
+		if ok {
+			r.Created = old.Created
+		} else {
+			r.Created = n
+		}
+	}
+	if r.Updated.IsZero() {
+		r.Updated = n
+	}
+	s.runs[r.ID] = copyRun(r)
+	return nil
+}
+
+// Run returns a copy of a run.
+func (s *Store) Run(ctx context.Context, id string) (*store.Run, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if err := s.check(ctx); err != nil {
+		return nil, err
+	}
+	r, ok := s.runs[id]
+	if !ok {
+		return nil, fmt.Errorf("memory store: run %s: %w", id, store.ErrNotFound)
+	}
+	return copyRun(r), nil
+}
+
+// Runs lists a thread's runs by Number, then Created, then ID.
+func (s *Store) Runs(ctx context.Context, threadID string) ([]*store.Run, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if err := s.check(ctx); err != nil {
+		return nil, err
+	}
+	if _, err := s.thread(threadID); err != nil {
+		return nil, err
+	}
+	return s.runsOf(threadID), nil
+}
+
+// runsOf returns copies of a thread's runs, oldest first.
+func (s *Store) runsOf(threadID string) []*store.Run {
+	var out []*store.Run
+	for _, r := range s.runs {
+		if r.ThreadID == threadID {
+			out = append(out, copyRun(r))
+		}
+	}
+	slices.SortFunc(out, func(a, b *store.Run) int {
+		if c := cmp.Compare(a.Number, b.Number); c != 0 {
+			return c
+		}
+		if c := a.Created.Compare(b.Created); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.ID, b.ID)
+	})
+	return out
+}
+
+// Append adds records to a thread, all or none; see store.Store.
+func (s *Store) Append(ctx context.Context, recs ...*store.Record) error {
+	if len(recs) == 0 {
+		return ctx.Err()
+	}
+	if err := store.CheckAppend(recs); err != nil {
+		return fmt.Errorf("memory store: %w", err)
+	}
+	id := recs[0].ThreadID
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(ctx); err != nil {
+		return err
+	}
+	th, err := s.thread(id)
+	if err != nil {
+		return err
+	}
+	if recs[0].Seq != th.lastSeq+1 {
+		return &store.ConflictError{ThreadID: id, Want: recs[0].Seq, Got: th.lastSeq}
+	}
+	n := now()
+	for _, r := range recs {
+		r.Checksum = store.Sum(r.Data)
+		r.Time = n
+		th.records = append(th.records, copyRecord(r))
+	}
+	th.lastSeq = recs[len(recs)-1].Seq
+	if n.After(th.t.Updated) {
+		th.t.Updated = n
+	}
+	return nil
+}
+
+// verify checks a stored record's checksum.
+func verify(r *store.Record) error {
+	if r.Kind == "" {
+		return &store.CorruptError{ThreadID: r.ThreadID, Seq: r.Seq, Step: r.Step, Field: "kind", Detail: "empty"}
+	}
+	if sum := store.Sum(r.Data); sum != r.Checksum {
+		return &store.CorruptError{ThreadID: r.ThreadID, Seq: r.Seq, Step: r.Step, Field: "data",
+			Detail: fmt.Sprintf("checksum %08x, stored %08x", sum, r.Checksum)}
+	}
+	return nil
+}
+
+// Records returns copies of a thread's records from Seq from, verified.
+func (s *Store) Records(ctx context.Context, threadID string, from int64) ([]*store.Record, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if err := s.check(ctx); err != nil {
+		return nil, err
+	}
+	th, err := s.thread(threadID)
+	if err != nil {
+		return nil, err
+	}
+	i, _ := slices.BinarySearchFunc(th.records, from, func(r *store.Record, seq int64) int { return cmp.Compare(r.Seq, seq) })
+	out := make([]*store.Record, 0, len(th.records)-i)
+	for _, r := range th.records[i:] {
+		if err := verify(r); err != nil {
+			return nil, err
+		}
+		out = append(out, copyRecord(r))
+	}
+	return out, nil
+}
+
+// LastSnapshot returns a copy of the thread's latest snapshot, verified.
+func (s *Store) LastSnapshot(ctx context.Context, threadID string) (*store.Record, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if err := s.check(ctx); err != nil {
+		return nil, err
+	}
+	th, err := s.thread(threadID)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range slices.Backward(th.records) {
+		if r.Kind == store.Snapshot {
+			if err := verify(r); err != nil {
+				return nil, err
+			}
+			return copyRecord(r), nil
+		}
+	}
+	return nil, fmt.Errorf("memory store: thread %s: no snapshot: %w", threadID, store.ErrNotFound)
+}
+
+// PutPending records or replaces a question, filling in a zero Created.
+func (s *Store) PutPending(ctx context.Context, p *store.Pending) error {
+	if p == nil || p.ID == "" {
+		return fmt.Errorf("memory store: put pending without an ID: %w", store.ErrInvalid)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(ctx); err != nil {
+		return err
+	}
+	th, err := s.thread(p.ThreadID)
+	if err != nil {
+		return err
+	}
+	if p.Created.IsZero() {
+		p.Created = now()
+	}
+	th.pending[p.ID] = copyPending(p)
+	return nil
+}
+
+// Pending lists a thread's questions by Created, then ID.
+func (s *Store) Pending(ctx context.Context, threadID string) ([]*store.Pending, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if err := s.check(ctx); err != nil {
+		return nil, err
+	}
+	th, err := s.thread(threadID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*store.Pending, 0, len(th.pending))
+	for _, p := range th.pending {
+		out = append(out, copyPending(p))
+	}
+	slices.SortFunc(out, func(a, b *store.Pending) int {
+		if c := a.Created.Compare(b.Created); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.ID, b.ID)
+	})
+	return out, nil
+}
+
+// DeletePending removes a question.
+func (s *Store) DeletePending(ctx context.Context, threadID, id string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(ctx); err != nil {
+		return err
+	}
+	th, err := s.thread(threadID)
+	if err != nil {
+		return err
+	}
+	if _, ok := th.pending[id]; !ok {
+		return fmt.Errorf("memory store: thread %s: question %s: %w", threadID, id, store.ErrNotFound)
+	}
+	delete(th.pending, id)
+	return nil
+}
+
+// Prune removes the runs of a thread before its last keepRuns, their
+// questions, and the records before the snapshot the kept runs fold from.
+func (s *Store) Prune(ctx context.Context, threadID string, keepRuns int) (int, error) {
+	if keepRuns < 0 {
+		return 0, fmt.Errorf("memory store: prune keeping %d runs: %w", keepRuns, store.ErrInvalid)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(ctx); err != nil {
+		return 0, err
+	}
+	th, err := s.thread(threadID)
+	if err != nil {
+		return 0, err
+	}
+	runs := s.runsOf(threadID)
+	if len(runs) <= keepRuns {
+		return 0, nil
+	}
+	drop, keep := runs[:len(runs)-keepRuns], runs[len(runs)-keepRuns:]
+	kept := map[string]bool{}
+	for _, r := range keep {
+		kept[r.ID] = true
+	}
+	// first is the first record the kept runs need: their first record,
+	// or the end of the log.
+	first := th.lastSeq + 1
+	for _, r := range th.records {
+		if kept[r.RunID] {
+			first = r.Seq
+			break
+		}
+	}
+	cut := int64(0) // the seq of the snapshot the kept runs fold from
+	for _, r := range th.records {
+		if r.Seq > first {
+			break
+		}
+		if r.Kind == store.Snapshot {
+			cut = r.Seq
+		}
+	}
+	removed := 0
+	if cut > 0 {
+		i, _ := slices.BinarySearchFunc(th.records, cut, func(r *store.Record, seq int64) int { return cmp.Compare(r.Seq, seq) })
+		removed = i
+		th.records = slices.Clone(th.records[i:])
+	}
+	for _, r := range drop {
+		delete(s.runs, r.ID)
+		for id, p := range th.pending {
+			if p.RunID == r.ID {
+				delete(th.pending, id)
+			}
+		}
+	}
+	return removed, nil
+}
+
+// Close empties the store; later calls fail with ErrClosed.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	s.threads = nil
+	s.runs = nil
+	return nil
+}

@@ -1,0 +1,502 @@
+// Package postgres is a store.Store in PostgreSQL, for several processes
+// sharing threads. It uses a pgx/v5 connection pool.
+//
+// # Production behaviour
+//
+// Transaction poolers (PgBouncer in transaction mode and the like): the
+// store keeps no session state (no SET, no session advisory locks, no
+// temporary tables) and prepares no named statements: Open sets pgx's
+// default_query_exec_mode to "exec" (unnamed statements, one round trip)
+// unless the DSN asks for "simple_protocol", and turns pgx's statement and
+// description caches off. The equivalent DSN setting is
+// default_query_exec_mode=exec.
+//
+// Transactions: Append is one short transaction (lock the thread's row,
+// insert the records, move the thread's last seq) sent as a single
+// statement, so no transaction stays open across round trips; checksums
+// and encoding are done before it is sent.
+// Schema migrations run under a transaction-scoped advisory lock.
+//
+// Server restarts and dropped connections: pgxpool checks connections idle
+// for more than a second before handing them out; on top of that, an
+// operation that fails because its connection is gone resets the pool and is
+// retried a few times with a short backoff. Retrying an Append is safe: it
+// is exactly-once by the unique (thread_id, seq) constraint, and an Append
+// whose commit was lost in flight is recognized on retry by comparing the
+// stored records with the ones being written.
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/weftlang/weft/store"
+)
+
+// Error is a failure of the database or of the connection to it.
+type Error struct {
+	Op  string // what the store was doing
+	Err error  // the driver's error
+}
+
+// Error names the operation and the cause.
+func (e *Error) Error() string { return "store/postgres: " + e.Op + ": " + e.Err.Error() }
+
+// Unwrap returns the driver's error.
+func (e *Error) Unwrap() error { return e.Err }
+
+// ErrSchemaTooNew is returned by Open for a database migrated by a newer
+// weft.
+var ErrSchemaTooNew = errors.New("schema newer than this weft")
+
+// Store is a store.Store in PostgreSQL. It is safe for concurrent use.
+type Store struct {
+	pool *pgxpool.Pool
+}
+
+var _ store.Store = (*Store)(nil)
+
+// Config parses a DSN (a postgres:// URL or key=value settings, as pgx
+// takes them) into a pool configuration with the settings described in the
+// package documentation.
+func Config(dsn string) (*pgxpool.Config, error) {
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, &Error{Op: "parse DSN", Err: err}
+	}
+	cc := cfg.ConnConfig
+	if cc.DefaultQueryExecMode != pgx.QueryExecModeSimpleProtocol {
+		cc.DefaultQueryExecMode = pgx.QueryExecModeExec
+	}
+	cc.StatementCacheCapacity = 0
+	cc.DescriptionCacheCapacity = 0
+	return cfg, nil
+}
+
+// Open connects to the database at dsn and brings its schema to the
+// current version.
+func Open(ctx context.Context, dsn string) (*Store, error) {
+	cfg, err := Config(dsn)
+	if err != nil {
+		return nil, err
+	}
+	return OpenConfig(ctx, cfg)
+}
+
+// OpenConfig is Open with a pool configuration, from Config or built by
+// the caller.
+func OpenConfig(ctx context.Context, cfg *pgxpool.Config) (*Store, error) {
+	return openAt(ctx, cfg, SchemaVersion)
+}
+
+func openAt(ctx context.Context, cfg *pgxpool.Config, version int) (*Store, error) {
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, &Error{Op: "open", Err: err}
+	}
+	s := &Store{pool: pool}
+	if err := s.retry(ctx, func() error { return migrate(ctx, pool, version) }); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close closes the pool.
+func (s *Store) Close() error {
+	s.pool.Close()
+	return nil
+}
+
+// Pool returns the store's pool, for callers that share it (a job queue on
+// the same database).
+func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+
+// Retries after a lost connection: how many, and the first wait (doubled
+// each time).
+const (
+	maxRetries   = 5
+	firstBackoff = 20 * time.Millisecond
+)
+
+// retry runs fn, and again after resetting the pool when it fails because
+// its connection is gone.
+func (s *Store) retry(ctx context.Context, fn func() error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	wait := firstBackoff
+	for attempt := 0; ; attempt++ {
+		err := fn()
+		if err == nil || attempt == maxRetries || !connLost(ctx, err) {
+			return err
+		}
+		s.pool.Reset()
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+		wait *= 2
+	}
+}
+
+// connLost reports whether err says the connection failed (rather than the
+// statement): the server shut down or restarted, the network dropped it.
+func connLost(ctx context.Context, err error) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return strings.HasPrefix(pgErr.Code, "08") || pgErr.Code == "57P01" || pgErr.Code == "57P02" || pgErr.Code == "57P03"
+	}
+	var connectErr *pgconn.ConnectError
+	var netErr net.Error
+	return pgconn.SafeToRetry(err) || errors.As(err, &connectErr) || errors.As(err, &netErr) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNREFUSED) ||
+		strings.Contains(err.Error(), "conn closed")
+}
+
+func pgCode(err error) string {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return pgErr.Code
+	}
+	return ""
+}
+
+const (
+	uniqueViolation     = "23505"
+	foreignKeyViolation = "23503"
+)
+
+func now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
+
+// CreateThread stores a new thread; Created and Updated are set when zero.
+func (s *Store) CreateThread(ctx context.Context, t *store.Thread) error {
+	if t.ID == "" {
+		return fmt.Errorf("store/postgres: thread without an ID: %w", store.ErrInvalid)
+	}
+	n := now()
+	created, updated := t.Created, t.Updated
+	if created.IsZero() {
+		created = n
+	}
+	if updated.IsZero() {
+		updated = created
+	}
+	meta, err := json.Marshal(t.Meta)
+	if err != nil {
+		return fmt.Errorf("store/postgres: thread %s meta: %v: %w", t.ID, err, store.ErrInvalid)
+	}
+	if t.Meta == nil {
+		meta = []byte("{}")
+	}
+	lost := false
+	err = s.retry(ctx, func() error {
+		_, err := s.pool.Exec(ctx, `INSERT INTO weft_threads (id, workflow, created, updated, meta)
+VALUES ($1, $2, $3, $4, $5::text::jsonb)`, t.ID, t.Workflow, created, updated, string(meta))
+		if pgCode(err) == uniqueViolation {
+			if lost {
+				// The previous try's commit may have been lost in flight:
+				// if the row is ours, it succeeded.
+				if got, gerr := s.Thread(ctx, t.ID); gerr == nil && got.Workflow == t.Workflow && got.Created.Equal(created) {
+					return nil
+				}
+			}
+			return fmt.Errorf("store/postgres: thread %s: %w", t.ID, store.ErrExists)
+		}
+		if err != nil {
+			lost = true
+			return &Error{Op: "create thread " + t.ID, Err: err}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	t.Created, t.Updated = created, updated
+	return nil
+}
+
+const threadCols = "id, workflow, created, updated, meta::text"
+
+func scanThread(row pgx.Row) (*store.Thread, error) {
+	var t store.Thread
+	var meta string
+	if err := row.Scan(&t.ID, &t.Workflow, &t.Created, &t.Updated, &meta); err != nil {
+		return nil, err
+	}
+	t.Created, t.Updated = t.Created.UTC(), t.Updated.UTC()
+	if meta != "{}" {
+		if err := json.Unmarshal([]byte(meta), &t.Meta); err != nil {
+			return nil, &store.CorruptError{ThreadID: t.ID, Field: "meta", Detail: err.Error()}
+		}
+	}
+	return &t, nil
+}
+
+// Thread returns a thread, or store.ErrNotFound.
+func (s *Store) Thread(ctx context.Context, id string) (*store.Thread, error) {
+	var t *store.Thread
+	err := s.retry(ctx, func() error {
+		var err error
+		t, err = scanThread(s.pool.QueryRow(ctx, "SELECT "+threadCols+" FROM weft_threads WHERE id = $1", id))
+		return err
+	})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("store/postgres: thread %s: %w", id, store.ErrNotFound)
+	}
+	var ce *store.CorruptError
+	if errors.As(err, &ce) {
+		return nil, err
+	}
+	if err != nil {
+		return nil, &Error{Op: "thread " + id, Err: err}
+	}
+	return t, nil
+}
+
+// Threads lists threads, most recently updated first.
+func (s *Store) Threads(ctx context.Context, opts store.ListOptions) ([]*store.Thread, error) {
+	var limit any // NULL: no limit
+	if opts.Limit > 0 {
+		limit = int64(opts.Limit)
+	}
+	var out []*store.Thread
+	err := s.retry(ctx, func() error {
+		out = nil
+		rows, err := s.pool.Query(ctx, "SELECT "+threadCols+" FROM weft_threads ORDER BY updated DESC, id LIMIT $1::bigint OFFSET $2::bigint",
+			limit, int64(opts.Offset))
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			t, err := scanThread(rows)
+			if err != nil {
+				return err
+			}
+			out = append(out, t)
+		}
+		return rows.Err()
+	})
+	var ce *store.CorruptError
+	if errors.As(err, &ce) {
+		return nil, err
+	}
+	if err != nil {
+		return nil, &Error{Op: "threads", Err: err}
+	}
+	return out, nil
+}
+
+// DeleteThread removes a thread with its runs, records and pending
+// questions (by cascade); a missing thread is store.ErrNotFound.
+func (s *Store) DeleteThread(ctx context.Context, id string) error {
+	var n int64
+	err := s.retry(ctx, func() error {
+		tag, err := s.pool.Exec(ctx, "DELETE FROM weft_threads WHERE id = $1", id)
+		n = tag.RowsAffected()
+		return err
+	})
+	if err != nil {
+		return &Error{Op: "delete thread " + id, Err: err}
+	}
+	if n == 0 {
+		return fmt.Errorf("store/postgres: thread %s: %w", id, store.ErrNotFound)
+	}
+	return nil
+}
+
+// PutRun creates or updates a run of an existing thread (else
+// store.ErrNotFound); a run does not move to another thread
+// (store.ErrInvalid). Zero Created and Updated are set to now; an update
+// keeps the stored Created.
+func (s *Store) PutRun(ctx context.Context, r *store.Run) error {
+	if r.ID == "" {
+		return fmt.Errorf("store/postgres: run without an ID: %w", store.ErrInvalid)
+	}
+	n := now()
+	created, updated := r.Created, r.Updated
+	if created.IsZero() {
+		created = n
+	}
+	if updated.IsZero() {
+		updated = n
+	}
+	err := s.retry(ctx, func() error {
+		return s.pool.QueryRow(ctx, `INSERT INTO weft_runs (id, thread_id, number, status, error, created, updated)
+VALUES ($1, $2, $3::integer, $4, $5, $6, $7)
+ON CONFLICT (id) DO UPDATE SET number = excluded.number, status = excluded.status,
+	error = excluded.error, updated = excluded.updated
+	WHERE weft_runs.thread_id = excluded.thread_id
+RETURNING created`, r.ID, r.ThreadID, int32(r.Number), r.Status, r.Error, created, updated).Scan(&created)
+	})
+	switch {
+	case pgCode(err) == foreignKeyViolation:
+		return fmt.Errorf("store/postgres: run %s: thread %s: %w", r.ID, r.ThreadID, store.ErrNotFound)
+	case errors.Is(err, pgx.ErrNoRows):
+		return fmt.Errorf("store/postgres: run %s belongs to another thread than %s: %w", r.ID, r.ThreadID, store.ErrInvalid)
+	case err != nil:
+		return &Error{Op: "put run " + r.ID, Err: err}
+	}
+	r.Created, r.Updated = created.UTC(), updated
+	return nil
+}
+
+const runCols = "id, thread_id, number, status, error, created, updated"
+
+func scanRun(row pgx.Row) (*store.Run, error) {
+	var r store.Run
+	var number int32
+	if err := row.Scan(&r.ID, &r.ThreadID, &number, &r.Status, &r.Error, &r.Created, &r.Updated); err != nil {
+		return nil, err
+	}
+	r.Number = int(number)
+	r.Created, r.Updated = r.Created.UTC(), r.Updated.UTC()
+	return &r, nil
+}
+
+// Run returns a run, or store.ErrNotFound.
+func (s *Store) Run(ctx context.Context, id string) (*store.Run, error) {
+	var r *store.Run
+	err := s.retry(ctx, func() error {
+		var err error
+		r, err = scanRun(s.pool.QueryRow(ctx, "SELECT "+runCols+" FROM weft_runs WHERE id = $1", id))
+		return err
+	})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("store/postgres: run %s: %w", id, store.ErrNotFound)
+	}
+	if err != nil {
+		return nil, &Error{Op: "run " + id, Err: err}
+	}
+	return r, nil
+}
+
+// Runs lists the runs of a thread, oldest first.
+func (s *Store) Runs(ctx context.Context, threadID string) ([]*store.Run, error) {
+	var out []*store.Run
+	err := s.retry(ctx, func() error {
+		out = nil
+		rows, err := s.pool.Query(ctx, "SELECT "+runCols+" FROM weft_runs WHERE thread_id = $1 ORDER BY number, created, id", threadID)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			r, err := scanRun(rows)
+			if err != nil {
+				return err
+			}
+			out = append(out, r)
+		}
+		if err := rows.Err(); err != nil || len(out) > 0 {
+			return err
+		}
+		return s.threadExists(ctx, threadID)
+	})
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, err
+	}
+	if err != nil {
+		return nil, &Error{Op: "runs of " + threadID, Err: err}
+	}
+	return out, nil
+}
+
+// PutPending records a question a waiting run asks; putting the same ID
+// again replaces it (a re-run step asks again).
+func (s *Store) PutPending(ctx context.Context, p *store.Pending) error {
+	if p.ID == "" {
+		return fmt.Errorf("store/postgres: pending question without an ID: %w", store.ErrInvalid)
+	}
+	created := p.Created
+	if created.IsZero() {
+		created = now()
+	}
+	q := p.Question
+	if q == nil {
+		q = []byte{}
+	}
+	err := s.retry(ctx, func() error {
+		_, err := s.pool.Exec(ctx, `INSERT INTO weft_pending (thread_id, id, run_id, node, question, created)
+VALUES ($1, $2, $3, $4, $5::bytea, $6)
+ON CONFLICT (thread_id, id) DO UPDATE SET run_id = excluded.run_id, node = excluded.node, question = excluded.question`,
+			p.ThreadID, p.ID, p.RunID, p.Node, q, created)
+		return err
+	})
+	if pgCode(err) == foreignKeyViolation {
+		return fmt.Errorf("store/postgres: pending %s: thread %s: %w", p.ID, p.ThreadID, store.ErrNotFound)
+	}
+	if err != nil {
+		return &Error{Op: "put pending " + p.ID, Err: err}
+	}
+	p.Created = created
+	return nil
+}
+
+// Pending lists the unanswered questions of a thread, oldest first.
+func (s *Store) Pending(ctx context.Context, threadID string) ([]*store.Pending, error) {
+	var out []*store.Pending
+	err := s.retry(ctx, func() error {
+		out = nil
+		rows, err := s.pool.Query(ctx, `SELECT id, thread_id, run_id, node, question, created FROM weft_pending
+WHERE thread_id = $1 ORDER BY created, id`, threadID)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var p store.Pending
+			if err := rows.Scan(&p.ID, &p.ThreadID, &p.RunID, &p.Node, &p.Question, &p.Created); err != nil {
+				return err
+			}
+			p.Created = p.Created.UTC()
+			out = append(out, &p)
+		}
+		if err := rows.Err(); err != nil || len(out) > 0 {
+			return err
+		}
+		return s.threadExists(ctx, threadID)
+	})
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, err
+	}
+	if err != nil {
+		return nil, &Error{Op: "pending of " + threadID, Err: err}
+	}
+	return out, nil
+}
+
+// DeletePending removes an answered question; a missing one is
+// store.ErrNotFound.
+func (s *Store) DeletePending(ctx context.Context, threadID, id string) error {
+	var n int64
+	err := s.retry(ctx, func() error {
+		tag, err := s.pool.Exec(ctx, "DELETE FROM weft_pending WHERE thread_id = $1 AND id = $2", threadID, id)
+		n = tag.RowsAffected()
+		return err
+	})
+	if err != nil {
+		return &Error{Op: "delete pending " + id, Err: err}
+	}
+	if n == 0 {
+		return fmt.Errorf("store/postgres: thread %s, pending %s: %w", threadID, id, store.ErrNotFound)
+	}
+	return nil
+}

@@ -1,0 +1,378 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/weftlang/weft/internal/pgtest"
+	"github.com/weftlang/weft/store"
+	"github.com/weftlang/weft/store/storetest"
+)
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+
+// CorruptRecord flips a bit of a stored record's data behind the store's
+// back: it makes the store a storetest.Corrupter.
+func (s *Store) CorruptRecord(ctx context.Context, threadID string, seq int64) error {
+	tag, err := s.pool.Exec(ctx, `UPDATE weft_records SET data = set_byte(data, 0, get_byte(data, 0) # 1)
+WHERE thread_id = $1 AND seq = $2::bigint`, threadID, seq)
+	if err == nil && tag.RowsAffected() != 1 {
+		err = fmt.Errorf("no record %s/%d", threadID, seq)
+	}
+	return err
+}
+
+var _ storetest.Corrupter = (*Store)(nil)
+
+// open opens a store on a fresh database and closes it when the test ends.
+func open(t testing.TB) *Store {
+	t.Helper()
+	db := pgtest.New(t)
+	s, err := Open(context.Background(), db.DSN)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func TestConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store { return open(t) })
+}
+
+func TestMigrateFromEmpty(t *testing.T) {
+	ctx := t.Context()
+	db := pgtest.New(t)
+	for i := range 2 { // the second Open finds the schema current
+		s, err := Open(ctx, db.DSN)
+		if err != nil {
+			t.Fatalf("Open #%d: %v", i+1, err)
+		}
+		v, err := s.Version(ctx)
+		s.Close()
+		if err != nil || v != SchemaVersion {
+			t.Fatalf("Open #%d: version %d (%v), want %d", i+1, v, err, SchemaVersion)
+		}
+	}
+}
+
+func TestMigrateFromV1(t *testing.T) {
+	ctx := t.Context()
+	db := pgtest.New(t)
+	cfg, err := Config(db.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v1, err := openAt(ctx, cfg, 1)
+	if err != nil {
+		t.Fatalf("open at v1: %v", err)
+	}
+	if v, err := v1.Version(ctx); err != nil || v != 1 {
+		t.Fatalf("version %d (%v), want 1", v, err)
+	}
+	// Data written under v1.
+	if err := v1.CreateThread(ctx, &store.Thread{ID: "t", Workflow: "w", Meta: map[string]string{"a": "b"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := v1.PutRun(ctx, &store.Run{ID: "r", ThreadID: "t", Number: 1, Status: "running"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := v1.Append(ctx, &store.Record{ThreadID: "t", RunID: "r", Seq: 1, Kind: store.Snapshot, Data: []byte(`{"x":1}`)},
+		&store.Record{ThreadID: "t", RunID: "r", Seq: 2, Kind: store.Step, Data: []byte(`{"x":2}`)}); err != nil {
+		t.Fatal(err)
+	}
+	v1.Close()
+
+	s, err := Open(ctx, db.DSN)
+	if err != nil {
+		t.Fatalf("Open on a v1 database: %v", err)
+	}
+	defer s.Close()
+	if v, err := s.Version(ctx); err != nil || v != SchemaVersion {
+		t.Fatalf("version %d (%v), want %d", v, err, SchemaVersion)
+	}
+	var idx int
+	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM pg_indexes WHERE indexname IN
+('weft_threads_updated', 'weft_runs_thread', 'weft_records_snapshots')`).Scan(&idx); err != nil || idx != 3 {
+		t.Fatalf("v2 indexes: %d (%v), want 3", idx, err)
+	}
+	th, err := s.Thread(ctx, "t")
+	if err != nil || th.Meta["a"] != "b" {
+		t.Fatalf("thread after migration: %+v, %v", th, err)
+	}
+	snap, err := s.LastSnapshot(ctx, "t")
+	if err != nil || snap.Seq != 1 {
+		t.Fatalf("snapshot after migration: %+v, %v", snap, err)
+	}
+	if err := s.Append(ctx, &store.Record{ThreadID: "t", RunID: "r", Seq: 3, Kind: store.Step, Data: []byte(`{"x":3}`)}); err != nil {
+		t.Fatal(err)
+	}
+	rs, err := s.Records(ctx, "t", 1)
+	if err != nil || len(rs) != 3 {
+		t.Fatalf("records after migration: %d, %v", len(rs), err)
+	}
+}
+
+func TestConcurrentOpen(t *testing.T) {
+	ctx := t.Context()
+	db := pgtest.New(t)
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for range 8 {
+		wg.Go(func() {
+			s, err := Open(ctx, db.DSN)
+			if err == nil {
+				s.Close()
+			}
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Errorf("concurrent Open: %v", err)
+		}
+	}
+	conn, err := pgx.Connect(ctx, db.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var steps, distinct int
+	if err := conn.QueryRow(ctx, "SELECT count(*), count(DISTINCT version) FROM weft_schema_version").Scan(&steps, &distinct); err != nil {
+		t.Fatal(err)
+	}
+	if steps != SchemaVersion || distinct != SchemaVersion {
+		t.Errorf("schema_version has %d rows (%d distinct), want each of %d steps once", steps, distinct, SchemaVersion)
+	}
+}
+
+func TestSchemaTooNew(t *testing.T) {
+	ctx := t.Context()
+	db := pgtest.New(t)
+	s, err := Open(ctx, db.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.pool.Exec(ctx, "INSERT INTO weft_schema_version (version) VALUES (99)"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Open(ctx, db.DSN)
+	if !errors.Is(err, ErrSchemaTooNew) {
+		t.Fatalf("Open on a newer schema: got %v, want ErrSchemaTooNew", err)
+	}
+	var pe *Error
+	if !errors.As(err, &pe) {
+		t.Errorf("error %T is not a *postgres.Error", err)
+	}
+}
+
+func TestCorruptColumns(t *testing.T) {
+	ctx := t.Context()
+	s := open(t)
+	if err := s.CreateThread(ctx, &store.Thread{ID: "t", Workflow: "w"}); err != nil {
+		t.Fatal(err)
+	}
+	for i := int64(1); i <= 3; i++ {
+		if err := s.Append(ctx, &store.Record{ThreadID: "t", Seq: i, Step: int(10 * i), Kind: store.Snapshot, Data: fmt.Appendf(nil, `{"n":%d}`, i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cases := []struct {
+		seq    int64
+		update string
+		field  string
+	}{
+		{1, `UPDATE weft_records SET data = '{"n":7}'::bytea WHERE seq = 1`, "data"},
+		{2, `UPDATE weft_records SET checksum = -5 WHERE seq = 2`, "checksum"},
+		{3, `UPDATE weft_records SET kind = 'bogus' WHERE seq = 3`, "kind"},
+	}
+	for _, c := range cases {
+		if _, err := s.pool.Exec(ctx, c.update); err != nil {
+			t.Fatal(err)
+		}
+		_, err := s.Records(ctx, "t", c.seq)
+		var ce *store.CorruptError
+		if !errors.As(err, &ce) || ce.ThreadID != "t" || ce.Seq != c.seq || ce.Step != int(10*c.seq) || ce.Field != c.field {
+			t.Errorf("after %s: got %v, want a CorruptError for t/%d field %s", c.update, err, c.seq, c.field)
+		}
+	}
+}
+
+func TestNoPreparedStatements(t *testing.T) {
+	ctx := t.Context()
+	s := open(t)
+	if mode := s.pool.Config().ConnConfig.DefaultQueryExecMode; mode != pgx.QueryExecModeExec {
+		t.Errorf("query exec mode %v, want exec", mode)
+	}
+	if err := s.CreateThread(ctx, &store.Thread{ID: "t", Workflow: "w"}); err != nil {
+		t.Fatal(err)
+	}
+	for i := int64(1); i <= 20; i++ {
+		if err := s.Append(ctx, &store.Record{ThreadID: "t", Seq: i, Kind: store.Step, Data: []byte("{}")}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Records(ctx, "t", 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	conns := s.pool.AcquireAllIdle(ctx)
+	defer func() {
+		for _, c := range conns {
+			c.Release()
+		}
+	}()
+	for _, c := range conns {
+		var n int
+		if err := c.QueryRow(ctx, "SELECT count(*) FROM pg_prepared_statements").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n != 0 {
+			t.Errorf("a pooled connection holds %d named prepared statements", n)
+		}
+	}
+}
+
+// TestRestart restarts the server while a writer appends, and checks that
+// the calls after the restart succeed and the log has no gap or duplicate.
+func TestRestart(t *testing.T) {
+	ctx := t.Context()
+	c := pgtest.Start(t)
+	db, err := c.CreateDB(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(ctx, db.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.CreateThread(ctx, &store.Thread{ID: "t", Workflow: "w"}); err != nil {
+		t.Fatal(err)
+	}
+	// Fill the pool with connections that the restart will break.
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() { _, _ = s.Records(ctx, "t", 1) })
+	}
+	wg.Wait()
+
+	stop := make(chan struct{})
+	done := make(chan int64)
+	go func() {
+		seq := int64(1)
+		for {
+			select {
+			case <-stop:
+				done <- seq - 1
+				return
+			default:
+			}
+			err := s.Append(ctx, &store.Record{ThreadID: "t", Seq: seq, Kind: store.Step, Data: fmt.Appendf(nil, `{"seq":%d}`, seq)})
+			var ce *store.ConflictError
+			switch {
+			case err == nil:
+				seq++
+			case errors.As(err, &ce) && ce.Got == seq:
+				seq++ // an append whose answer was lost went through
+			default:
+				time.Sleep(10 * time.Millisecond) // the server is down: try the same seq again
+			}
+		}
+	}()
+	time.Sleep(100 * time.Millisecond)
+	if err := c.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	// The next calls succeed, on a pool full of broken connections.
+	if _, err := s.Thread(ctx, "t"); err != nil {
+		t.Errorf("Thread right after the restart: %v", err)
+	}
+	if _, err := s.Records(ctx, "t", 1); err != nil {
+		t.Errorf("Records right after the restart: %v", err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	close(stop)
+	last := <-done
+	rs, err := s.Records(ctx, "t", 1)
+	if err != nil {
+		t.Fatalf("Records: %v", err)
+	}
+	if int64(len(rs)) != last {
+		t.Fatalf("log has %d records, writer wrote %d", len(rs), last)
+	}
+	for i, r := range rs {
+		if r.Seq != int64(i+1) {
+			t.Fatalf("record %d has seq %d", i, r.Seq)
+		}
+	}
+	t.Logf("%d appends across the restart", last)
+}
+
+// TestRestartIdle restarts the server while the store is idle: the first
+// call of each kind afterwards succeeds.
+func TestRestartIdle(t *testing.T) {
+	ctx := t.Context()
+	c := pgtest.Start(t)
+	db, err := c.CreateDB(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Config(db.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.MinConns = 3
+	s, err := OpenConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.CreateThread(ctx, &store.Thread{ID: "t", Workflow: "w"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Append(ctx, &store.Record{ThreadID: "t", Seq: 1, Kind: store.Step, Data: []byte("{}")}); err != nil {
+		t.Fatalf("Append after restart: %v", err)
+	}
+	if err := s.PutRun(ctx, &store.Run{ID: "r", ThreadID: "t", Number: 1, Status: "running"}); err != nil {
+		t.Fatalf("PutRun after restart: %v", err)
+	}
+	if rs, err := s.Records(ctx, "t", 1); err != nil || len(rs) != 1 {
+		t.Fatalf("Records after restart: %d, %v", len(rs), err)
+	}
+}
+
+func BenchmarkAppend(b *testing.B) {
+	ctx := context.Background()
+	s := open(b)
+	if err := s.CreateThread(ctx, &store.Thread{ID: "t", Workflow: "w"}); err != nil {
+		b.Fatal(err)
+	}
+	data := make([]byte, 300)
+	for i := range data {
+		data[i] = 'a' + byte(i%26)
+	}
+	rec := &store.Record{ThreadID: "t", RunID: "r", Kind: store.Step, Data: data}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	seq := int64(0)
+	for b.Loop() {
+		seq++
+		rec.Seq, rec.Step = seq, int(seq)
+		if err := s.Append(ctx, rec); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

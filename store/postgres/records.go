@@ -1,0 +1,304 @@
+package postgres
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/weftlang/weft/store"
+)
+
+// errCommitLost marks an Append that was sent but not answered: it may or
+// may not have been applied.
+var errCommitLost = errors.New("commit unanswered")
+
+// Append adds records to a thread in one short transaction, sent as one
+// statement (one round trip): it locks the thread's row (SELECT ... FOR
+// UPDATE), and only if the records continue the log inserts them and moves
+// the thread's last seq; the unique (thread_id, seq) constraint backs this. A record that
+// does not continue the log, or a (thread, seq) already stored, is a
+// *store.ConflictError and nothing is written; a missing thread is
+// store.ErrNotFound. Append sets each record's Checksum and Time.
+func (s *Store) Append(ctx context.Context, recs ...*store.Record) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	if err := store.CheckAppend(recs); err != nil {
+		return err
+	}
+	tid := recs[0].ThreadID
+	n := len(recs)
+	seqs := make([]int64, n)
+	runs := make([]string, n)
+	steps := make([]int32, n)
+	kinds := make([]string, n)
+	data := make([][]byte, n)
+	sums := make([]int64, n)
+	for i, r := range recs {
+		seqs[i], runs[i], steps[i], kinds[i] = r.Seq, r.RunID, int32(r.Step), string(r.Kind)
+		data[i] = r.Data
+		if data[i] == nil {
+			data[i] = []byte{}
+		}
+		sums[i] = int64(store.Sum(r.Data))
+	}
+	t := now()
+	lost := false
+	err := s.retry(ctx, func() error {
+		err := s.appendTx(ctx, tid, seqs, runs, steps, kinds, data, sums, t)
+		var ce *store.ConflictError
+		if lost && errors.As(err, &ce) && s.stored(ctx, tid, seqs, runs, steps, kinds, data, sums) {
+			return nil // the lost commit went through
+		}
+		if errors.Is(err, errCommitLost) {
+			lost = true
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	for i, r := range recs {
+		r.Checksum, r.Time = uint32(sums[i]), t
+	}
+	return nil
+}
+
+func (s *Store) appendTx(ctx context.Context, tid string, seqs []int64, runs []string, steps []int32,
+	kinds []string, data [][]byte, sums []int64, t time.Time) error {
+	// One statement, so one round trip and one implicit transaction: lock
+	// the thread's row, and only if the log ends just before seqs[0] insert
+	// the records and move the thread's last seq. It returns the log's end
+	// as it was (no row: no thread).
+	var last int64
+	err := s.pool.QueryRow(ctx, `WITH th AS (
+	SELECT last_seq FROM weft_threads WHERE id = $1 FOR UPDATE
+), ins AS (
+	INSERT INTO weft_records (thread_id, seq, run_id, step, kind, data, checksum, time)
+	SELECT $1, u.seq, u.run_id, u.step, u.kind, u.data, u.checksum, $8::timestamptz
+	FROM unnest($2::bigint[], $3::text[], $4::integer[], $5::text[], $6::bytea[], $7::bigint[])
+		AS u (seq, run_id, step, kind, data, checksum)
+	WHERE (SELECT last_seq FROM th) = $10::bigint
+), up AS (
+	UPDATE weft_threads SET last_seq = $9::bigint, updated = greatest(updated, $8::timestamptz)
+	WHERE id = $1 AND (SELECT last_seq FROM th) = $10::bigint
+)
+SELECT last_seq FROM th`, tid, seqs, runs, steps, kinds, data, sums, t, seqs[len(seqs)-1], seqs[0]-1).Scan(&last)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return fmt.Errorf("store/postgres: append to thread %s: %w", tid, store.ErrNotFound)
+	case pgCode(err) == uniqueViolation:
+		// The log and the thread's last seq disagree: report the log's end.
+		_ = s.pool.QueryRow(ctx, "SELECT coalesce(max(seq), 0) FROM weft_records WHERE thread_id = $1", tid).Scan(&last)
+		return &store.ConflictError{ThreadID: tid, Want: seqs[0], Got: last}
+	case err != nil:
+		if !pgconn.SafeToRetry(err) && pgCode(err) == "" {
+			// Sent but unanswered: it may have been applied.
+			return &Error{Op: "append to " + tid, Err: fmt.Errorf("%w: %w", errCommitLost, err)}
+		}
+		return &Error{Op: "append to " + tid, Err: err}
+	case last != seqs[0]-1:
+		return &store.ConflictError{ThreadID: tid, Want: seqs[0], Got: last}
+	}
+	return nil
+}
+
+// stored reports whether the records are in the log as given: an Append
+// whose commit answer was lost did go through.
+func (s *Store) stored(ctx context.Context, tid string, seqs []int64, runs []string, steps []int32,
+	kinds []string, data [][]byte, sums []int64) bool {
+	got, err := s.Records(ctx, tid, seqs[0])
+	if err != nil || len(got) < len(seqs) {
+		return false
+	}
+	for i, r := range got[:len(seqs)] {
+		if r.Seq != seqs[i] || r.RunID != runs[i] || int32(r.Step) != steps[i] || string(r.Kind) != kinds[i] ||
+			int64(r.Checksum) != sums[i] || !bytes.Equal(r.Data, data[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+const recordCols = "thread_id, run_id, seq, step, kind, data, checksum, time"
+
+// scanRecord reads a record and checks it: its checksum against its data,
+// its kind against the known ones.
+func scanRecord(row pgx.Row) (*store.Record, error) {
+	var r store.Record
+	var step int32
+	var kind string
+	var sum int64
+	if err := row.Scan(&r.ThreadID, &r.RunID, &r.Seq, &step, &kind, &r.Data, &sum, &r.Time); err != nil {
+		return nil, err
+	}
+	r.Step, r.Kind, r.Time = int(step), store.Kind(kind), r.Time.UTC()
+	corrupt := func(field, format string, args ...any) error {
+		return &store.CorruptError{ThreadID: r.ThreadID, Seq: r.Seq, Step: r.Step, Field: field, Detail: fmt.Sprintf(format, args...)}
+	}
+	if sum < 0 || sum > 0xFFFFFFFF {
+		return nil, corrupt("checksum", "stored checksum %d is not a CRC-32C", sum)
+	}
+	r.Checksum = uint32(sum)
+	if got := store.Sum(r.Data); got != r.Checksum {
+		return nil, corrupt("data", "CRC-32C is %08x, stored checksum %08x", got, r.Checksum)
+	}
+	switch r.Kind {
+	case store.Step, store.Snapshot, store.Event:
+	default:
+		return nil, corrupt("kind", "unknown kind %q", kind)
+	}
+	return &r, nil
+}
+
+// Records returns a thread's records with Seq >= from, in order, checking
+// each: a bad one is a *store.CorruptError naming thread, seq, step and
+// field. A missing thread is store.ErrNotFound.
+func (s *Store) Records(ctx context.Context, threadID string, from int64) ([]*store.Record, error) {
+	var out []*store.Record
+	err := s.retry(ctx, func() error {
+		out = nil
+		rows, err := s.pool.Query(ctx, "SELECT "+recordCols+" FROM weft_records WHERE thread_id = $1 AND seq >= $2::bigint ORDER BY seq",
+			threadID, from)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			r, err := scanRecord(rows)
+			if err != nil {
+				return err
+			}
+			out = append(out, r)
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if len(out) == 0 {
+			return s.threadExists(ctx, threadID)
+		}
+		return nil
+	})
+	var ce *store.CorruptError
+	switch {
+	case errors.As(err, &ce), errors.Is(err, store.ErrNotFound):
+		return nil, err
+	case err != nil:
+		return nil, &Error{Op: "records of " + threadID, Err: err}
+	}
+	return out, nil
+}
+
+// threadExists returns nil for an existing thread, else an error wrapping
+// store.ErrNotFound.
+func (s *Store) threadExists(ctx context.Context, threadID string) error {
+	var one int
+	err := s.pool.QueryRow(ctx, "SELECT 1 FROM weft_threads WHERE id = $1", threadID).Scan(&one)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("store/postgres: thread %s: %w", threadID, store.ErrNotFound)
+	}
+	return err
+}
+
+// LastSnapshot returns the thread's latest snapshot record, checked, or
+// store.ErrNotFound.
+func (s *Store) LastSnapshot(ctx context.Context, threadID string) (*store.Record, error) {
+	var r *store.Record
+	err := s.retry(ctx, func() error {
+		var err error
+		r, err = scanRecord(s.pool.QueryRow(ctx, "SELECT "+recordCols+
+			" FROM weft_records WHERE thread_id = $1 AND kind = 'snapshot' ORDER BY seq DESC LIMIT 1", threadID))
+		return err
+	})
+	var ce *store.CorruptError
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return nil, fmt.Errorf("store/postgres: snapshot of thread %s: %w", threadID, store.ErrNotFound)
+	case errors.As(err, &ce):
+		return nil, err
+	case err != nil:
+		return nil, &Error{Op: "last snapshot of " + threadID, Err: err}
+	}
+	return r, nil
+}
+
+// Prune removes the runs of a thread older than its last keepRuns runs,
+// and the records before the snapshot that folding the kept runs starts
+// from (the latest snapshot at or before the kept runs' first record; with
+// no such snapshot no record is removed). The thread's seq keeps counting
+// from where it was. It returns the number of records removed.
+func (s *Store) Prune(ctx context.Context, threadID string, keepRuns int) (int, error) {
+	if keepRuns < 0 {
+		return 0, fmt.Errorf("store/postgres: prune thread %s keeping %d runs: %w", threadID, keepRuns, store.ErrInvalid)
+	}
+	var removed int64
+	err := s.retry(ctx, func() error {
+		removed = 0
+		return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			var last int64
+			err := tx.QueryRow(ctx, "SELECT last_seq FROM weft_threads WHERE id = $1 FOR UPDATE", threadID).Scan(&last)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return fmt.Errorf("store/postgres: prune thread %s: %w", threadID, store.ErrNotFound)
+			}
+			if err != nil {
+				return err
+			}
+			// The oldest run kept, and the first record of the kept runs.
+			var minKept *int32
+			if keepRuns > 0 {
+				if err := tx.QueryRow(ctx, `SELECT min(number) FROM (SELECT number FROM weft_runs WHERE thread_id = $1
+ORDER BY number DESC LIMIT $2::bigint) k`, threadID, int64(keepRuns)).Scan(&minKept); err != nil {
+					return err
+				}
+				if minKept == nil {
+					return nil // no runs
+				}
+			}
+			cutoff := last + 1
+			if minKept != nil {
+				var first *int64
+				if err := tx.QueryRow(ctx, `SELECT min(seq) FROM weft_records WHERE thread_id = $1
+AND run_id IN (SELECT id FROM weft_runs WHERE thread_id = $1 AND number >= $2::integer)`, threadID, *minKept).Scan(&first); err != nil {
+					return err
+				}
+				if first != nil {
+					cutoff = *first
+				}
+			}
+			var snap *int64
+			if err := tx.QueryRow(ctx, `SELECT max(seq) FROM weft_records WHERE thread_id = $1 AND kind = 'snapshot'
+AND seq <= $2::bigint`, threadID, cutoff).Scan(&snap); err != nil {
+				return err
+			}
+			if snap != nil {
+				tag, err := tx.Exec(ctx, "DELETE FROM weft_records WHERE thread_id = $1 AND seq < $2::bigint", threadID, *snap)
+				if err != nil {
+					return err
+				}
+				removed = tag.RowsAffected()
+			}
+			// The removed runs, with their pending questions.
+			var keepFrom any // NULL: remove every run
+			if minKept != nil {
+				keepFrom = *minKept
+			}
+			_, err = tx.Exec(ctx, `WITH gone AS (
+	DELETE FROM weft_runs WHERE thread_id = $1 AND ($2::integer IS NULL OR number < $2::integer) RETURNING id
+)
+DELETE FROM weft_pending WHERE thread_id = $1 AND run_id IN (SELECT id FROM gone)`, threadID, keepFrom)
+			return err
+		})
+	})
+	if errors.Is(err, store.ErrNotFound) {
+		return 0, err
+	}
+	if err != nil {
+		return 0, &Error{Op: "prune " + threadID, Err: err}
+	}
+	return int(removed), nil
+}

@@ -1,0 +1,64 @@
+package sqlite
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/weftlang/weft/store"
+)
+
+// record300 is a step record of about 300 bytes of JSON.
+func record300(seq int64) *store.Record {
+	data := fmt.Appendf(nil, `{"node":"step_%06d","inputs":{"query":"%s"},"outputs":{"answer":"%s"},"vars":{"turn":%d},"route":"next"}`,
+		seq, bytes.Repeat([]byte("q"), 100), bytes.Repeat([]byte("a"), 100), seq)
+	return &store.Record{ThreadID: "t", RunID: "r", Seq: seq, Step: int(seq), Kind: store.Step, Data: data}
+}
+
+// fileSize is the database plus its WAL, after a checkpoint.
+func fileSize(b *testing.B, s *Store, path string) int64 {
+	b.Helper()
+	if _, err := s.writer.ExecContext(b.Context(), `PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
+		b.Fatal(err)
+	}
+	var n int64
+	for _, p := range []string{path, path + "-wal"} {
+		if fi, err := os.Stat(p); err == nil {
+			n += fi.Size()
+		}
+	}
+	return n
+}
+
+// BenchmarkAppend appends one ~300-byte record per op to one thread, one
+// transaction each, and reports the file's growth per record.
+func BenchmarkAppend(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "bench.db")
+	s, err := Open(b.Context(), path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	ctx := b.Context()
+	if err := s.CreateThread(ctx, &store.Thread{ID: "t"}); err != nil {
+		b.Fatal(err)
+	}
+	recs := make([]*store.Record, b.N)
+	for i := range recs {
+		recs[i] = record300(int64(i + 1))
+	}
+	before := fileSize(b, s, path)
+	b.SetBytes(int64(len(recs[0].Data)))
+	b.ResetTimer()
+	for i := range b.N {
+		if err := s.Append(ctx, recs[i]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	after := fileSize(b, s, path)
+	b.ReportMetric(float64(after-before)/float64(b.N), "file-B/record")
+	b.ReportMetric(float64(len(recs[0].Data)), "data-B/record")
+}

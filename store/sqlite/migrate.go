@@ -1,0 +1,164 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+)
+
+// A migration takes the schema from version Version-1 to Version.
+type migration struct {
+	Version int
+	Name    string
+	SQL     []string
+}
+
+// migrations is the schema's history, oldest first. Never edit a shipped
+// step: append a new one.
+func migrations() []migration {
+	return []migration{
+		{Version: 1, Name: "threads, runs, records, pending", SQL: []string{
+			`CREATE TABLE threads (
+				id       TEXT PRIMARY KEY,
+				workflow TEXT NOT NULL,
+				created  INTEGER NOT NULL,
+				updated  INTEGER NOT NULL,
+				meta     TEXT NOT NULL
+			) STRICT`,
+			`CREATE TABLE runs (
+				id        TEXT PRIMARY KEY,
+				thread_id TEXT NOT NULL REFERENCES threads(id) ON DELETE CASCADE,
+				number    INTEGER NOT NULL,
+				status    TEXT NOT NULL,
+				error     TEXT NOT NULL,
+				created   INTEGER NOT NULL,
+				updated   INTEGER NOT NULL
+			) STRICT`,
+			`CREATE TABLE records (
+				thread_id TEXT NOT NULL REFERENCES threads(id) ON DELETE CASCADE,
+				seq       INTEGER NOT NULL,
+				run_id    TEXT NOT NULL,
+				step      INTEGER NOT NULL,
+				kind      TEXT NOT NULL,
+				data      BLOB NOT NULL,
+				checksum  INTEGER NOT NULL,
+				time      INTEGER NOT NULL,
+				PRIMARY KEY (thread_id, seq)
+			) STRICT, WITHOUT ROWID`,
+			`CREATE TABLE pending (
+				thread_id TEXT NOT NULL REFERENCES threads(id) ON DELETE CASCADE,
+				id        TEXT NOT NULL,
+				run_id    TEXT NOT NULL,
+				node      TEXT NOT NULL,
+				question  BLOB NOT NULL,
+				created   INTEGER NOT NULL,
+				PRIMARY KEY (thread_id, id)
+			) STRICT`,
+		}},
+		{Version: 2, Name: "listing indexes", SQL: []string{
+			`CREATE INDEX threads_updated ON threads (updated DESC, id)`,
+			`CREATE INDEX runs_thread ON runs (thread_id, number, created, id)`,
+			`CREATE INDEX records_snapshots ON records (thread_id, seq) WHERE kind = 'snapshot'`,
+		}},
+	}
+}
+
+// SchemaVersion is the version of the schema this package writes.
+const SchemaVersion = 2
+
+// ErrNewerSchema is returned by Open for a database written by a newer
+// weft than this one.
+var ErrNewerSchema = errors.New("sqlite store: database schema is newer than this program")
+
+// MigrationError is a schema migration step that failed; the database
+// stays at the version before it.
+type MigrationError struct {
+	Version int    // the version the step migrates to
+	Name    string // what the step does
+	Err     error
+}
+
+// Error says which step failed.
+func (e *MigrationError) Error() string {
+	return fmt.Sprintf("sqlite store: migration to schema version %d (%s): %v", e.Version, e.Name, e.Err)
+}
+
+// Unwrap returns the cause.
+func (e *MigrationError) Unwrap() error { return e.Err }
+
+// migrate brings db up to the last of steps, one transaction per step. db
+// must be the writer pool (its transactions begin IMMEDIATE), so two
+// processes opening one file at once migrate it once.
+func migrate(ctx context.Context, db *sql.DB, steps []migration) error {
+	if _, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL) STRICT`); err != nil {
+		return fmt.Errorf("sqlite store: create schema_version: %w", err)
+	}
+	for _, m := range steps {
+		if err := step(ctx, db, m, steps[len(steps)-1].Version); err != nil {
+			return err
+		}
+	}
+	// A database newer than every step is refused.
+	v, err := version(ctx, db)
+	if err != nil {
+		return err
+	}
+	if last := steps[len(steps)-1].Version; v > last {
+		return fmt.Errorf("sqlite store: schema version %d, this program knows up to %d: %w", v, last, ErrNewerSchema)
+	}
+	return nil
+}
+
+// step applies m if the database is at the version before it.
+func step(ctx context.Context, db *sql.DB, m migration, last int) (err error) {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return &MigrationError{Version: m.Version, Name: m.Name, Err: err}
+	}
+	defer func() {
+		if err != nil {
+			_ = tx.Rollback()
+		}
+	}()
+	var v int
+	switch err := tx.QueryRowContext(ctx, `SELECT version FROM schema_version`).Scan(&v); {
+	case errors.Is(err, sql.ErrNoRows):
+		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_version (version) VALUES (0)`); err != nil {
+			return &MigrationError{Version: m.Version, Name: m.Name, Err: err}
+		}
+	case err != nil:
+		return &MigrationError{Version: m.Version, Name: m.Name, Err: err}
+	}
+	if v > last {
+		return fmt.Errorf("sqlite store: schema version %d, this program knows up to %d: %w", v, last, ErrNewerSchema)
+	}
+	if v != m.Version-1 {
+		return tx.Rollback() // already applied
+	}
+	for _, q := range m.SQL {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			return &MigrationError{Version: m.Version, Name: m.Name, Err: err}
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE schema_version SET version = ?`, m.Version); err != nil {
+		return &MigrationError{Version: m.Version, Name: m.Name, Err: err}
+	}
+	if err := tx.Commit(); err != nil {
+		return &MigrationError{Version: m.Version, Name: m.Name, Err: err}
+	}
+	return nil
+}
+
+// version reads the schema version (0 for a new database).
+func version(ctx context.Context, db *sql.DB) (int, error) {
+	var v int
+	err := db.QueryRowContext(ctx, `SELECT version FROM schema_version`).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("sqlite store: read schema version: %w", err)
+	}
+	return v, nil
+}

@@ -1,0 +1,729 @@
+// Package sqlite is the default store.Store: one SQLite file (through the
+// pure-Go modernc.org/sqlite driver) in WAL mode with synchronous=NORMAL,
+// foreign keys on and a busy timeout, so that several processes may share
+// it.
+//
+// Writes go through one connection whose transactions begin IMMEDIATE, so
+// writers in one process queue in Go instead of contending for SQLite's
+// lock; reads use a pool of their own and run beside a write. The schema is
+// versioned (table schema_version) and Open migrates an older database to
+// SchemaVersion step by step.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/weftlang/weft/store"
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+// BusyTimeout is how long a connection waits for another process's lock
+// before SQLITE_BUSY.
+const BusyTimeout = 5 * time.Second
+
+// Store is a store.Store in one SQLite file.
+type Store struct {
+	path   string
+	writer *sql.DB // one connection; transactions BEGIN IMMEDIATE
+	reader *sql.DB // a pool; the writer itself for ":memory:"
+	w      writeStmts
+	r      readStmts
+}
+
+var _ store.Store = (*Store)(nil)
+
+// writeStmts are prepared on the writer.
+type writeStmts struct {
+	insertThread, deleteThread, threadExists *sql.Stmt
+	runThread, upsertRun                     *sql.Stmt
+	lastSeq, insertRecord, advance           *sql.Stmt
+	upsertPending, deletePending             *sql.Stmt
+	pruneRuns, pruneLog, deleteRecordsBefore *sql.Stmt
+	deleteRun, deleteRunPending              *sql.Stmt
+}
+
+// readStmts are prepared on the reader.
+type readStmts struct {
+	thread, threads, threadExists *sql.Stmt
+	run, runs                     *sql.Stmt
+	records, lastSnapshot         *sql.Stmt
+	pending                       *sql.Stmt
+}
+
+// dsn builds a modernc.org/sqlite data source name for path: a file: URI
+// (so that '?' and '#' in a path are escaped) with the connection pragmas.
+func dsn(path string, writer bool) string {
+	p := path
+	if p != ":memory:" {
+		p = "file:" + strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
+	}
+	q := fmt.Sprintf("?_pragma=busy_timeout(%d)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)", BusyTimeout.Milliseconds())
+	if writer {
+		q += "&_pragma=journal_mode(WAL)&_txlock=immediate"
+	}
+	return p + q
+}
+
+// Open opens (creating it if need be) the SQLite store at path and migrates
+// its schema to SchemaVersion. The path ":memory:" gives a private
+// in-memory database with one connection.
+func Open(ctx context.Context, path string) (*Store, error) {
+	return open(ctx, path, migrations())
+}
+
+// open opens path, migrating it through steps.
+func open(ctx context.Context, path string, steps []migration) (*Store, error) {
+	if path == "" {
+		return nil, fmt.Errorf("sqlite store: empty path: %w", store.ErrInvalid)
+	}
+	writer, err := sql.Open("sqlite", dsn(path, true))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite store: open %s: %w", path, err)
+	}
+	writer.SetMaxOpenConns(1)
+	writer.SetMaxIdleConns(1)
+	writer.SetConnMaxLifetime(0)
+	writer.SetConnMaxIdleTime(0)
+	s := &Store{path: path, writer: writer, reader: writer}
+	if path != ":memory:" {
+		s.reader, err = sql.Open("sqlite", dsn(path, false))
+		if err != nil {
+			writer.Close()
+			return nil, fmt.Errorf("sqlite store: open %s: %w", path, err)
+		}
+		n := max(4, runtime.GOMAXPROCS(0))
+		s.reader.SetMaxOpenConns(n)
+		s.reader.SetMaxIdleConns(n)
+	}
+	if err := s.init(ctx, steps); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// init migrates the schema and prepares the statements.
+func (s *Store) init(ctx context.Context, steps []migration) error {
+	if err := s.writer.PingContext(ctx); err != nil {
+		return fmt.Errorf("sqlite store: open %s: %w", s.path, err)
+	}
+	if err := migrate(ctx, s.writer, steps); err != nil {
+		return err
+	}
+	return s.prepare(ctx)
+}
+
+func (s *Store) prepare(ctx context.Context) error {
+	const recordCols = `seq, run_id, step, kind, data, checksum, time`
+	w := []struct {
+		st  **sql.Stmt
+		sql string
+	}{
+		{&s.w.insertThread, `INSERT INTO threads (id, workflow, created, updated, meta) VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`},
+		{&s.w.deleteThread, `DELETE FROM threads WHERE id = ?`},
+		{&s.w.threadExists, `SELECT 1 FROM threads WHERE id = ?`},
+		{&s.w.runThread, `SELECT thread_id, created FROM runs WHERE id = ?`},
+		{&s.w.upsertRun, `INSERT INTO runs (id, thread_id, number, status, error, created, updated) VALUES (?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (id) DO UPDATE SET number = excluded.number, status = excluded.status, error = excluded.error,
+			created = excluded.created, updated = excluded.updated`},
+		{&s.w.lastSeq, `SELECT t.updated, coalesce((SELECT max(seq) FROM records WHERE thread_id = t.id), 0) FROM threads t WHERE t.id = ?`},
+		{&s.w.insertRecord, `INSERT INTO records (thread_id, ` + recordCols + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`},
+		{&s.w.advance, `UPDATE threads SET updated = ? WHERE id = ?`},
+		{&s.w.upsertPending, `INSERT INTO pending (thread_id, id, run_id, node, question, created) VALUES (?, ?, ?, ?, ?, ?)
+			ON CONFLICT (thread_id, id) DO UPDATE SET run_id = excluded.run_id, node = excluded.node,
+			question = excluded.question, created = excluded.created`},
+		{&s.w.deletePending, `DELETE FROM pending WHERE thread_id = ? AND id = ?`},
+		{&s.w.pruneRuns, `SELECT id FROM runs WHERE thread_id = ? ORDER BY number, created, id`},
+		{&s.w.pruneLog, `SELECT seq, run_id, kind FROM records WHERE thread_id = ? ORDER BY seq`},
+		{&s.w.deleteRecordsBefore, `DELETE FROM records WHERE thread_id = ? AND seq < ?`},
+		{&s.w.deleteRun, `DELETE FROM runs WHERE id = ?`},
+		{&s.w.deleteRunPending, `DELETE FROM pending WHERE thread_id = ? AND run_id = ?`},
+	}
+	r := []struct {
+		st  **sql.Stmt
+		sql string
+	}{
+		{&s.r.thread, `SELECT id, workflow, created, updated, meta FROM threads WHERE id = ?`},
+		{&s.r.threads, `SELECT id, workflow, created, updated, meta FROM threads ORDER BY updated DESC, id LIMIT ? OFFSET ?`},
+		{&s.r.threadExists, `SELECT 1 FROM threads WHERE id = ?`},
+		{&s.r.run, `SELECT id, thread_id, number, status, error, created, updated FROM runs WHERE id = ?`},
+		{&s.r.runs, `SELECT id, thread_id, number, status, error, created, updated FROM runs WHERE thread_id = ? ORDER BY number, created, id`},
+		{&s.r.records, `SELECT ` + recordCols + ` FROM records WHERE thread_id = ? AND seq >= ? ORDER BY seq`},
+		{&s.r.lastSnapshot, `SELECT ` + recordCols + ` FROM records WHERE thread_id = ? AND kind = 'snapshot' ORDER BY seq DESC LIMIT 1`},
+		{&s.r.pending, `SELECT id, run_id, node, question, created FROM pending WHERE thread_id = ? ORDER BY created, id`},
+	}
+	for _, p := range w {
+		st, err := s.writer.PrepareContext(ctx, p.sql)
+		if err != nil {
+			return fmt.Errorf("sqlite store: prepare %q: %w", p.sql, err)
+		}
+		*p.st = st
+	}
+	for _, p := range r {
+		st, err := s.reader.PrepareContext(ctx, p.sql)
+		if err != nil {
+			return fmt.Errorf("sqlite store: prepare %q: %w", p.sql, err)
+		}
+		*p.st = st
+	}
+	return nil
+}
+
+// Close closes the statements and the database.
+func (s *Store) Close() error {
+	for _, st := range []*sql.Stmt{
+		s.w.insertThread, s.w.deleteThread, s.w.runThread, s.w.upsertRun,
+		s.w.lastSeq, s.w.insertRecord, s.w.advance, s.w.threadExists, s.w.upsertPending,
+		s.w.deletePending, s.w.pruneRuns, s.w.pruneLog, s.w.deleteRecordsBefore, s.w.deleteRun,
+		s.w.deleteRunPending,
+		s.r.thread, s.r.threads, s.r.threadExists, s.r.run, s.r.runs, s.r.records, s.r.lastSnapshot, s.r.pending,
+	} {
+		if st != nil {
+			st.Close()
+		}
+	}
+	var errs []error
+	if s.reader != s.writer {
+		errs = append(errs, s.reader.Close())
+	}
+	errs = append(errs, s.writer.Close())
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("sqlite store: close: %w", err)
+	}
+	return nil
+}
+
+// Times are stored as Unix nanoseconds, UTC.
+func unix(t time.Time) int64 { return t.UnixNano() }
+
+func fromUnix(n int64) time.Time { return time.Unix(0, n).UTC() }
+
+func now() time.Time { return time.Now().UTC().Round(0) }
+
+func notFound(what, id string) error {
+	return fmt.Errorf("sqlite store: %s %s: %w", what, id, store.ErrNotFound)
+}
+
+// nonNil makes a nil slice empty, for NOT NULL blob columns.
+func nonNil(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
+}
+
+// CreateThread stores a new thread, filling in zero Created and Updated.
+func (s *Store) CreateThread(ctx context.Context, t *store.Thread) error {
+	if t == nil || t.ID == "" {
+		return fmt.Errorf("sqlite store: create thread without an ID: %w", store.ErrInvalid)
+	}
+	meta, err := json.Marshal(t.Meta)
+	if err != nil {
+		return fmt.Errorf("sqlite store: thread %s meta: %w", t.ID, err)
+	}
+	created, updated := t.Created, t.Updated
+	if created.IsZero() {
+		created = now()
+	}
+	if updated.IsZero() {
+		updated = created
+	}
+	res, err := s.w.insertThread.ExecContext(ctx, t.ID, t.Workflow, unix(created), unix(updated), string(meta))
+	if err != nil {
+		return fmt.Errorf("sqlite store: create thread %s: %w", t.ID, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("sqlite store: create thread %s: %w", t.ID, err)
+	} else if n == 0 {
+		return fmt.Errorf("sqlite store: thread %s: %w", t.ID, store.ErrExists)
+	}
+	t.Created, t.Updated = created, updated
+	return nil
+}
+
+type scanner interface{ Scan(...any) error }
+
+func scanThread(sc scanner) (*store.Thread, error) {
+	var (
+		t                store.Thread
+		created, updated int64
+		meta             string
+	)
+	if err := sc.Scan(&t.ID, &t.Workflow, &created, &updated, &meta); err != nil {
+		return nil, err
+	}
+	t.Created, t.Updated = fromUnix(created), fromUnix(updated)
+	if err := json.Unmarshal([]byte(meta), &t.Meta); err != nil {
+		return nil, &store.CorruptError{ThreadID: t.ID, Field: "meta", Detail: err.Error()}
+	}
+	return &t, nil
+}
+
+// Thread returns a thread.
+func (s *Store) Thread(ctx context.Context, id string) (*store.Thread, error) {
+	t, err := scanThread(s.r.thread.QueryRowContext(ctx, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, notFound("thread", id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sqlite store: thread %s: %w", id, err)
+	}
+	return t, nil
+}
+
+// Threads lists threads, most recently updated first (ties by ID).
+func (s *Store) Threads(ctx context.Context, opts store.ListOptions) ([]*store.Thread, error) {
+	limit := int64(-1)
+	if opts.Limit > 0 {
+		limit = int64(opts.Limit)
+	}
+	rows, err := s.r.threads.QueryContext(ctx, limit, max(opts.Offset, 0))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite store: list threads: %w", err)
+	}
+	defer rows.Close()
+	var out []*store.Thread
+	for rows.Next() {
+		t, err := scanThread(rows)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite store: list threads: %w", err)
+		}
+		out = append(out, t)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite store: list threads: %w", err)
+	}
+	return out, nil
+}
+
+// DeleteThread removes a thread; its runs, records and questions go with
+// it (ON DELETE CASCADE).
+func (s *Store) DeleteThread(ctx context.Context, id string) error {
+	res, err := s.w.deleteThread.ExecContext(ctx, id)
+	if err != nil {
+		return fmt.Errorf("sqlite store: delete thread %s: %w", id, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("sqlite store: delete thread %s: %w", id, err)
+	} else if n == 0 {
+		return notFound("thread", id)
+	}
+	return nil
+}
+
+// tx runs fn in a write transaction (BEGIN IMMEDIATE), committing if fn
+// returns nil.
+func (s *Store) tx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := s.writer.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// exists reports whether the thread exists, inside tx.
+func (s *Store) exists(ctx context.Context, tx *sql.Tx, id string) error {
+	var one int
+	err := tx.StmtContext(ctx, s.w.threadExists).QueryRowContext(ctx, id).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return notFound("thread", id)
+	}
+	return err
+}
+
+// PutRun creates or updates a run, filling in zero Created and Updated.
+// A run cannot move to another thread.
+func (s *Store) PutRun(ctx context.Context, r *store.Run) error {
+	if r == nil || r.ID == "" {
+		return fmt.Errorf("sqlite store: put run without an ID: %w", store.ErrInvalid)
+	}
+	created, updated := r.Created, r.Updated
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		if err := s.exists(ctx, tx, r.ThreadID); err != nil {
+			return err
+		}
+		var (
+			thread string
+			old    int64
+		)
+		err := tx.StmtContext(ctx, s.w.runThread).QueryRowContext(ctx, r.ID).Scan(&thread, &old)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			if created.IsZero() {
+				created = now()
+			}
+		case err != nil:
+			return err
+		case thread != r.ThreadID:
+			return fmt.Errorf("run %s belongs to thread %s, not %s: %w", r.ID, thread, r.ThreadID, store.ErrInvalid)
+		case created.IsZero():
+			created = fromUnix(old)
+		}
+		if updated.IsZero() {
+			updated = now()
+		}
+		_, err = tx.StmtContext(ctx, s.w.upsertRun).ExecContext(ctx, r.ID, r.ThreadID, r.Number, r.Status, r.Error, unix(created), unix(updated))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite store: put run %s: %w", r.ID, err)
+	}
+	r.Created, r.Updated = created, updated
+	return nil
+}
+
+func scanRun(sc scanner) (*store.Run, error) {
+	var (
+		r                store.Run
+		created, updated int64
+	)
+	if err := sc.Scan(&r.ID, &r.ThreadID, &r.Number, &r.Status, &r.Error, &created, &updated); err != nil {
+		return nil, err
+	}
+	r.Created, r.Updated = fromUnix(created), fromUnix(updated)
+	return &r, nil
+}
+
+// Run returns a run.
+func (s *Store) Run(ctx context.Context, id string) (*store.Run, error) {
+	r, err := scanRun(s.r.run.QueryRowContext(ctx, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, notFound("run", id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sqlite store: run %s: %w", id, err)
+	}
+	return r, nil
+}
+
+// threadExists reports ErrNotFound for a missing thread, on the reader.
+func (s *Store) threadExists(ctx context.Context, id string) error {
+	var one int
+	err := s.r.threadExists.QueryRowContext(ctx, id).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return notFound("thread", id)
+	}
+	if err != nil {
+		return fmt.Errorf("sqlite store: thread %s: %w", id, err)
+	}
+	return nil
+}
+
+// Runs lists a thread's runs by Number, then Created, then ID.
+func (s *Store) Runs(ctx context.Context, threadID string) ([]*store.Run, error) {
+	rows, err := s.r.runs.QueryContext(ctx, threadID)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite store: runs of %s: %w", threadID, err)
+	}
+	defer rows.Close()
+	var out []*store.Run
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite store: runs of %s: %w", threadID, err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite store: runs of %s: %w", threadID, err)
+	}
+	if len(out) == 0 {
+		if err := s.threadExists(ctx, threadID); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// Append adds records to a thread in one transaction that checks the
+// thread's last Seq; see store.Store.
+func (s *Store) Append(ctx context.Context, recs ...*store.Record) error {
+	if len(recs) == 0 {
+		return ctx.Err()
+	}
+	if err := store.CheckAppend(recs); err != nil {
+		return fmt.Errorf("sqlite store: %w", err)
+	}
+	id := recs[0].ThreadID
+	t := now()
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		var last, updated int64
+		err := tx.StmtContext(ctx, s.w.lastSeq).QueryRowContext(ctx, id).Scan(&updated, &last)
+		if errors.Is(err, sql.ErrNoRows) {
+			return notFound("thread", id)
+		}
+		if err != nil {
+			return err
+		}
+		if recs[0].Seq != last+1 {
+			return &store.ConflictError{ThreadID: id, Want: recs[0].Seq, Got: last}
+		}
+		ins := tx.StmtContext(ctx, s.w.insertRecord)
+		for _, r := range recs {
+			if _, err := ins.ExecContext(ctx, id, r.Seq, r.RunID, r.Step, string(r.Kind), nonNil(r.Data), int64(store.Sum(r.Data)), unix(t)); err != nil {
+				return err
+			}
+		}
+		if unix(t)-updated < int64(updateGrain) {
+			return nil // spare a page write: Updated is close enough
+		}
+		_, err = tx.StmtContext(ctx, s.w.advance).ExecContext(ctx, unix(t), id)
+		return err
+	})
+	if err != nil {
+		var ce *store.ConflictError
+		if errors.As(err, &ce) {
+			return ce
+		}
+		return fmt.Errorf("sqlite store: append to %s at %d: %w", id, recs[0].Seq, err)
+	}
+	for _, r := range recs {
+		r.Checksum = store.Sum(r.Data)
+		r.Time = t
+	}
+	return nil
+}
+
+// scanRecord reads a record and checks it.
+func scanRecord(threadID string, sc scanner) (*store.Record, error) {
+	var (
+		r        = store.Record{ThreadID: threadID}
+		kind     string
+		checksum int64
+		t        int64
+	)
+	if err := sc.Scan(&r.Seq, &r.RunID, &r.Step, &kind, &r.Data, &checksum, &t); err != nil {
+		return nil, err
+	}
+	r.Kind, r.Time = store.Kind(kind), fromUnix(t)
+	if checksum < 0 || checksum > 0xffffffff {
+		return nil, &store.CorruptError{ThreadID: threadID, Seq: r.Seq, Step: r.Step, Field: "checksum", Detail: fmt.Sprintf("%d is not a CRC-32C", checksum)}
+	}
+	r.Checksum = uint32(checksum)
+	if r.Kind == "" {
+		return nil, &store.CorruptError{ThreadID: threadID, Seq: r.Seq, Step: r.Step, Field: "kind", Detail: "empty"}
+	}
+	if sum := store.Sum(r.Data); sum != r.Checksum {
+		return nil, &store.CorruptError{ThreadID: threadID, Seq: r.Seq, Step: r.Step, Field: "data",
+			Detail: fmt.Sprintf("checksum %08x, stored %08x", sum, r.Checksum)}
+	}
+	return &r, nil
+}
+
+// Records returns a thread's records from Seq from, in order, verified.
+func (s *Store) Records(ctx context.Context, threadID string, from int64) ([]*store.Record, error) {
+	rows, err := s.r.records.QueryContext(ctx, threadID, from)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite store: records of %s: %w", threadID, err)
+	}
+	defer rows.Close()
+	var out []*store.Record
+	for rows.Next() {
+		r, err := scanRecord(threadID, rows)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite store: records of %s: %w", threadID, err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite store: records of %s: %w", threadID, err)
+	}
+	if len(out) == 0 {
+		if err := s.threadExists(ctx, threadID); err != nil {
+			return nil, err
+		}
+		return []*store.Record{}, nil
+	}
+	return out, nil
+}
+
+// LastSnapshot returns the thread's latest snapshot, verified.
+func (s *Store) LastSnapshot(ctx context.Context, threadID string) (*store.Record, error) {
+	r, err := scanRecord(threadID, s.r.lastSnapshot.QueryRowContext(ctx, threadID))
+	if errors.Is(err, sql.ErrNoRows) {
+		if err := s.threadExists(ctx, threadID); err != nil {
+			return nil, err
+		}
+		return nil, notFound("snapshot of thread", threadID)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sqlite store: last snapshot of %s: %w", threadID, err)
+	}
+	return r, nil
+}
+
+// PutPending records or replaces a question, filling in a zero Created.
+func (s *Store) PutPending(ctx context.Context, p *store.Pending) error {
+	if p == nil || p.ID == "" {
+		return fmt.Errorf("sqlite store: put pending without an ID: %w", store.ErrInvalid)
+	}
+	created := p.Created
+	if created.IsZero() {
+		created = now()
+	}
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		if err := s.exists(ctx, tx, p.ThreadID); err != nil {
+			return err
+		}
+		_, err := tx.StmtContext(ctx, s.w.upsertPending).ExecContext(ctx, p.ThreadID, p.ID, p.RunID, p.Node, nonNil(p.Question), unix(created))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite store: put pending %s of %s: %w", p.ID, p.ThreadID, err)
+	}
+	p.Created = created
+	return nil
+}
+
+// Pending lists a thread's questions by Created, then ID.
+func (s *Store) Pending(ctx context.Context, threadID string) ([]*store.Pending, error) {
+	rows, err := s.r.pending.QueryContext(ctx, threadID)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite store: pending of %s: %w", threadID, err)
+	}
+	defer rows.Close()
+	var out []*store.Pending
+	for rows.Next() {
+		p := store.Pending{ThreadID: threadID}
+		var created int64
+		if err := rows.Scan(&p.ID, &p.RunID, &p.Node, &p.Question, &created); err != nil {
+			return nil, fmt.Errorf("sqlite store: pending of %s: %w", threadID, err)
+		}
+		p.Created = fromUnix(created)
+		out = append(out, &p)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite store: pending of %s: %w", threadID, err)
+	}
+	if len(out) == 0 {
+		if err := s.threadExists(ctx, threadID); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// DeletePending removes a question.
+func (s *Store) DeletePending(ctx context.Context, threadID, id string) error {
+	res, err := s.w.deletePending.ExecContext(ctx, threadID, id)
+	if err != nil {
+		return fmt.Errorf("sqlite store: delete pending %s of %s: %w", id, threadID, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("sqlite store: delete pending %s of %s: %w", id, threadID, err)
+	} else if n == 0 {
+		return notFound("pending question of thread "+threadID+":", id)
+	}
+	return nil
+}
+
+// Prune removes the runs of a thread before its last keepRuns, their
+// questions, and the records before the snapshot the kept runs fold from,
+// in one transaction.
+func (s *Store) Prune(ctx context.Context, threadID string, keepRuns int) (int, error) {
+	if keepRuns < 0 {
+		return 0, fmt.Errorf("sqlite store: prune keeping %d runs: %w", keepRuns, store.ErrInvalid)
+	}
+	removed := 0
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		if err := s.exists(ctx, tx, threadID); err != nil {
+			return err
+		}
+		runs, err := column[string](ctx, tx.StmtContext(ctx, s.w.pruneRuns), threadID)
+		if err != nil {
+			return err
+		}
+		if len(runs) <= keepRuns {
+			return nil
+		}
+		drop, keep := runs[:len(runs)-keepRuns], runs[len(runs)-keepRuns:]
+		kept := map[string]bool{}
+		for _, id := range keep {
+			kept[id] = true
+		}
+		// Find the first record of a kept run and the last snapshot at
+		// or before it.
+		rows, err := tx.StmtContext(ctx, s.w.pruneLog).QueryContext(ctx, threadID)
+		if err != nil {
+			return err
+		}
+		var cut int64
+		for rows.Next() {
+			var (
+				seq       int64
+				run, kind string
+			)
+			if err := rows.Scan(&seq, &run, &kind); err != nil {
+				rows.Close()
+				return err
+			}
+			if store.Kind(kind) == store.Snapshot {
+				cut = seq
+			}
+			if kept[run] {
+				break
+			}
+		}
+		if err := rows.Close(); err != nil {
+			return err
+		}
+		if cut > 0 {
+			res, err := tx.StmtContext(ctx, s.w.deleteRecordsBefore).ExecContext(ctx, threadID, cut)
+			if err != nil {
+				return err
+			}
+			n, err := res.RowsAffected()
+			if err != nil {
+				return err
+			}
+			removed = int(n)
+		}
+		for _, id := range drop {
+			if _, err := tx.StmtContext(ctx, s.w.deleteRunPending).ExecContext(ctx, threadID, id); err != nil {
+				return err
+			}
+			if _, err := tx.StmtContext(ctx, s.w.deleteRun).ExecContext(ctx, id); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("sqlite store: prune %s: %w", threadID, err)
+	}
+	return removed, nil
+}
+
+// column runs a one-column query.
+func column[T any](ctx context.Context, st *sql.Stmt, args ...any) ([]T, error) {
+	rows, err := st.QueryContext(ctx, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		var v T
+		if err := rows.Scan(&v); err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
+// updateGrain is how far a thread's Updated may lag its last Append: an
+// Append rewrites the thread's row only when Updated is older than this,
+// which spares one page write (of two) per checkpoint.
+const updateGrain = time.Second

@@ -1,0 +1,809 @@
+// Package storetest is the conformance suite every store.Store runs, in the
+// spirit of testing/slogtest: an implementation's tests call Run with a
+// function that opens a fresh, empty store.
+//
+//	func TestConformance(t *testing.T) {
+//		storetest.Run(t, func(t *testing.T) store.Store {
+//			s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "weft.db"))
+//			if err != nil {
+//				t.Fatal(err)
+//			}
+//			t.Cleanup(func() { s.Close() })
+//			return s
+//		})
+//	}
+//
+// A store whose tests can damage a stored record behind its back implements
+// Corrupter (usually with a method declared in a _test.go file), and the
+// suite then checks that reading the damaged record is a *store.CorruptError.
+package storetest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/weftlang/weft/store"
+)
+
+// Corrupter is implemented by a store under test that can flip one byte of
+// the Data of a stored record directly in its storage, bypassing Append.
+// The suite type-asserts the store returned by open; without it, the
+// corruption subtest is skipped.
+type Corrupter interface {
+	CorruptRecord(ctx context.Context, threadID string, seq int64) error
+}
+
+// Run runs the conformance suite, one subtest per behaviour. open must
+// return a new, empty store for each call and arrange its Close with
+// t.Cleanup (the suite closes nothing itself).
+func Run(t *testing.T, open func(t *testing.T) store.Store) {
+	t.Helper()
+	tests := []struct {
+		name string
+		fn   func(t *testing.T, s store.Store)
+	}{
+		{"ThreadCRUD", testThreadCRUD},
+		{"ThreadListing", testThreadListing},
+		{"ThreadUpdatedByAppend", testThreadUpdatedByAppend},
+		{"Runs", testRuns},
+		{"AppendExactlyOnce", testAppendExactlyOnce},
+		{"AppendBatch", testAppendBatch},
+		{"AppendInvalid", testAppendInvalid},
+		{"AppendConcurrent", testAppendConcurrent},
+		{"Records", testRecords},
+		{"RecordsNoAlias", testRecordsNoAlias},
+		{"LastSnapshot", testLastSnapshot},
+		{"Pending", testPending},
+		{"Prune", testPrune},
+		{"DeleteThread", testDeleteThread},
+		{"MissingThread", testMissingThread},
+		{"ContextCanceled", testContextCanceled},
+		{"Corruption", testCorruption},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.fn(t, open(t))
+		})
+	}
+}
+
+// timeSlack is how far a time read back may be from the one written:
+// stores keep microseconds (PostgreSQL) or nanoseconds.
+const timeSlack = time.Millisecond
+
+func sameTime(a, b time.Time) bool {
+	d := a.Sub(b)
+	return d < timeSlack && d > -timeSlack
+}
+
+// base is a fixed time in the past, so that times the suite chooses never
+// collide with the time a store fills in.
+func base() time.Time { return time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC) }
+
+func mustThread(t *testing.T, s store.Store, id string, updated time.Time) *store.Thread {
+	t.Helper()
+	th := &store.Thread{ID: id, Workflow: "wf-" + id, Created: updated, Updated: updated, Meta: map[string]string{"k": id}}
+	if err := s.CreateThread(t.Context(), th); err != nil {
+		t.Fatalf("CreateThread(%s): %v", id, err)
+	}
+	return th
+}
+
+func mustRun(t *testing.T, s store.Store, thread, id string, n int) *store.Run {
+	t.Helper()
+	at := base().Add(time.Duration(n) * time.Minute)
+	r := &store.Run{ID: id, ThreadID: thread, Number: n, Status: "completed", Created: at, Updated: at}
+	if err := s.PutRun(t.Context(), r); err != nil {
+		t.Fatalf("PutRun(%s): %v", id, err)
+	}
+	return r
+}
+
+func rec(thread, run string, seq int64, step int, kind store.Kind) *store.Record {
+	return &store.Record{
+		ThreadID: thread, RunID: run, Seq: seq, Step: step, Kind: kind,
+		Data: fmt.Appendf(nil, `{"thread":%q,"seq":%d,"step":%d}`, thread, seq, step),
+	}
+}
+
+func mustAppend(t *testing.T, s store.Store, recs ...*store.Record) {
+	t.Helper()
+	if err := s.Append(t.Context(), recs...); err != nil {
+		t.Fatalf("Append(seq %d..): %v", recs[0].Seq, err)
+	}
+}
+
+func mustRecords(t *testing.T, s store.Store, thread string, from int64) []*store.Record {
+	t.Helper()
+	rs, err := s.Records(t.Context(), thread, from)
+	if err != nil {
+		t.Fatalf("Records(%s, %d): %v", thread, from, err)
+	}
+	return rs
+}
+
+func seqs(rs []*store.Record) []int64 {
+	out := make([]int64, len(rs))
+	for i, r := range rs {
+		out[i] = r.Seq
+	}
+	return out
+}
+
+func equalSeqs(a, b []int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func span(from, to int64) []int64 {
+	var out []int64
+	for i := from; i <= to; i++ {
+		out = append(out, i)
+	}
+	return out
+}
+
+func wantNotFound(t *testing.T, what string, err error) {
+	t.Helper()
+	if !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("%s: got %v, want ErrNotFound", what, err)
+	}
+}
+
+func testThreadCRUD(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	th := mustThread(t, s, "t1", base())
+	if err := s.CreateThread(ctx, &store.Thread{ID: "t1", Workflow: "other"}); !errors.Is(err, store.ErrExists) {
+		t.Errorf("CreateThread twice: got %v, want ErrExists", err)
+	}
+	if err := s.CreateThread(ctx, &store.Thread{Workflow: "x"}); !errors.Is(err, store.ErrInvalid) {
+		t.Errorf("CreateThread with empty ID: got %v, want ErrInvalid", err)
+	}
+	got, err := s.Thread(ctx, "t1")
+	if err != nil {
+		t.Fatalf("Thread: %v", err)
+	}
+	if got.ID != th.ID || got.Workflow != th.Workflow || !sameTime(got.Created, th.Created) || !sameTime(got.Updated, th.Updated) || got.Meta["k"] != "t1" || len(got.Meta) != 1 {
+		t.Errorf("Thread = %+v, want %+v", got, th)
+	}
+	// The returned thread is a copy.
+	got.Meta["k"] = "changed"
+	th.Meta["k"] = "changed"
+	again, err := s.Thread(ctx, "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Meta["k"] != "t1" {
+		t.Errorf("Meta changed through an alias: %v", again.Meta)
+	}
+	// Zero times are filled in.
+	before := time.Now()
+	z := &store.Thread{ID: "t2", Workflow: "w"}
+	if err := s.CreateThread(ctx, z); err != nil {
+		t.Fatal(err)
+	}
+	z2, err := s.Thread(ctx, "t2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if z2.Created.Before(before.Add(-timeSlack)) || z2.Updated.Before(before.Add(-timeSlack)) {
+		t.Errorf("zero times not filled in: %+v", z2)
+	}
+	_, err = s.Thread(ctx, "nope")
+	wantNotFound(t, "Thread(nope)", err)
+	if err := s.DeleteThread(ctx, "t2"); err != nil {
+		t.Fatalf("DeleteThread: %v", err)
+	}
+	_, err = s.Thread(ctx, "t2")
+	wantNotFound(t, "Thread after delete", err)
+	wantNotFound(t, "DeleteThread(nope)", s.DeleteThread(ctx, "nope"))
+}
+
+func testThreadListing(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	all, err := s.Threads(ctx, store.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != 0 {
+		t.Fatalf("new store lists %d threads", len(all))
+	}
+	// Created in an order unrelated to Updated.
+	for _, n := range []int{3, 1, 4, 0, 2} {
+		mustThread(t, s, fmt.Sprintf("t%d", n), base().Add(time.Duration(n)*time.Hour))
+	}
+	ids := func(ts []*store.Thread) []string {
+		var out []string
+		for _, th := range ts {
+			out = append(out, th.ID)
+		}
+		return out
+	}
+	check := func(opts store.ListOptions, want ...string) {
+		t.Helper()
+		got, err := s.Threads(ctx, opts)
+		if err != nil {
+			t.Fatalf("Threads(%+v): %v", opts, err)
+		}
+		if fmt.Sprint(ids(got)) != fmt.Sprint(want) {
+			t.Errorf("Threads(%+v) = %v, want %v", opts, ids(got), want)
+		}
+	}
+	check(store.ListOptions{}, "t4", "t3", "t2", "t1", "t0")
+	check(store.ListOptions{Limit: 2}, "t4", "t3")
+	check(store.ListOptions{Limit: 2, Offset: 2}, "t2", "t1")
+	check(store.ListOptions{Offset: 4}, "t0")
+	check(store.ListOptions{Offset: 9})
+}
+
+func testThreadUpdatedByAppend(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	mustThread(t, s, "old", base())
+	mustThread(t, s, "new", base().Add(time.Hour))
+	mustAppend(t, s, rec("old", "", 1, 0, store.Event))
+	got, err := s.Threads(ctx, store.ListOptions{Limit: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].ID != "old" {
+		t.Errorf("after Append to old, first thread = %v, want old (Append updates the thread)", got)
+	}
+}
+
+func testRuns(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	mustThread(t, s, "t", base())
+	mustThread(t, s, "u", base())
+	if err := s.PutRun(ctx, &store.Run{ID: "r", ThreadID: "missing", Number: 1}); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("PutRun on a missing thread: got %v, want ErrNotFound", err)
+	}
+	if err := s.PutRun(ctx, &store.Run{ThreadID: "t", Number: 1}); !errors.Is(err, store.ErrInvalid) {
+		t.Errorf("PutRun with empty ID: got %v, want ErrInvalid", err)
+	}
+	// Put out of order: listing is by Number.
+	mustRun(t, s, "t", "r3", 3)
+	mustRun(t, s, "t", "r1", 1)
+	mustRun(t, s, "t", "r2", 2)
+	mustRun(t, s, "u", "u1", 1)
+
+	r := &store.Run{ID: "r2", ThreadID: "t", Number: 2, Status: "failed", Error: "boom", Created: base().Add(2 * time.Minute), Updated: base().Add(time.Hour)}
+	if err := s.PutRun(ctx, r); err != nil {
+		t.Fatalf("PutRun update: %v", err)
+	}
+	got, err := s.Run(ctx, "r2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.ThreadID != "t" || got.Number != 2 || got.Status != "failed" || got.Error != "boom" || !sameTime(got.Created, r.Created) || !sameTime(got.Updated, r.Updated) {
+		t.Errorf("Run(r2) = %+v, want %+v", got, r)
+	}
+	if err := s.PutRun(ctx, &store.Run{ID: "r2", ThreadID: "u", Number: 9}); !errors.Is(err, store.ErrInvalid) {
+		t.Errorf("PutRun moving a run to another thread: got %v, want ErrInvalid", err)
+	}
+	_, err = s.Run(ctx, "nope")
+	wantNotFound(t, "Run(nope)", err)
+
+	runs, err := s.Runs(ctx, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	for _, r := range runs {
+		order = append(order, r.ID)
+	}
+	if fmt.Sprint(order) != "[r1 r2 r3]" {
+		t.Errorf("Runs(t) = %v, want [r1 r2 r3]", order)
+	}
+	_, err = s.Runs(ctx, "missing")
+	wantNotFound(t, "Runs(missing)", err)
+}
+
+func testAppendExactlyOnce(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	mustThread(t, s, "t", base())
+	r1 := rec("t", "r", 1, 1, store.Step)
+	before := time.Now()
+	mustAppend(t, s, r1)
+	if r1.Checksum != store.Sum(r1.Data) {
+		t.Errorf("Append set Checksum %08x, want %08x", r1.Checksum, store.Sum(r1.Data))
+	}
+	if r1.Time.Before(before.Add(-timeSlack)) {
+		t.Errorf("Append did not set Time: %v", r1.Time)
+	}
+	for _, seq := range []int64{1, 3, 0} {
+		err := s.Append(ctx, rec("t", "r", seq, 2, store.Step))
+		var ce *store.ConflictError
+		if !errors.As(err, &ce) {
+			t.Fatalf("Append at seq %d after 1: got %v, want *ConflictError", seq, err)
+		}
+		if ce.ThreadID != "t" || ce.Want != seq || ce.Got != 1 {
+			t.Errorf("ConflictError = %+v, want thread t, Want %d, Got 1", ce, seq)
+		}
+	}
+	mustAppend(t, s, rec("t", "r", 2, 2, store.Step))
+	if got := seqs(mustRecords(t, s, "t", 1)); !equalSeqs(got, []int64{1, 2}) {
+		t.Errorf("log = %v, want [1 2]", got)
+	}
+	err := s.Append(ctx, rec("missing", "r", 1, 1, store.Step))
+	wantNotFound(t, "Append to a missing thread", err)
+	if err := s.Append(ctx); err != nil {
+		t.Errorf("Append of nothing: %v", err)
+	}
+}
+
+func testAppendBatch(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	mustThread(t, s, "t", base())
+	mustAppend(t, s, rec("t", "r", 1, 1, store.Snapshot), rec("t", "r", 2, 1, store.Step), rec("t", "r", 3, 2, store.Step))
+	// A batch whose second record is out of order writes nothing.
+	err := s.Append(ctx, rec("t", "r", 4, 3, store.Step), rec("t", "r", 6, 4, store.Step))
+	var ce *store.ConflictError
+	if !errors.As(err, &ce) {
+		t.Fatalf("Append with a gap inside the batch: got %v, want *ConflictError", err)
+	}
+	// A batch starting at a taken seq writes nothing.
+	err = s.Append(ctx, rec("t", "r", 3, 3, store.Step), rec("t", "r", 4, 4, store.Step))
+	if !errors.As(err, &ce) || ce.Want != 3 || ce.Got != 3 {
+		t.Fatalf("Append at a taken seq: got %v, want *ConflictError{Want 3, Got 3}", err)
+	}
+	if got := seqs(mustRecords(t, s, "t", 1)); !equalSeqs(got, span(1, 3)) {
+		t.Fatalf("after failed batches log = %v, want [1 2 3]", got)
+	}
+	mustAppend(t, s, rec("t", "r", 4, 3, store.Step), rec("t", "r", 5, 4, store.Step))
+	if got := seqs(mustRecords(t, s, "t", 1)); !equalSeqs(got, span(1, 5)) {
+		t.Errorf("log = %v, want 1..5", got)
+	}
+}
+
+func testAppendInvalid(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	mustThread(t, s, "t", base())
+	mustThread(t, s, "u", base())
+	bad := rec("t", "r", 1, 1, "")
+	if err := s.Append(ctx, bad); !errors.Is(err, store.ErrInvalid) {
+		t.Errorf("Append without Kind: got %v, want ErrInvalid", err)
+	}
+	if err := s.Append(ctx, rec("t", "r", 1, 1, store.Step), rec("u", "r", 2, 1, store.Step)); !errors.Is(err, store.ErrInvalid) {
+		t.Errorf("Append across threads: got %v, want ErrInvalid", err)
+	}
+	if err := s.Append(ctx, nil); !errors.Is(err, store.ErrInvalid) {
+		t.Errorf("Append(nil): got %v, want ErrInvalid", err)
+	}
+	if got := mustRecords(t, s, "t", 1); len(got) != 0 {
+		t.Errorf("invalid appends wrote %v", seqs(got))
+	}
+}
+
+func testAppendConcurrent(t *testing.T, s store.Store) {
+	const (
+		writers = 16
+		total   = 200
+	)
+	ctx := t.Context()
+	mustThread(t, s, "t", base())
+	var (
+		mu      sync.Mutex
+		winners = map[int64]int{}
+		errs    []error
+		wg      sync.WaitGroup
+		start   = make(chan struct{})
+	)
+	for w := range writers {
+		wg.Go(func() {
+			<-start // all writers race from the first seq
+			seq := int64(1)
+			for seq <= total {
+				r := &store.Record{ThreadID: "t", RunID: "r", Seq: seq, Step: w, Kind: store.Step, Data: fmt.Appendf(nil, `{"writer":%d,"seq":%d}`, w, seq)}
+				err := s.Append(ctx, r)
+				var ce *store.ConflictError
+				switch {
+				case err == nil:
+					mu.Lock()
+					if prev, ok := winners[seq]; ok {
+						errs = append(errs, fmt.Errorf("seq %d won by writers %d and %d", seq, prev, w))
+					}
+					winners[seq] = w
+					mu.Unlock()
+					seq++
+				case errors.As(err, &ce):
+					if ce.Got < seq-1 {
+						mu.Lock()
+						errs = append(errs, fmt.Errorf("writer %d: conflict at %d says log ends at %d, but %d was written", w, seq, ce.Got, seq-1))
+						mu.Unlock()
+						return
+					}
+					seq = ce.Got + 1
+				default:
+					mu.Lock()
+					errs = append(errs, fmt.Errorf("writer %d at seq %d: %w", w, seq, err))
+					mu.Unlock()
+					return
+				}
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	for _, err := range errs {
+		t.Error(err)
+	}
+	rs := mustRecords(t, s, "t", 1)
+	if got := seqs(rs); !equalSeqs(got, span(1, total)) {
+		t.Fatalf("log has %d records %v..., want 1..%d without gaps or duplicates", len(got), got[:min(len(got), 10)], total)
+	}
+	if len(winners) != total {
+		t.Errorf("%d appends succeeded, want %d", len(winners), total)
+	}
+	for _, r := range rs {
+		want := fmt.Appendf(nil, `{"writer":%d,"seq":%d}`, winners[r.Seq], r.Seq)
+		if !bytes.Equal(r.Data, want) {
+			t.Errorf("seq %d holds %s, but writer %d won it", r.Seq, r.Data, winners[r.Seq])
+		}
+	}
+}
+
+func testRecords(t *testing.T, s store.Store) {
+	mustThread(t, s, "t", base())
+	mustThread(t, s, "other", base())
+	var written []*store.Record
+	for i := int64(1); i <= 20; i++ {
+		kind := store.Step
+		if i%5 == 1 {
+			kind = store.Snapshot
+		}
+		r := rec("t", fmt.Sprintf("r%d", (i-1)/10+1), i, int(i), kind)
+		mustAppend(t, s, r)
+		written = append(written, r)
+		mustAppend(t, s, rec("other", "x", i, int(i), store.Event))
+	}
+	if got := mustRecords(t, s, "t", 1); len(got) != 20 {
+		t.Fatalf("Records(1) has %d records, want 20", len(got))
+	}
+	for _, from := range []int64{0, 1, 7, 20, 21} {
+		got := mustRecords(t, s, "t", from)
+		want := span(max(from, 1), 20)
+		if !equalSeqs(seqs(got), want) {
+			t.Errorf("Records(from %d) = %v, want %v", from, seqs(got), want)
+			continue
+		}
+		for _, r := range got {
+			w := written[r.Seq-1]
+			if r.ThreadID != "t" || r.RunID != w.RunID || r.Step != w.Step || r.Kind != w.Kind || !bytes.Equal(r.Data, w.Data) || r.Checksum != store.Sum(w.Data) || !sameTime(r.Time, w.Time) {
+				t.Errorf("record %d = %+v, want %+v", r.Seq, r, w)
+			}
+		}
+	}
+	// Empty and nil Data round-trip as empty.
+	mustThread(t, s, "e", base())
+	mustAppend(t, s, &store.Record{ThreadID: "e", Seq: 1, Kind: store.Event})
+	if got := mustRecords(t, s, "e", 1); len(got) != 1 || len(got[0].Data) != 0 || got[0].Checksum != store.Sum(nil) {
+		t.Errorf("record with nil Data read back as %+v", got)
+	}
+}
+
+func testRecordsNoAlias(t *testing.T, s store.Store) {
+	mustThread(t, s, "t", base())
+	r := rec("t", "r", 1, 1, store.Step)
+	orig := bytes.Clone(r.Data)
+	mustAppend(t, s, r)
+	r.Data[0] = 'X' // the caller reuses its buffer
+	got := mustRecords(t, s, "t", 1)
+	if !bytes.Equal(got[0].Data, orig) {
+		t.Fatalf("store aliased the appended Data: %s", got[0].Data)
+	}
+	got[0].Data[0] = 'Y' // the caller edits what it read
+	again := mustRecords(t, s, "t", 1)
+	if !bytes.Equal(again[0].Data, orig) {
+		t.Errorf("store aliased the returned Data: %s", again[0].Data)
+	}
+}
+
+func testLastSnapshot(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	mustThread(t, s, "t", base())
+	_, err := s.LastSnapshot(ctx, "t")
+	wantNotFound(t, "LastSnapshot of an empty log", err)
+	mustAppend(t, s, rec("t", "r", 1, 1, store.Step))
+	_, err = s.LastSnapshot(ctx, "t")
+	wantNotFound(t, "LastSnapshot without snapshots", err)
+	mustAppend(t, s, rec("t", "r", 2, 2, store.Snapshot), rec("t", "r", 3, 3, store.Step), rec("t", "r", 4, 4, store.Snapshot), rec("t", "r", 5, 5, store.Step))
+	got, err := s.LastSnapshot(ctx, "t")
+	if err != nil {
+		t.Fatalf("LastSnapshot: %v", err)
+	}
+	want := rec("t", "r", 4, 4, store.Snapshot)
+	if got.Seq != 4 || got.Kind != store.Snapshot || got.Step != 4 || !bytes.Equal(got.Data, want.Data) || got.Checksum != store.Sum(want.Data) {
+		t.Errorf("LastSnapshot = %+v, want seq 4", got)
+	}
+	_, err = s.LastSnapshot(ctx, "missing")
+	wantNotFound(t, "LastSnapshot of a missing thread", err)
+}
+
+func testPending(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	mustThread(t, s, "t", base())
+	mustThread(t, s, "u", base())
+	if err := s.PutPending(ctx, &store.Pending{ID: "q", ThreadID: "missing"}); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("PutPending on a missing thread: got %v, want ErrNotFound", err)
+	}
+	if err := s.PutPending(ctx, &store.Pending{ThreadID: "t"}); !errors.Is(err, store.ErrInvalid) {
+		t.Errorf("PutPending with empty ID: got %v, want ErrInvalid", err)
+	}
+	put := func(id, thread string, minute int) *store.Pending {
+		p := &store.Pending{ID: id, ThreadID: thread, RunID: "r1", Node: "ask_" + id, Question: fmt.Appendf(nil, `{"q":%q}`, id), Created: base().Add(time.Duration(minute) * time.Minute)}
+		if err := s.PutPending(ctx, p); err != nil {
+			t.Fatalf("PutPending(%s): %v", id, err)
+		}
+		return p
+	}
+	b := put("b", "t", 2)
+	put("a", "t", 1)
+	put("c", "t", 3)
+	put("a", "u", 1) // the same ID in another thread is another question
+	list := func(thread string) []*store.Pending {
+		t.Helper()
+		ps, err := s.Pending(ctx, thread)
+		if err != nil {
+			t.Fatalf("Pending(%s): %v", thread, err)
+		}
+		return ps
+	}
+	ids := func(ps []*store.Pending) string {
+		var out []string
+		for _, p := range ps {
+			out = append(out, p.ID)
+		}
+		return fmt.Sprint(out)
+	}
+	got := list("t")
+	if ids(got) != "[a b c]" {
+		t.Fatalf("Pending(t) = %s, want [a b c]", ids(got))
+	}
+	g := got[1]
+	if g.ThreadID != "t" || g.RunID != b.RunID || g.Node != b.Node || !bytes.Equal(g.Question, b.Question) || !sameTime(g.Created, b.Created) {
+		t.Errorf("Pending b = %+v, want %+v", g, b)
+	}
+	// Putting again replaces (a re-run step asks again).
+	b2 := &store.Pending{ID: "b", ThreadID: "t", RunID: "r2", Node: "ask_b", Question: []byte(`{"q":"again"}`), Created: b.Created}
+	if err := s.PutPending(ctx, b2); err != nil {
+		t.Fatalf("PutPending again: %v", err)
+	}
+	got = list("t")
+	if ids(got) != "[a b c]" || got[1].RunID != "r2" || string(got[1].Question) != `{"q":"again"}` {
+		t.Errorf("after replacing b: %s, b = %+v", ids(got), got[1])
+	}
+	if err := s.DeletePending(ctx, "t", "a"); err != nil {
+		t.Fatalf("DeletePending: %v", err)
+	}
+	wantNotFound(t, "DeletePending twice", s.DeletePending(ctx, "t", "a"))
+	wantNotFound(t, "DeletePending on a missing thread", s.DeletePending(ctx, "missing", "a"))
+	if got := ids(list("t")); got != "[b c]" {
+		t.Errorf("after delete, Pending(t) = %s, want [b c]", got)
+	}
+	if got := ids(list("u")); got != "[a]" {
+		t.Errorf("Pending(u) = %s, want [a]", got)
+	}
+	_, err := s.Pending(ctx, "missing")
+	wantNotFound(t, "Pending of a missing thread", err)
+}
+
+// pruneLog builds a thread of four runs:
+//
+//	run r1: 1 snapshot, 2 step, 3 step
+//	run r2: 4 step, 5 step, 6 step
+//	run r3: 7 snapshot, 8 step
+//	run r4: 9 step, 10 step
+func pruneLog(t *testing.T, s store.Store, id string) {
+	mustThread(t, s, id, base())
+	for i, run := range []string{"r1", "r2", "r3", "r4"} {
+		mustRun(t, s, id, id+"-"+run, i+1)
+	}
+	kinds := []store.Kind{store.Snapshot, store.Step, store.Step, store.Step, store.Step, store.Step, store.Snapshot, store.Step, store.Step, store.Step}
+	runOf := []string{"r1", "r1", "r1", "r2", "r2", "r2", "r3", "r3", "r4", "r4"}
+	for i, k := range kinds {
+		mustAppend(t, s, rec(id, id+"-"+runOf[i], int64(i+1), i+1, k))
+	}
+	if err := s.PutPending(t.Context(), &store.Pending{ID: "q1", ThreadID: id, RunID: id + "-r1", Node: "ask"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutPending(t.Context(), &store.Pending{ID: "q4", ThreadID: id, RunID: id + "-r4", Node: "ask"}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func testPrune(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	cases := []struct {
+		keep     int
+		removed  int
+		firstSeq int64
+		runs     string
+	}{
+		{keep: 5, removed: 0, firstSeq: 1, runs: "[r1 r2 r3 r4]"},
+		{keep: 4, removed: 0, firstSeq: 1, runs: "[r1 r2 r3 r4]"},
+		{keep: 3, removed: 0, firstSeq: 1, runs: "[r2 r3 r4]"}, // r2 folds from snapshot 1
+		{keep: 2, removed: 6, firstSeq: 7, runs: "[r3 r4]"},
+		{keep: 1, removed: 6, firstSeq: 7, runs: "[r4]"}, // r4 folds from snapshot 7
+		{keep: 0, removed: 6, firstSeq: 7, runs: "[]"},   // the state after the last run still folds from 7
+	}
+	for _, c := range cases {
+		id := fmt.Sprintf("keep%d", c.keep)
+		pruneLog(t, s, id)
+		n, err := s.Prune(ctx, id, c.keep)
+		if err != nil {
+			t.Fatalf("Prune(keep %d): %v", c.keep, err)
+		}
+		if n != c.removed {
+			t.Errorf("Prune(keep %d) removed %d records, want %d", c.keep, n, c.removed)
+		}
+		if got := seqs(mustRecords(t, s, id, 1)); !equalSeqs(got, span(c.firstSeq, 10)) {
+			t.Errorf("Prune(keep %d) left records %v, want %d..10", c.keep, got, c.firstSeq)
+		}
+		runs, err := s.Runs(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, r := range runs {
+			names = append(names, r.ID[len(id)+1:])
+		}
+		if fmt.Sprint(names) != c.runs {
+			t.Errorf("Prune(keep %d) left runs %v, want %s", c.keep, names, c.runs)
+		}
+		// The log goes on where it was.
+		mustAppend(t, s, rec(id, id+"-r5", 11, 11, store.Step))
+		// Pending questions of removed runs go with them.
+		ps, err := s.Pending(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantQ := 2
+		if c.keep < 4 {
+			wantQ = 1
+		}
+		if c.keep == 0 {
+			wantQ = 0
+		}
+		if len(ps) != wantQ {
+			t.Errorf("Prune(keep %d) left %d pending questions, want %d", c.keep, len(ps), wantQ)
+		}
+	}
+	if _, err := s.Prune(ctx, "keep1", -1); !errors.Is(err, store.ErrInvalid) {
+		t.Errorf("Prune(-1): got %v, want ErrInvalid", err)
+	}
+	_, err := s.Prune(ctx, "missing", 1)
+	wantNotFound(t, "Prune of a missing thread", err)
+}
+
+func testDeleteThread(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	pruneLog(t, s, "t")
+	pruneLog(t, s, "keep")
+	if err := s.DeleteThread(ctx, "t"); err != nil {
+		t.Fatalf("DeleteThread: %v", err)
+	}
+	_, err := s.Thread(ctx, "t")
+	wantNotFound(t, "Thread", err)
+	_, err = s.Run(ctx, "t-r1")
+	wantNotFound(t, "Run of a deleted thread", err)
+	_, err = s.Runs(ctx, "t")
+	wantNotFound(t, "Runs of a deleted thread", err)
+	_, err = s.Records(ctx, "t", 1)
+	wantNotFound(t, "Records of a deleted thread", err)
+	_, err = s.Pending(ctx, "t")
+	wantNotFound(t, "Pending of a deleted thread", err)
+	// A new thread with the same ID starts empty.
+	mustThread(t, s, "t", base())
+	if got := mustRecords(t, s, "t", 1); len(got) != 0 {
+		t.Errorf("recreated thread has records %v", seqs(got))
+	}
+	if runs, err := s.Runs(ctx, "t"); err != nil || len(runs) != 0 {
+		t.Errorf("recreated thread has runs %v (%v)", runs, err)
+	}
+	if ps, err := s.Pending(ctx, "t"); err != nil || len(ps) != 0 {
+		t.Errorf("recreated thread has pending %v (%v)", ps, err)
+	}
+	mustAppend(t, s, rec("t", "x", 1, 1, store.Step))
+	// The other thread is untouched.
+	if got := seqs(mustRecords(t, s, "keep", 1)); !equalSeqs(got, span(1, 10)) {
+		t.Errorf("other thread's log = %v", got)
+	}
+	if _, err := s.Run(ctx, "keep-r1"); err != nil {
+		t.Errorf("other thread's run: %v", err)
+	}
+}
+
+func testMissingThread(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	_, err := s.Records(ctx, "missing", 1)
+	wantNotFound(t, "Records", err)
+}
+
+func testContextCanceled(t *testing.T, s store.Store) {
+	mustThread(t, s, "t", base())
+	mustRun(t, s, "t", "r1", 1)
+	mustAppend(t, s, rec("t", "r1", 1, 1, store.Snapshot))
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	calls := map[string]func() error{
+		"CreateThread": func() error { return s.CreateThread(ctx, &store.Thread{ID: "c"}) },
+		"Thread":       func() error { _, err := s.Thread(ctx, "t"); return err },
+		"Threads":      func() error { _, err := s.Threads(ctx, store.ListOptions{}); return err },
+		"DeleteThread": func() error { return s.DeleteThread(ctx, "t") },
+		"PutRun":       func() error { return s.PutRun(ctx, &store.Run{ID: "r2", ThreadID: "t", Number: 2}) },
+		"Run":          func() error { _, err := s.Run(ctx, "r1"); return err },
+		"Runs":         func() error { _, err := s.Runs(ctx, "t"); return err },
+		"Append":       func() error { return s.Append(ctx, rec("t", "r1", 2, 2, store.Step)) },
+		"Records":      func() error { _, err := s.Records(ctx, "t", 1); return err },
+		"LastSnapshot": func() error { _, err := s.LastSnapshot(ctx, "t"); return err },
+		"PutPending":   func() error { return s.PutPending(ctx, &store.Pending{ID: "q", ThreadID: "t"}) },
+		"Pending":      func() error { _, err := s.Pending(ctx, "t"); return err },
+		"DeletePending": func() error {
+			return s.DeletePending(ctx, "t", "q")
+		},
+		"Prune": func() error { _, err := s.Prune(ctx, "t", 0); return err },
+	}
+	for name, call := range calls {
+		start := time.Now()
+		err := call()
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("%s with a canceled context: got %v, want context.Canceled", name, err)
+		}
+		if d := time.Since(start); d > time.Second {
+			t.Errorf("%s with a canceled context took %v", name, d)
+		}
+	}
+	// Nothing was written.
+	if got := seqs(mustRecords(t, s, "t", 1)); !equalSeqs(got, []int64{1}) {
+		t.Errorf("log after canceled calls = %v, want [1]", got)
+	}
+	if _, err := s.Thread(t.Context(), "t"); err != nil {
+		t.Errorf("thread after a canceled DeleteThread: %v", err)
+	}
+}
+
+func testCorruption(t *testing.T, s store.Store) {
+	c, ok := s.(Corrupter)
+	if !ok {
+		t.Skip("store does not implement storetest.Corrupter")
+	}
+	ctx := t.Context()
+	mustThread(t, s, "t", base())
+	mustAppend(t, s, rec("t", "r", 1, 1, store.Snapshot), rec("t", "r", 2, 2, store.Step), rec("t", "r", 3, 7, store.Snapshot))
+	if err := c.CorruptRecord(ctx, "t", 3); err != nil {
+		t.Fatalf("CorruptRecord: %v", err)
+	}
+	check := func(what string, err error) {
+		t.Helper()
+		var ce *store.CorruptError
+		if !errors.As(err, &ce) {
+			t.Fatalf("%s of a corrupted record: got %v, want *CorruptError", what, err)
+		}
+		if ce.ThreadID != "t" || ce.Seq != 3 || ce.Step != 7 || ce.Field != "data" {
+			t.Errorf("%s: CorruptError = %+v, want thread t, seq 3, step 7, field data", what, ce)
+		}
+	}
+	rs, err := s.Records(ctx, "t", 1)
+	check("Records", err)
+	if rs != nil {
+		t.Errorf("Records returned %d records with the error", len(rs))
+	}
+	_, err = s.LastSnapshot(ctx, "t")
+	check("LastSnapshot", err)
+	// Records past the damage still read.
+	if got := seqs(mustRecords(t, s, "t", 4)); len(got) != 0 {
+		t.Errorf("Records(4) = %v", got)
+	}
+}
