@@ -33,6 +33,17 @@ func (s Status) String() string {
 // MarshalText encodes the status by name.
 func (s Status) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 
+// UnmarshalText decodes a status from its name.
+func (s *Status) UnmarshalText(b []byte) error {
+	for i, n := range statusNames {
+		if n == string(b) {
+			*s = Status(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("engine: unknown status %q", b)
+}
+
 // Task is one action call the Machine asks its driver to carry out.
 type Task struct {
 	ID     int            // unique within the run
@@ -77,7 +88,8 @@ type Machine struct {
 	trace   bool
 	events  []Event
 	seq     int
-	runSeq  int // sequence of events as a Runner delivers them, across resumes
+	runSeq  int          // sequence of events as a Runner delivers them, across resumes
+	shadow  []flow.Value // cells as of the last Snapshot or Delta
 }
 
 // token is a thread of control: the node it is at and the frame it sees.

@@ -39,7 +39,7 @@ func TestMachine(t *testing.T) {
 	for _, file := range files {
 		t.Run(strings.TrimSuffix(filepath.Base(file), ".txt"), func(t *testing.T) {
 			sections, order := readSections(t, file)
-			got := runScript(t, file, sections)
+			got := runScript(t, file, sections, false)
 			if *update {
 				sections["want"] = got
 				writeSections(t, file, sections, order)
@@ -102,7 +102,24 @@ func compile(t *testing.T, name, src string) *flow.Plan {
 	return plan
 }
 
-func runScript(t *testing.T, file string, sections map[string]string) string {
+// TestMachineRestore runs every data-driven case again, but after each
+// script line it snapshots the machine, encodes the snapshot as JSON,
+// decodes it and goes on with a machine restored from it: the trace must
+// be the same. It also folds the per-step deltas onto the first snapshot
+// and checks the result equals a fresh snapshot.
+func TestMachineRestore(t *testing.T) {
+	files, _ := filepath.Glob("testdata/machine/*.txt")
+	for _, file := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(file), ".txt"), func(t *testing.T) {
+			sections, _ := readSections(t, file)
+			if got, want := runScript(t, file, sections, true), sections["want"]; got != want {
+				t.Errorf("trace after restores differs\n--- got ---\n%s--- want ---\n%s", got, want)
+			}
+		})
+	}
+}
+
+func runScript(t *testing.T, file string, sections map[string]string, restore bool) string {
 	plan := compile(t, file+"#wf", sections["wf"])
 	params := map[string]flow.Value{}
 	if p := strings.TrimSpace(sections["params"]); p != "" {
@@ -134,6 +151,10 @@ func runScript(t *testing.T, file string, sections map[string]string) string {
 		}
 	}
 	flush()
+	var folded *engine.State
+	if restore {
+		folded = m.Snapshot()
+	}
 	sc := bufio.NewScanner(strings.NewReader(sections["script"]))
 	for lineNo := 1; sc.Scan(); lineNo++ {
 		line := strings.TrimSpace(sc.Text())
@@ -183,6 +204,28 @@ func runScript(t *testing.T, file string, sections map[string]string) string {
 			t.Fatalf("script line %d: %v", lineNo, err)
 		}
 		flush()
+		if restore {
+			delta, ctl := m.Delta()
+			folded.Fold(delta, ctl)
+			snap := m.Snapshot()
+			a, _ := json.Marshal(folded)
+			b, err := json.Marshal(snap)
+			if err != nil {
+				t.Fatalf("script line %d: encoding the snapshot: %v", lineNo, err)
+			}
+			if string(a) != string(b) {
+				t.Fatalf("script line %d: folded deltas differ from the snapshot\nfolded:   %s\nsnapshot: %s", lineNo, a, b)
+			}
+			var decoded engine.State
+			if err := json.Unmarshal(b, &decoded); err != nil {
+				t.Fatalf("script line %d: decoding the snapshot: %v", lineNo, err)
+			}
+			if m, err = engine.RestoreMachine(plan, &decoded, true); err != nil {
+				t.Fatalf("script line %d: restoring: %v", lineNo, err)
+			}
+			running = map[string]*engine.Task{}
+			flush()
+		}
 	}
 	fmt.Fprintf(&out, "status: %s\n", m.Status())
 	fmt.Fprintf(&out, "path: %s\n", strings.Join(m.Path(), " "))

@@ -480,3 +480,29 @@ func TestRunnerWideFanoutOfSlowActionsRunsAtOnce(t *testing.T) {
 		t.Errorf("at most %d branches ran at once, want 20", p)
 	}
 }
+
+// A state that does not fit the plan is refused with the field named.
+func TestRestoreRejectsForeignState(t *testing.T) {
+	plan := compile(t, "retry.wf", retryWF)
+	m, err := engine.NewMachine(plan, nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := m.Snapshot()
+	other := *st
+	other.Workflow = "Other"
+	if _, err := engine.RestoreMachine(plan, &other, false); err == nil || !strings.Contains(err.Error(), "workflow") {
+		t.Errorf("foreign workflow: %v", err)
+	}
+	bad := *st
+	bad.Cells = append(bad.Cells, engine.CellValue{Cell: 9999, Value: flow.IntValue(1)})
+	var se *engine.StateError
+	if _, err := engine.RestoreMachine(plan, &bad, false); !errors.As(err, &se) || !strings.HasPrefix(se.Field, "cells[") {
+		t.Errorf("cell out of range: %v", err)
+	}
+	badTask := *st
+	badTask.Control.Tasks = []engine.TaskState{{ID: 1, Token: 7}}
+	if _, err := engine.RestoreMachine(plan, &badTask, false); !errors.As(err, &se) || se.Field != "control.tasks[0].token" {
+		t.Errorf("task with a missing token: %v", err)
+	}
+}

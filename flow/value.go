@@ -101,6 +101,27 @@ func (v Value) Kind() Kind {
 	return KindNull
 }
 
+// Same reports whether v and w are the same value by representation: the
+// same scalar, the same string or list memory, the same object map. It is
+// a cheap test of "unchanged" (Equal compares contents); values that are
+// Equal but built separately are not Same.
+func (v Value) Same(w Value) bool {
+	if v.num != w.num {
+		return false
+	}
+	switch a := v.any.(type) {
+	case map[string]Value:
+		b, ok := w.any.(map[string]Value)
+		return ok && reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+	case nil:
+		return w.any == nil
+	}
+	if _, isMap := w.any.(map[string]Value); isMap {
+		return false
+	}
+	return v.any == w.any
+}
+
 // IsNull reports whether v is null.
 func (v Value) IsNull() bool { return v.any == nil }
 

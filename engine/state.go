@@ -1,0 +1,348 @@
+package engine
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/weftlang/weft/flow"
+)
+
+// State is the whole state of a Machine as plain data that encodes to JSON
+// and back without loss: the non-null cells, and the control state (the
+// tasks ready, running or waiting, the threads of control and parallel
+// branches they belong to, the step counter and the path). A store keeps
+// it as a snapshot; between snapshots it keeps deltas (Machine.Delta), and
+// Fold rebuilds the State from both.
+type State struct {
+	Workflow string      `json:"workflow"`
+	Cells    []CellValue `json:"cells"` // sorted by cell, null cells left out
+	Control  Control     `json:"control"`
+}
+
+// CellValue is the value of one cell.
+type CellValue struct {
+	Cell  int        `json:"c"`
+	Value flow.Value `json:"v"`
+}
+
+// Control is a machine's control state. It is small: O(threads of control),
+// not O(state).
+type Control struct {
+	Status  Status        `json:"status"`
+	Err     string        `json:"error,omitempty"` // the message of a failed run
+	Step    int           `json:"step"`
+	NextID  int           `json:"next_id"`
+	Path    []int         `json:"path,omitempty"`
+	Final   int           `json:"final"` // the final node that ended the run, -1 if none
+	Outputs []flow.Value  `json:"outputs,omitempty"`
+	Tasks   []TaskState   `json:"tasks,omitempty"`
+	Tokens  []TokenState  `json:"tokens,omitempty"`
+	Frames  []FrameState  `json:"frames,omitempty"` // frame 0 is the root and is not listed
+	Fanouts []FanoutState `json:"fanouts,omitempty"`
+}
+
+// TaskState is a task that was ready, running (it runs again after a
+// restore) or waiting for a person.
+type TaskState struct {
+	ID      int          `json:"id"`
+	Token   int          `json:"token"`
+	Step    int          `json:"step"`
+	Item    int          `json:"item,omitempty"`
+	Inputs  []flow.Value `json:"inputs,omitempty"`
+	Waiting bool         `json:"waiting,omitempty"`
+}
+
+// TokenState is a thread of control: the node it is at and its frame.
+type TokenState struct {
+	Node  int       `json:"node"`
+	Frame int       `json:"frame"`
+	Step  int       `json:"step"`
+	Map   *MapState `json:"map,omitempty"`
+}
+
+// MapState is a map node in the middle of its elements.
+type MapState struct {
+	Items  []flow.Value   `json:"items"`
+	Inputs [][]flow.Value `json:"inputs"`
+	Outs   [][]flow.Value `json:"outs"`
+	Next   int            `json:"next"`
+	Done   int            `json:"done"`
+	Failed bool           `json:"failed,omitempty"`
+}
+
+// FrameState is a parallel branch's frame: its parent and its writes.
+type FrameState struct {
+	Parent int         `json:"parent"`
+	Fanout int         `json:"fanout"`
+	Raw    []CellValue `json:"raw,omitempty"`
+}
+
+// FanoutState is a fan-out whose join has not run yet.
+type FanoutState struct {
+	Edge     int   `json:"edge"` // index in Workflow.Edges
+	Parent   int   `json:"parent"`
+	Branches []int `json:"branches"`
+	Pending  int   `json:"pending"`
+}
+
+// StateError is a State that does not fit the plan it is restored into.
+type StateError struct {
+	Field  string // e.g. "control.tasks[2].token"
+	Detail string
+}
+
+// Error names the field.
+func (e *StateError) Error() string { return "engine: state, " + e.Field + ": " + e.Detail }
+
+// Snapshot returns the machine's whole state. Running tasks are recorded as
+// ready: restored, they run again.
+func (m *Machine) Snapshot() *State {
+	st := &State{Workflow: m.plan.Workflow.Name, Control: m.control()}
+	for i, v := range m.cells {
+		if !v.IsNull() {
+			st.Cells = append(st.Cells, CellValue{Cell: i, Value: v})
+		}
+	}
+	m.shadow = slices.Clone(m.cells)
+	return st
+}
+
+// Delta returns the cells changed since the last Snapshot or Delta (all
+// non-null cells the first time), and the control state: what a store
+// keeps for one step.
+func (m *Machine) Delta() ([]CellValue, Control) {
+	var changed []CellValue
+	if m.shadow == nil {
+		m.shadow = make([]flow.Value, len(m.cells))
+	}
+	for i, v := range m.cells {
+		if !v.Same(m.shadow[i]) {
+			changed = append(changed, CellValue{Cell: i, Value: v})
+			m.shadow[i] = v
+		}
+	}
+	return changed, m.control()
+}
+
+// Fold applies a delta (from Machine.Delta) to a State.
+func (st *State) Fold(delta []CellValue, ctl Control) {
+	for _, d := range delta {
+		i, found := slices.BinarySearchFunc(st.Cells, d.Cell, func(c CellValue, cell int) int { return c.Cell - cell })
+		switch {
+		case found && d.Value.IsNull():
+			st.Cells = slices.Delete(st.Cells, i, i+1)
+		case found:
+			st.Cells[i].Value = d.Value
+		case !d.Value.IsNull():
+			st.Cells = slices.Insert(st.Cells, i, d)
+		}
+	}
+	st.Control = ctl
+}
+
+func (m *Machine) control() Control {
+	c := Control{Status: m.status, Step: m.step, NextID: m.nextID, Path: slices.Clone(m.path), Final: -1}
+	if m.err != nil {
+		c.Err = m.err.Error()
+	}
+	if m.final != nil {
+		c.Final = m.final.Index
+		c.Outputs = slices.Clone(m.outputs)
+	}
+	frames := map[*frame]int{m.root: 0}
+	fans := map[*fanout]int{}
+	var frameOf func(f *frame) int
+	frameOf = func(f *frame) int {
+		if id, ok := frames[f]; ok {
+			return id
+		}
+		fs := FrameState{Parent: frameOf(f.parent), Fanout: -1}
+		for _, w := range f.raw {
+			fs.Raw = append(fs.Raw, CellValue{Cell: w.cell, Value: w.v})
+		}
+		c.Frames = append(c.Frames, fs)
+		id := len(c.Frames)
+		frames[f] = id
+		if f.fan != nil {
+			fid, ok := fans[f.fan]
+			if !ok {
+				fo := f.fan
+				fid = len(c.Fanouts)
+				fans[fo] = fid
+				c.Fanouts = append(c.Fanouts, FanoutState{Edge: fo.edge.Index, Pending: fo.pending})
+				c.Fanouts[fid].Parent = frameOf(fo.parent)
+				for _, b := range fo.branches {
+					c.Fanouts[fid].Branches = append(c.Fanouts[fid].Branches, frameOf(b))
+				}
+			}
+			c.Frames[id-1].Fanout = fid
+		}
+		return id
+	}
+	tokens := map[*token]int{}
+	add := func(t *Task, waiting bool) {
+		tid, ok := tokens[t.tok]
+		if !ok {
+			tk := t.tok
+			ts := TokenState{Node: tk.node.Index, Frame: frameOf(tk.frame), Step: tk.step}
+			if mp := tk.mp; mp != nil {
+				ts.Map = &MapState{Items: mp.items, Inputs: mp.inputs, Outs: mp.outs, Next: mp.next, Done: mp.done, Failed: mp.failed}
+			}
+			tid = len(c.Tokens)
+			tokens[tk] = tid
+			c.Tokens = append(c.Tokens, ts)
+		}
+		c.Tasks = append(c.Tasks, TaskState{ID: t.ID, Token: tid, Step: t.Step, Item: t.Item, Inputs: slices.Clone(t.Inputs), Waiting: waiting})
+	}
+	for _, t := range m.running {
+		add(t, false)
+	}
+	for _, t := range m.ready {
+		add(t, false)
+	}
+	for _, t := range m.waiting {
+		add(t, true)
+	}
+	slices.SortFunc(c.Tasks, func(a, b TaskState) int { return a.ID - b.ID })
+	return c
+}
+
+// RestoreMachine rebuilds a machine of plan from a State. Tasks that were
+// ready or running come back ready (the driver carries them out again);
+// waiting tasks come back waiting. A State that does not fit the plan is a
+// *StateError.
+func RestoreMachine(plan *flow.Plan, st *State, trace bool) (*Machine, error) {
+	if st.Workflow != plan.Workflow.Name {
+		return nil, &StateError{Field: "workflow", Detail: fmt.Sprintf("state of workflow %q, plan of %q", st.Workflow, plan.Workflow.Name)}
+	}
+	m := &Machine{plan: plan, cells: make([]flow.Value, len(plan.Cells)), trace: trace}
+	m.root = &frame{m: m}
+	for i, cv := range st.Cells {
+		if cv.Cell < 0 || cv.Cell >= len(m.cells) {
+			return nil, &StateError{Field: fmt.Sprintf("cells[%d]", i), Detail: fmt.Sprintf("cell %d out of range (the plan has %d)", cv.Cell, len(m.cells))}
+		}
+		m.cells[cv.Cell] = cv.Value
+	}
+	c := &st.Control
+	m.status, m.step, m.nextID, m.path = c.Status, c.Step, c.NextID, slices.Clone(c.Path)
+	if c.Err != "" {
+		m.err = &RestoredError{Msg: c.Err}
+	}
+	node := func(field string, i int) (*flow.PlanNode, error) {
+		if i < 0 || i >= len(plan.Nodes) {
+			return nil, &StateError{Field: field, Detail: fmt.Sprintf("node %d out of range", i)}
+		}
+		return plan.Nodes[i], nil
+	}
+	for i, n := range m.path {
+		if _, err := node(fmt.Sprintf("control.path[%d]", i), n); err != nil {
+			return nil, err
+		}
+	}
+	if c.Final >= 0 {
+		pn, err := node("control.final", c.Final)
+		if err != nil {
+			return nil, err
+		}
+		m.final, m.outputs = pn, slices.Clone(c.Outputs)
+	}
+	edges := map[int]*flow.PlanEdge{}
+	for _, pn := range plan.Nodes {
+		for _, e := range pn.Edges {
+			edges[e.Index] = e
+		}
+		for _, e := range pn.OnError {
+			edges[e.Index] = e
+		}
+	}
+	frames := make([]*frame, len(c.Frames)+1)
+	frames[0] = m.root
+	for i := range c.Frames {
+		frames[i+1] = &frame{m: m}
+	}
+	fans := make([]*fanout, len(c.Fanouts))
+	for i, fs := range c.Fanouts {
+		e, ok := edges[fs.Edge]
+		if !ok || len(e.To) < 2 {
+			return nil, &StateError{Field: fmt.Sprintf("control.fanouts[%d].edge", i), Detail: fmt.Sprintf("edge %d is not a fan-out of this plan", fs.Edge)}
+		}
+		if fs.Parent < 0 || fs.Parent >= len(frames) {
+			return nil, &StateError{Field: fmt.Sprintf("control.fanouts[%d].parent", i), Detail: "frame out of range"}
+		}
+		fo := &fanout{edge: e, parent: frames[fs.Parent], pending: fs.Pending}
+		for j, b := range fs.Branches {
+			if b <= 0 || b >= len(frames) {
+				return nil, &StateError{Field: fmt.Sprintf("control.fanouts[%d].branches[%d]", i, j), Detail: "frame out of range"}
+			}
+			fo.branches = append(fo.branches, frames[b])
+		}
+		fans[i] = fo
+	}
+	for i, fs := range c.Frames {
+		f := frames[i+1]
+		if fs.Parent < 0 || fs.Parent >= len(frames) || fs.Parent == i+1 {
+			return nil, &StateError{Field: fmt.Sprintf("control.frames[%d].parent", i), Detail: "frame out of range"}
+		}
+		f.parent = frames[fs.Parent]
+		if fs.Fanout >= 0 {
+			if fs.Fanout >= len(fans) {
+				return nil, &StateError{Field: fmt.Sprintf("control.frames[%d].fanout", i), Detail: "fan-out out of range"}
+			}
+			f.fan = fans[fs.Fanout]
+		}
+		for _, w := range fs.Raw {
+			if w.Cell < 0 || w.Cell >= len(m.cells) {
+				return nil, &StateError{Field: fmt.Sprintf("control.frames[%d].raw", i), Detail: fmt.Sprintf("cell %d out of range", w.Cell)}
+			}
+			f.raw = append(f.raw, cellValue{w.Cell, w.Value})
+		}
+	}
+	toks := make([]*token, len(c.Tokens))
+	for i, ts := range c.Tokens {
+		pn, err := node(fmt.Sprintf("control.tokens[%d].node", i), ts.Node)
+		if err != nil {
+			return nil, err
+		}
+		if ts.Frame < 0 || ts.Frame >= len(frames) {
+			return nil, &StateError{Field: fmt.Sprintf("control.tokens[%d].frame", i), Detail: "frame out of range"}
+		}
+		t := &token{node: pn, frame: frames[ts.Frame], step: ts.Step}
+		if mp := ts.Map; mp != nil {
+			t.mp = &mapRun{items: mp.Items, inputs: mp.Inputs, outs: mp.Outs, next: mp.Next, done: mp.Done, failed: mp.Failed}
+			if len(t.mp.inputs) != len(t.mp.items) || len(t.mp.outs) != len(t.mp.items) {
+				return nil, &StateError{Field: fmt.Sprintf("control.tokens[%d].map", i), Detail: "element lists of different lengths"}
+			}
+		}
+		toks[i] = t
+	}
+	for i, ts := range c.Tasks {
+		if ts.Token < 0 || ts.Token >= len(toks) {
+			return nil, &StateError{Field: fmt.Sprintf("control.tasks[%d].token", i), Detail: "token out of range"}
+		}
+		tk := toks[ts.Token]
+		if len(ts.Inputs) != len(tk.node.Inputs) {
+			return nil, &StateError{Field: fmt.Sprintf("control.tasks[%d].inputs", i), Detail: fmt.Sprintf("%d inputs, node %s has %d", len(ts.Inputs), tk.node.Name, len(tk.node.Inputs))}
+		}
+		var t *Task
+		if ts.Item == 0 {
+			t = &tk.task
+		} else {
+			t = &Task{}
+		}
+		*t = Task{ID: ts.ID, Node: tk.node, Step: ts.Step, Item: ts.Item, Inputs: slices.Clone(ts.Inputs), tok: tk}
+		if ts.Waiting {
+			m.waiting = append(m.waiting, t)
+		} else {
+			m.ready = append(m.ready, t)
+		}
+	}
+	m.shadow = slices.Clone(m.cells)
+	return m, nil
+}
+
+// RestoredError is the error of a failed run restored from a State: its
+// message, without the original error's type.
+type RestoredError struct{ Msg string }
+
+// Error returns the message.
+func (e *RestoredError) Error() string { return e.Msg }
