@@ -101,9 +101,7 @@ func New(cfg Config) *Client {
 	}
 	hc := cfg.HTTPClient
 	if hc == nil {
-		tr := http.DefaultTransport.(*http.Transport).Clone()
-		tr.MaxIdleConnsPerHost = 16
-		hc = &http.Client{Transport: tr}
+		hc = wire.NewHTTPClient()
 	}
 	return &Client{cfg: cfg, endpoint: base + "/v1/messages", hc: hc}
 }
@@ -356,31 +354,16 @@ func (c *Client) Chat(ctx context.Context, req *llm.Request, onChunk func(llm.Ch
 	if err != nil {
 		return nil, err
 	}
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint, bytes.NewReader(body))
-	if err != nil {
-		return nil, &llm.Error{Provider: provider, Message: "cannot build the request: " + err.Error(), Err: err}
-	}
-	for k, v := range c.cfg.Header {
-		hreq.Header[k] = v
-	}
-	hreq.Header.Set("Content-Type", "application/json")
-	if onChunk != nil {
-		hreq.Header.Set("Accept", "text/event-stream")
-	} else {
-		hreq.Header.Set("Accept", "application/json")
-	}
-	hreq.Header.Set("Anthropic-Version", Version)
+	own := http.Header{}
+	own.Set("Anthropic-Version", Version)
 	if c.cfg.APIKey != "" {
-		hreq.Header.Set("X-Api-Key", c.cfg.APIKey)
+		own.Set("X-Api-Key", c.cfg.APIKey)
 	}
-	resp, err := c.hc.Do(hreq)
+	resp, err := wire.Post(ctx, provider, c.hc, c.endpoint, body, c.cfg.Header, own, onChunk != nil, "text/event-stream", statusError)
 	if err != nil {
-		return nil, wire.RequestError(provider, ctx, err)
+		return nil, err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, statusError(resp)
-	}
 	r := &llm.Response{Message: llm.Message{Role: llm.Assistant}, Model: model}
 	if onChunk == nil {
 		err = readWhole(ctx, resp.Body, r, out)

@@ -79,7 +79,7 @@ func New(cfg Config) *Client {
 	}
 	hc := cfg.HTTPClient
 	if hc == nil {
-		hc = newHTTPClient()
+		hc = wire.NewHTTPClient()
 	}
 	return &Client{cfg: cfg, endpoint: strings.TrimRight(base, "/") + "/api/chat", hc: hc}
 }
@@ -144,12 +144,6 @@ func ParseHost(s string) (string, error) {
 		u.Path = "/" + strings.TrimRight(path, "/")
 	}
 	return u.String(), nil
-}
-
-func newHTTPClient() *http.Client {
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.MaxIdleConnsPerHost = 16
-	return &http.Client{Transport: tr}
 }
 
 // wire types of /api/chat
@@ -277,30 +271,15 @@ func (c *Client) Chat(ctx context.Context, req *llm.Request, onChunk func(llm.Ch
 	if err != nil {
 		return nil, err
 	}
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint, bytes.NewReader(body))
-	if err != nil {
-		return nil, &llm.Error{Provider: provider, Message: "cannot build the request: " + err.Error(), Err: err}
-	}
-	for k, v := range c.cfg.Header {
-		hreq.Header[k] = v
-	}
-	hreq.Header.Set("Content-Type", "application/json")
-	if onChunk != nil {
-		hreq.Header.Set("Accept", "application/x-ndjson")
-	} else {
-		hreq.Header.Set("Accept", "application/json")
-	}
+	own := http.Header{}
 	if c.cfg.APIKey != "" {
-		hreq.Header.Set("Authorization", "Bearer "+c.cfg.APIKey)
+		own.Set("Authorization", "Bearer "+c.cfg.APIKey)
 	}
-	resp, err := c.hc.Do(hreq)
+	resp, err := wire.Post(ctx, provider, c.hc, c.endpoint, body, c.cfg.Header, own, onChunk != nil, "application/x-ndjson", statusError)
 	if err != nil {
-		return nil, wire.RequestError(provider, ctx, err)
+		return nil, err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, statusError(resp)
-	}
 	out := &llm.Response{Message: llm.Message{Role: llm.Assistant}, Model: model}
 	if onChunk == nil {
 		err = readWhole(ctx, resp.Body, out)
