@@ -657,18 +657,10 @@ func (p *parser) closeBracket(kind tokenKind, what string, open flow.Pos) flow.P
 
 // parseVarDecl parses `name: Type [= expr] [reduce name]`.
 func (p *parser) parseVarDecl() *VarDecl {
-	name := p.parseIdent("name")
-	if name == nil {
-		p.skipItem()
-		return nil
-	}
-	v := &VarDecl{Pos: name.Pos, Name: name}
-	if !p.got(tColon) {
-		p.errorf(p.tok.pos, CodeSyntax, "expected \":\" after %q, found %s", name.Name, p.tok.describe())
-		p.skipItem()
+	v := p.parseNameType("name")
+	if v == nil || v.Type == nil {
 		return v
 	}
-	v.Type = p.parseType()
 	if p.is(tAssign) {
 		p.next()
 		v.Default = p.parseExpr()
@@ -682,8 +674,12 @@ func (p *parser) parseVarDecl() *VarDecl {
 }
 
 // parseTypeOnly parses `name: Type`, as in outputs.
-func (p *parser) parseTypeOnly() *VarDecl {
-	name := p.parseIdent("output name")
+func (p *parser) parseTypeOnly() *VarDecl { return p.parseNameType("output name") }
+
+// parseNameType parses `name: Type`. It returns nil when there is no name,
+// and a VarDecl without Type when the colon is missing (both reported).
+func (p *parser) parseNameType(what string) *VarDecl {
+	name := p.parseIdent(what)
 	if name == nil {
 		p.skipItem()
 		return nil
