@@ -712,6 +712,13 @@ func (m *Machine) write(f *frame, cell int, v flow.Value) (flow.Value, error) {
 		}
 	}
 	if f.parent != nil {
+		if !builtinReducer(cl.RedName) {
+			// A reducer of the caller's may fail: find out now, not when
+			// the branch's view is folded.
+			if _, err := cl.Reducer(f.Get(cell), v); err != nil {
+				return flow.Null, fmt.Errorf("%s: %w", cl.Name, err)
+			}
+		}
 		f.raw = append(f.raw, cellValue{cell, v})
 		for i, l := range f.local {
 			if l.cell == cell {
@@ -724,14 +731,30 @@ func (m *Machine) write(f *frame, cell int, v flow.Value) (flow.Value, error) {
 		}
 		return v, nil
 	}
-	nv := m.reduce(cell, m.cells[cell], v)
+	nv := v
+	if cl.RedName != "replace" {
+		var err error
+		if nv, err = cl.Reducer(m.cells[cell], v); err != nil {
+			return flow.Null, fmt.Errorf("%s: %w", cl.Name, err)
+		}
+	}
 	m.cells[cell] = nv
 	return nv, nil
 }
 
-// reduce combines a cell's current value with a written one. The written
-// value fits the cell's type (write checked it), so the built-in reducers
-// cannot fail; a custom reducer's error keeps the current value.
+// builtinReducer reports whether name is one of flow's reducers, which
+// cannot fail on a value that fits the cell's type (write checks that
+// first).
+func builtinReducer(name string) bool {
+	switch name {
+	case "replace", "append", "sum", "max", "min", "merge":
+		return true
+	}
+	return false
+}
+
+// reduce combines a cell's current value with a written one, for folding
+// a branch's view: write has already checked that the reduction succeeds.
 func (m *Machine) reduce(cell int, old, v flow.Value) flow.Value {
 	cl := &m.plan.Cells[cell]
 	if cl.RedName == "replace" {
@@ -739,7 +762,7 @@ func (m *Machine) reduce(cell int, old, v flow.Value) flow.Value {
 	}
 	nv, err := cl.Reducer(old, v)
 	if err != nil {
-		return old
+		return old // unreachable: write checked this reduction
 	}
 	return nv
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/weftlang/weft/engine"
 	"github.com/weftlang/weft/flow"
+	"github.com/weftlang/weft/lang"
 )
 
 func registry(t *testing.T, actions map[string]engine.ActionFunc) *engine.Registry {
@@ -504,5 +505,51 @@ func TestRestoreRejectsForeignState(t *testing.T) {
 	badTask.Control.Tasks = []engine.TaskState{{ID: 1, Token: 7}}
 	if _, err := engine.RestoreMachine(plan, &badTask, false); !errors.As(err, &se) || se.Field != "control.tasks[0].token" {
 		t.Errorf("task with a missing token: %v", err)
+	}
+}
+
+// A reducer of the caller's that fails fails the run, with the variable
+// named; its error is not swallowed.
+func TestCustomReducerError(t *testing.T) {
+	src := `
+workflow R {
+  variables {
+    total: Int = 0 reduce capped
+  }
+  nodes {
+    node a {
+      type: FUNCTION
+      action: "noop"
+      set: { total = 7 }
+    }
+    node done {
+      type: END
+    }
+  }
+  edges {
+    edge { from: a; to: done }
+  }
+  initial: a
+  finals: [ done ]
+}
+`
+	m, ds := lang.LoadSource("r.wf", []byte(src), nil)
+	if ds.HasErrors() {
+		t.Fatal(ds)
+	}
+	capped := func(old, v flow.Value) (flow.Value, error) {
+		if old.Int()+v.Int() > 5 {
+			return flow.Null, errors.New("over the cap of 5")
+		}
+		return flow.IntValue(old.Int() + v.Int()), nil
+	}
+	plan, ds := flow.Compile(m.Main(), &flow.CompileOptions{Reducers: map[string]flow.Reducer{"capped": capped}})
+	if ds.HasErrors() {
+		t.Fatal(ds)
+	}
+	reg := registry(t, map[string]engine.ActionFunc{"noop": func(context.Context, *engine.Call) error { return nil }})
+	_, err := (&engine.Runner{Registry: reg}).Run(context.Background(), plan, nil, nil)
+	if err == nil || !strings.Contains(err.Error(), "total: over the cap of 5") {
+		t.Fatalf("err = %v", err)
 	}
 }
