@@ -165,7 +165,11 @@ func (ex *executor) work() {
 
 		var out []flow.Value
 		if err == nil {
-			out, err = st.exec(ex.ctx, t, act, box.prepare(t, cfg))
+			c := box.prepare(t, cfg)
+			if st.dur != nil {
+				c.Key = st.dur.key(t)
+			}
+			out, err = st.exec(ex.ctx, t, act, c)
 		}
 
 		ex.mu.Lock()
@@ -177,7 +181,15 @@ func (ex *executor) work() {
 		case <-ex.done:
 			// Cancelled or out of time: the driver fails the run.
 		default:
-			st.m.Complete(t.ID, out, err)
+			if st.dur == nil {
+				st.m.Complete(t.ID, out, err)
+			} else {
+				// The task is reused for the token's next node: take
+				// what the record names first.
+				node, step, item, id := t.Node, t.Step, t.Item, t.ID
+				st.m.Complete(id, out, err)
+				st.dur.commit(ex.ctx, st.m, node, step, item, id, err)
+			}
 			ex.enqueue()
 		}
 		if ex.settled() {
@@ -201,7 +213,7 @@ type callBox struct {
 func (b *callBox) prepare(t *Task, cfg map[string]flow.Value) *Call {
 	c := &b.c
 	c.Node, c.Action, c.Step, c.Item, c.Attempt = t.Node, t.Node.Node.Action, t.Step, t.Item, 1
-	c.Inputs, c.Config, c.emit = t.Inputs, cfg, nil
+	c.Inputs, c.Config, c.Key, c.emit = t.Inputs, cfg, "", nil
 	if n := len(t.Node.Outputs); n <= len(b.out) {
 		b.out = [2]flow.Value{}
 		c.Outputs = b.out[:n:n]

@@ -90,6 +90,8 @@ type Machine struct {
 	seq     int
 	runSeq  int          // sequence of events as a Runner delivers them, across resumes
 	shadow  []flow.Value // cells as of the last Snapshot or Delta
+	// shadowPath is the length of path at the last Snapshot or Delta.
+	shadowPath int
 }
 
 // token is a thread of control: the node it is at and the frame it sees.
@@ -174,6 +176,29 @@ func (f *frame) Get(cell int) flow.Value {
 // among them). Unknown parameters, missing required ones and values of the
 // wrong type are *InputError. Set trace to record events.
 func NewMachine(plan *flow.Plan, params map[string]flow.Value, trace bool) (*Machine, error) {
+	return newMachine(plan, params, trace, nil)
+}
+
+// Carries reports whether a new run in a thread starts with the value a
+// variable or slot had at the end of the thread's previous run: all do,
+// except those that start from an initial value and have no reducer (a
+// per-question counter such as seed 000's rephraseCount). So a variable
+// with an append reducer (a conversation's messages) accumulates over the
+// thread's runs, and a variable or slot without an initial value (seed
+// 003's prior query and page offset) keeps its last value. Parameters and
+// node cells never carry.
+func Carries(c flow.Cell, hasInitial bool) bool {
+	if c.Kind != flow.CellVar && c.Kind != flow.CellSlot {
+		return false
+	}
+	return !hasInitial || (c.RedName != "" && c.RedName != "replace")
+}
+
+// newMachine starts a run; prev, when not nil, holds the cells of the
+// thread's state at the end of its previous run (indexed like plan.Cells):
+// the variables and slots that Carries start from it, and the first Delta
+// is taken against it.
+func newMachine(plan *flow.Plan, params map[string]flow.Value, trace bool, prev []flow.Value) (*Machine, error) {
 	m := &Machine{plan: plan, cells: make([]flow.Value, len(plan.Cells)), trace: trace, path: make([]int, 0, len(plan.Nodes))}
 	m.root = &frame{m: m}
 	for name := range params {
@@ -212,6 +237,10 @@ func NewMachine(plan *flow.Plan, params map[string]flow.Value, trace bool) (*Mac
 		m.cells[p.Cell] = cv
 	}
 	for _, v := range append(plan.Vars[:len(plan.Vars):len(plan.Vars)], plan.Slots...) {
+		if prev != nil && Carries(plan.Cells[v.Cell], v.Default != nil) && !prev[v.Cell].IsNull() {
+			m.cells[v.Cell] = prev[v.Cell]
+			continue
+		}
 		if v.Default == nil {
 			continue
 		}
@@ -223,6 +252,9 @@ func NewMachine(plan *flow.Plan, params map[string]flow.Value, trace bool) (*Mac
 			return nil, &InputError{Param: v.Name, Err: fmt.Errorf("initial value: %w", err)}
 		}
 		m.cells[v.Cell] = x
+	}
+	if prev != nil {
+		m.shadow = slices.Clone(prev)
 	}
 	m.emit(Event{Type: RunStarted})
 	m.start(&token{node: plan.Nodes[plan.Initial], frame: m.root})

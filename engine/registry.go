@@ -49,7 +49,14 @@ type Call struct {
 	Inputs  []flow.Value          // parallel to Node.Inputs; valid only during Run (copy to keep)
 	Outputs []flow.Value          // parallel to Node.Outputs; the action fills it; valid only during Run
 	Config  map[string]flow.Value // the binding's settings overlaid with the node's
-	emit    func(kind string, data flow.Value)
+	// Key identifies this step of this run for the side effects the
+	// action causes: "THREAD/RUN/STEP", with "/ITEM" for a map element,
+	// when the run is kept in a thread (Threads), and empty otherwise. A
+	// step that was in flight when its process died runs again with the
+	// same Key, so an action that passes it on (as an Idempotency-Key
+	// header, a unique column) makes its effect happen once.
+	Key  string
+	emit func(kind string, data flow.Value)
 }
 
 // Input returns the input called name, or null.

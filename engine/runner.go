@@ -40,9 +40,10 @@ type Result struct {
 	Steps   int
 	Waiting []Pending // the questions a Waiting run asks
 	Err     error     // why a Failed run failed
+	Thread  string    // the thread the run is kept in (Threads), or ""
+	Run     int       // its number in the thread, from 1
 
-	m     *Machine
-	runID string
+	m *Machine
 }
 
 // Output returns the final output called name, or null.
@@ -110,6 +111,7 @@ type runState struct {
 	obs  Observer
 	mu   sync.Mutex // serialises obs; guards m.runSeq
 	impl []nodeImpl // per node, resolved lazily
+	dur  *durable   // the thread the run is kept in, or nil
 }
 
 func (st *runState) observe(e Event) {
@@ -136,13 +138,18 @@ func (st *runState) flush() {
 }
 
 func (r *Runner) drive(ctx context.Context, m *Machine, obs Observer) (*Result, error) {
+	return r.driveIn(ctx, m, obs, nil)
+}
+
+// driveIn drives m; with dur, every step is committed to its thread.
+func (r *Runner) driveIn(ctx context.Context, m *Machine, obs Observer, dur *durable) (*Result, error) {
 	plan := m.plan
 	if plan.MaxTime > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, plan.MaxTime, errMaxTime)
 		defer cancel()
 	}
-	st := &runState{r: r, m: m, obs: obs, impl: make([]nodeImpl, len(plan.Nodes))}
+	st := &runState{r: r, m: m, obs: obs, impl: make([]nodeImpl, len(plan.Nodes)), dur: dur}
 	newExecutor(ctx, st).run()
 	return st.result(), m.Err()
 }
@@ -169,11 +176,7 @@ func (st *runState) result() *Result {
 		res.Outputs = named(outputNames(pn), out)
 	}
 	for _, t := range m.Waiting() {
-		q := t.Input("question")
-		if q.IsNull() {
-			q = t.Node.Node.Config["question"]
-		}
-		res.Waiting = append(res.Waiting, Pending{Task: t.ID, Node: t.Node.Name, Question: q})
+		res.Waiting = append(res.Waiting, Pending{Task: t.ID, Node: t.Node.Name, Question: question(t)})
 	}
 	return res
 }

@@ -19,10 +19,14 @@ type State struct {
 	Control  Control     `json:"control"`
 }
 
-// CellValue is the value of one cell.
+// CellValue is the value of one cell. In a delta, Append says that Value
+// lists the elements appended to the cell's List (a variable with an
+// append reducer, such as a conversation's messages), so a step that adds
+// one message records one message, not the whole history.
 type CellValue struct {
-	Cell  int        `json:"c"`
-	Value flow.Value `json:"v"`
+	Cell   int        `json:"c"`
+	Value  flow.Value `json:"v"`
+	Append bool       `json:"a,omitempty"`
 }
 
 // Control is a machine's control state. It is small: O(threads of control),
@@ -32,8 +36,8 @@ type Control struct {
 	Err     string        `json:"error,omitempty"` // the message of a failed run
 	Step    int           `json:"step"`
 	NextID  int           `json:"next_id"`
-	Path    []int         `json:"path,omitempty"`
-	Final   int           `json:"final"` // the final node that ended the run, -1 if none
+	Path    []int         `json:"path,omitempty"` // in a delta, only the nodes started since the last one
+	Final   int           `json:"final"`          // the final node that ended the run, -1 if none
 	Outputs []flow.Value  `json:"outputs,omitempty"`
 	Tasks   []TaskState   `json:"tasks,omitempty"`
 	Tokens  []TokenState  `json:"tokens,omitempty"`
@@ -97,31 +101,62 @@ func (e *StateError) Error() string { return "engine: state, " + e.Field + ": " 
 // Snapshot returns the machine's whole state. Running tasks are recorded as
 // ready: restored, they run again.
 func (m *Machine) Snapshot() *State {
-	st := &State{Workflow: m.plan.Workflow.Name, Control: m.control()}
+	st := &State{Workflow: m.plan.Workflow.Name, Control: m.control(0)}
 	for i, v := range m.cells {
 		if !v.IsNull() {
 			st.Cells = append(st.Cells, CellValue{Cell: i, Value: v})
 		}
 	}
 	m.shadow = slices.Clone(m.cells)
+	m.shadowPath = len(m.path)
 	return st
 }
 
-// Delta returns the cells changed since the last Snapshot or Delta (all
-// non-null cells the first time), and the control state: what a store
-// keeps for one step.
+// Delta returns what changed since the last Snapshot or Delta (since the
+// machine started, the first time): the cells written, with appends to a
+// List recorded as the appended elements, and the control state, whose
+// Path lists only the nodes started since. It is what a store keeps for
+// one step; State.Fold applies it.
 func (m *Machine) Delta() ([]CellValue, Control) {
 	var changed []CellValue
 	if m.shadow == nil {
 		m.shadow = make([]flow.Value, len(m.cells))
 	}
 	for i, v := range m.cells {
-		if !v.Same(m.shadow[i]) {
+		old := m.shadow[i]
+		if v.Same(old) {
+			continue
+		}
+		if tail, ok := appended(old, v); ok {
+			changed = append(changed, CellValue{Cell: i, Value: tail, Append: true})
+		} else {
 			changed = append(changed, CellValue{Cell: i, Value: v})
-			m.shadow[i] = v
+		}
+		m.shadow[i] = v
+	}
+	ctl := m.control(m.shadowPath)
+	m.shadowPath = len(m.path)
+	return changed, ctl
+}
+
+// appended reports whether v is the List old with elements appended, and
+// returns those elements.
+func appended(old, v flow.Value) (flow.Value, bool) {
+	if old.Kind() != flow.KindList || v.Kind() != flow.KindList {
+		return flow.Null, false
+	}
+	ol, nl := old.List(), v.List()
+	if len(ol) == 0 || len(nl) <= len(ol) {
+		return flow.Null, false
+	}
+	if &ol[0] != &nl[0] {
+		for i := range ol {
+			if !ol[i].Same(nl[i]) {
+				return flow.Null, false
+			}
 		}
 	}
-	return changed, m.control()
+	return flow.ListValue(nl[len(ol):]...), true
 }
 
 // Fold applies a delta (from Machine.Delta) to a State.
@@ -129,19 +164,36 @@ func (st *State) Fold(delta []CellValue, ctl Control) {
 	for _, d := range delta {
 		i, found := slices.BinarySearchFunc(st.Cells, d.Cell, func(c CellValue, cell int) int { return c.Cell - cell })
 		switch {
-		case found && d.Value.IsNull():
-			st.Cells = slices.Delete(st.Cells, i, i+1)
-		case found:
-			st.Cells[i].Value = d.Value
-		case !d.Value.IsNull():
-			st.Cells = slices.Insert(st.Cells, i, d)
+		case d.Append && found:
+			old := st.Cells[i].Value.List()
+			st.Cells[i].Value = flow.ListValue(append(slices.Clip(old), d.Value.List()...)...)
+		case d.Append:
+			st.Cells = slices.Insert(st.Cells, i, CellValue{Cell: d.Cell, Value: d.Value})
+		default:
+			st.setCell(d.Cell, d.Value)
 		}
 	}
+	path := append(st.Control.Path, ctl.Path...)
 	st.Control = ctl
+	st.Control.Path = path
 }
 
-func (m *Machine) control() Control {
-	c := Control{Status: m.status, Step: m.step, NextID: m.nextID, Path: slices.Clone(m.path), Final: -1}
+// setCell sets a cell's value, keeping Cells sorted and without nulls.
+func (st *State) setCell(cell int, v flow.Value) {
+	i, found := slices.BinarySearchFunc(st.Cells, cell, func(c CellValue, cell int) int { return c.Cell - cell })
+	switch {
+	case found && v.IsNull():
+		st.Cells = slices.Delete(st.Cells, i, i+1)
+	case found:
+		st.Cells[i].Value = v
+	case !v.IsNull():
+		st.Cells = slices.Insert(st.Cells, i, CellValue{Cell: cell, Value: v})
+	}
+}
+
+// control returns the control state, with the path from index from on.
+func (m *Machine) control(from int) Control {
+	c := Control{Status: m.status, Step: m.step, NextID: m.nextID, Path: slices.Clone(m.path[from:]), Final: -1}
 	if m.err != nil {
 		c.Err = m.err.Error()
 	}
@@ -337,6 +389,7 @@ func RestoreMachine(plan *flow.Plan, st *State, trace bool) (*Machine, error) {
 		}
 	}
 	m.shadow = slices.Clone(m.cells)
+	m.shadowPath = len(m.path)
 	return m, nil
 }
 

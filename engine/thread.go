@@ -1,0 +1,765 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/weftlang/weft/flow"
+	"github.com/weftlang/weft/store"
+)
+
+// Threads runs workflows in durable threads kept in a Store: every step of
+// a run is committed as one record before the next step starts, so a run
+// survives its process, waits for a person with no process waiting, and a
+// thread's runs share their state (a conversation's messages accumulate).
+//
+// A thread's log starts with a snapshot record (the whole state), then
+// holds one step record per completed task: the cells it changed (appends
+// to a List as the appended elements), the control state (the tasks ready
+// and waiting, O(threads of control)) and the nodes started. The state is
+// the last snapshot folded with the step records after it. A new snapshot
+// is written when the records since the last one add up to its size, so
+// the bytes stored per step stay flat however long the thread, and
+// loading a thread reads at most about twice its state.
+//
+// Each record is appended with the next sequence number of the thread: a
+// record is written exactly once, and a second process working on the
+// same thread gets a *store.ConflictError instead of interleaving.
+// Transient store errors (a restarting PostgreSQL server) are retried for
+// RetryFor.
+//
+// Threads is safe for concurrent use by many runs on different threads.
+type Threads struct {
+	// Runner carries out the runs. Required.
+	Runner *Runner
+	// Store keeps the threads. Required.
+	Store store.Store
+	// RetryFor is how long a transient store error is retried before the
+	// run fails; 0 means 30s, a negative value no retry.
+	RetryFor time.Duration
+}
+
+// Answer is a person's answer to a question a waiting run asks.
+type Answer struct {
+	// ID is the question's id (Pending.Task, as a decimal string); empty
+	// when the run asks one question only.
+	ID string
+	// Outputs are the human node's outputs, by name.
+	Outputs map[string]flow.Value
+}
+
+// ThreadState is a thread's state as its log holds it: the current run and
+// the machine state, with the names to read it by.
+type ThreadState struct {
+	Thread    string
+	Run       string      // the id of the thread's last run, "" before any
+	RunNumber int         // 1 for the thread's first run, 0 before any
+	Plan      string      // the fingerprint of the plan the run follows
+	Cells     []CellInfo  // the plan's cells, by index
+	Nodes     []string    // the plan's node names, by index
+	State     *State      // nil before any run
+	Seq       int64       // the last record folded
+	Forked    *ForkOrigin // where the thread was forked from, if it was
+
+	snapBytes  int // size of the last snapshot record
+	bytesSince int // bytes of the step records after it
+	recsSince  int // their number
+}
+
+// CellInfo names a cell of a thread's state.
+type CellInfo struct {
+	Name string        `json:"name"`
+	Kind flow.CellKind `json:"kind"`
+}
+
+// ForkOrigin is the thread and record a thread was forked from.
+type ForkOrigin struct {
+	Thread string `json:"thread"`
+	Seq    int64  `json:"seq"`
+}
+
+// Status returns the status of the thread's last run; Completed for a
+// thread with no run yet.
+func (ts *ThreadState) Status() Status {
+	if ts.State == nil {
+		return Completed
+	}
+	return ts.State.Control.Status
+}
+
+// Value returns the value of the variable, slot, parameter or node cell
+// ("node.output") called name in the thread's state.
+func (ts *ThreadState) Value(name string) (flow.Value, bool) {
+	for i, c := range ts.Cells {
+		if c.Name == name {
+			return ts.cell(i), true
+		}
+	}
+	return flow.Null, false
+}
+
+func (ts *ThreadState) cell(i int) flow.Value {
+	if ts.State == nil {
+		return flow.Null
+	}
+	j, ok := slices.BinarySearchFunc(ts.State.Cells, i, func(c CellValue, cell int) int { return c.Cell - cell })
+	if !ok {
+		return flow.Null
+	}
+	return ts.State.Cells[j].Value
+}
+
+// Vars returns the thread's variables and slots, in declaration order.
+func (ts *ThreadState) Vars() []NamedValue {
+	var out []NamedValue
+	for i, c := range ts.Cells {
+		if c.Kind == flow.CellVar || c.Kind == flow.CellSlot {
+			out = append(out, NamedValue{Name: c.Name, Value: ts.cell(i)})
+		}
+	}
+	return out
+}
+
+// Waiting returns the questions the thread's last run waits on.
+func (ts *ThreadState) Waiting() []TaskState {
+	if ts.State == nil {
+		return nil
+	}
+	var out []TaskState
+	for _, t := range ts.State.Control.Tasks {
+		if t.Waiting {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// NodeOf returns the node name of a task of the state.
+func (ts *ThreadState) NodeOf(t TaskState) string {
+	tokens := ts.State.Control.Tokens
+	if t.Token < 0 || t.Token >= len(tokens) || tokens[t.Token].Node >= len(ts.Nodes) {
+		return ""
+	}
+	return ts.Nodes[tokens[t.Token].Node]
+}
+
+// ThreadError is a thread that cannot do what was asked in its state: a
+// new run while the last one waits or did not finish, a resume with
+// nothing to resume, a workflow other than the thread's.
+type ThreadError struct {
+	Thread string
+	Run    int    // the run concerned, 0 if none
+	Status Status // its status
+	Detail string
+}
+
+// Error names the thread and the run.
+func (e *ThreadError) Error() string {
+	if e.Run == 0 {
+		return fmt.Sprintf("thread %s: %s", e.Thread, e.Detail)
+	}
+	return fmt.Sprintf("thread %s, run %d (%s): %s", e.Thread, e.Run, e.Status, e.Detail)
+}
+
+// PlanChangedError is a run resumed with a workflow whose structure
+// differs from the one it started with: its state cannot be read by the
+// new plan.
+type PlanChangedError struct {
+	Thread    string
+	Run       int
+	Was, Now  string // plan fingerprints
+	Workflow  string
+	Different string // what differs, when known
+}
+
+// Error says what to do.
+func (e *PlanChangedError) Error() string {
+	return fmt.Sprintf("thread %s, run %d: workflow %s changed since the run started (plan %s, now %s); resume it with the workflow it started with, or start a new run", e.Thread, e.Run, e.Workflow, e.Was, e.Now)
+}
+
+// CheckpointError is a step the store could not record. The run stops:
+// its state in the store is the last step recorded, from which it can be
+// resumed.
+type CheckpointError struct {
+	Thread string
+	Run    int
+	Seq    int64
+	Step   int
+	Node   string
+	Err    error
+}
+
+// Error names the step.
+func (e *CheckpointError) Error() string {
+	return fmt.Sprintf("thread %s, run %d: recording step %d (%s) as record %d: %v", e.Thread, e.Run, e.Step, e.Node, e.Seq, e.Err)
+}
+
+// Unwrap returns the store's error.
+func (e *CheckpointError) Unwrap() error { return e.Err }
+
+// The records' data.
+type (
+	runInfo struct {
+		ID     string `json:"run"`
+		Number int    `json:"number"`
+		Plan   string `json:"plan"`
+	}
+	snapshotData struct {
+		runInfo
+		Cells []CellInfo  `json:"cells"`
+		Nodes []string    `json:"nodes"`
+		From  *ForkOrigin `json:"from,omitempty"`
+		State *State      `json:"state"`
+	}
+	stepData struct {
+		Start   *runInfo    `json:"start,omitempty"` // a run starts here
+		Task    int         `json:"task,omitempty"`
+		Node    string      `json:"node,omitempty"`
+		Item    int         `json:"item,omitempty"`
+		Answer  bool        `json:"answer,omitempty"` // completed by a person's answer
+		Error   string      `json:"error,omitempty"`
+		Delta   []CellValue `json:"delta,omitempty"`
+		Control Control     `json:"control"`
+	}
+)
+
+// Snapshot policy: a snapshot follows when the step records since the last
+// one add up to its size, and after at least minSince of them; at the
+// latest after maxSince.
+const (
+	minSince = 16
+	maxSince = 256
+)
+
+// Load reads a thread's state. A thread that does not exist is
+// store.ErrNotFound; a record that does not decode is a
+// *store.CorruptError naming the thread, the record and the field.
+func (th *Threads) Load(ctx context.Context, threadID string) (*ThreadState, error) {
+	snap, err := th.Store.LastSnapshot(ctx, threadID)
+	if errors.Is(err, store.ErrNotFound) {
+		if _, err := th.Store.Thread(ctx, threadID); err != nil {
+			return nil, err
+		}
+		return &ThreadState{Thread: threadID}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	ts := &ThreadState{Thread: threadID}
+	if err := ts.apply(snap); err != nil {
+		return nil, err
+	}
+	recs, err := th.Store.Records(ctx, threadID, snap.Seq+1)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range recs {
+		if err := ts.apply(r); err != nil {
+			return nil, err
+		}
+	}
+	return ts, nil
+}
+
+// apply folds one record into the state.
+func (ts *ThreadState) apply(r *store.Record) error {
+	corrupt := func(field string, err error) error {
+		return &store.CorruptError{ThreadID: ts.Thread, Seq: r.Seq, Step: r.Step, Field: field, Detail: err.Error()}
+	}
+	switch r.Kind {
+	case store.Snapshot:
+		var sd snapshotData
+		if err := json.Unmarshal(r.Data, &sd); err != nil {
+			return corrupt("data", err)
+		}
+		if sd.State == nil {
+			return corrupt("data.state", errors.New("missing"))
+		}
+		if err := checkCells(sd.State.Cells, len(sd.Cells)); err != nil {
+			return corrupt("data.state.cells", err)
+		}
+		ts.Run, ts.RunNumber, ts.Plan = sd.ID, sd.Number, sd.Plan
+		ts.Cells, ts.Nodes, ts.State = sd.Cells, sd.Nodes, sd.State
+		if sd.From != nil {
+			ts.Forked = sd.From
+		}
+		ts.snapBytes, ts.bytesSince, ts.recsSince = len(r.Data), 0, 0
+	case store.Step:
+		if ts.State == nil {
+			return corrupt("kind", errors.New("a step record before any snapshot"))
+		}
+		var sd stepData
+		if err := json.Unmarshal(r.Data, &sd); err != nil {
+			return corrupt("data", err)
+		}
+		if err := checkCells(sd.Delta, len(ts.Cells)); err != nil {
+			return corrupt("data.delta", err)
+		}
+		if sd.Start != nil {
+			ts.Run, ts.RunNumber, ts.Plan = sd.Start.ID, sd.Start.Number, sd.Start.Plan
+			ts.State.Control.Path = nil
+		}
+		ts.State.Fold(sd.Delta, sd.Control)
+		ts.bytesSince += len(r.Data)
+		ts.recsSince++
+	case store.Event:
+	default:
+		return corrupt("kind", fmt.Errorf("unknown kind %q", r.Kind))
+	}
+	ts.Seq = r.Seq
+	return nil
+}
+
+func checkCells(cvs []CellValue, n int) error {
+	for i, cv := range cvs {
+		if cv.Cell < 0 || cv.Cell >= n {
+			return fmt.Errorf("[%d]: cell %d out of range (the thread's plan has %d)", i, cv.Cell, n)
+		}
+	}
+	return nil
+}
+
+// Fingerprint identifies the structure of a plan that a thread's records
+// depend on: its cells (names, kinds, types) and nodes (names, edges,
+// inputs, outputs). A run can be resumed only by a plan with the same
+// fingerprint.
+func Fingerprint(plan *flow.Plan) string {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%s\x00", plan.Workflow.Name)
+	for _, c := range plan.Cells {
+		fmt.Fprintf(h, "c%s\x00%d\x00%s\x00", c.Name, c.Kind, c.Type)
+	}
+	for _, n := range plan.Nodes {
+		fmt.Fprintf(h, "n%s\x00%d\x00%d\x00%d\x00%d\x00", n.Name, len(n.Edges), len(n.OnError), len(n.Inputs), len(n.Outputs))
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func cellInfos(plan *flow.Plan) ([]CellInfo, []string) {
+	cells := make([]CellInfo, len(plan.Cells))
+	for i, c := range plan.Cells {
+		cells[i] = CellInfo{Name: c.Name, Kind: c.Kind}
+	}
+	nodes := make([]string, len(plan.Nodes))
+	for i, n := range plan.Nodes {
+		nodes[i] = n.Name
+	}
+	return cells, nodes
+}
+
+// carry maps the thread's state onto the cells of plan, by name when the
+// plan changed, for a new run to start from.
+func (ts *ThreadState) carry(plan *flow.Plan, fp string) []flow.Value {
+	prev := make([]flow.Value, len(plan.Cells))
+	if fp == ts.Plan {
+		for _, cv := range ts.State.Cells {
+			prev[cv.Cell] = cv.Value
+		}
+		return prev
+	}
+	byName := map[string]int{}
+	for i, c := range ts.Cells {
+		byName[c.Name] = i
+	}
+	for i, c := range plan.Cells {
+		j, ok := byName[c.Name]
+		if !ok || ts.Cells[j].Kind != c.Kind {
+			continue
+		}
+		if v, err := flow.Conform(ts.cell(j), c.Type); err == nil {
+			prev[i] = v
+		}
+	}
+	return prev
+}
+
+// open loads a thread, creating it when it does not exist.
+func (th *Threads) open(ctx context.Context, plan *flow.Plan, threadID string, meta map[string]string) (*ThreadState, error) {
+	ts, err := th.Load(ctx, threadID)
+	if errors.Is(err, store.ErrNotFound) {
+		err = th.Store.CreateThread(ctx, &store.Thread{ID: threadID, Workflow: plan.Workflow.Name, Meta: meta})
+		if errors.Is(err, store.ErrExists) {
+			return th.Load(ctx, threadID)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return &ThreadState{Thread: threadID}, nil
+	}
+	return ts, err
+}
+
+// RunOptions are the optional settings of Threads.Run.
+type RunOptions struct {
+	// Meta labels a thread the run creates (the CLI keeps the workflow's
+	// file there, so that resume needs only the thread).
+	Meta map[string]string
+}
+
+// Run starts a new run of plan in a thread, creating the thread if it does
+// not exist, and drives it to its end or until it waits for a person. The
+// run starts from the thread's state: variables and slots carry over as
+// Carries says. A thread whose last run waits or did not finish is a
+// *ThreadError: Resume it first. obs and opts may be nil.
+func (th *Threads) Run(ctx context.Context, plan *flow.Plan, threadID string, params map[string]flow.Value, obs Observer, opts *RunOptions) (*Result, error) {
+	if threadID == "" {
+		return nil, fmt.Errorf("engine: a thread needs an id: %w", store.ErrInvalid)
+	}
+	var meta map[string]string
+	if opts != nil {
+		meta = opts.Meta
+	}
+	ts, err := th.open(ctx, plan, threadID, meta)
+	if err != nil {
+		return nil, err
+	}
+	if ts.State != nil {
+		switch s := ts.Status(); {
+		case s == Waiting:
+			return nil, &ThreadError{Thread: threadID, Run: ts.RunNumber, Status: s, Detail: "waits for an answer; answer it with Resume (weft resume " + threadID + " --answer TEXT) before starting a new run"}
+		case s == Running:
+			return nil, &ThreadError{Thread: threadID, Run: ts.RunNumber, Status: s, Detail: "did not finish (its process stopped, or it is running elsewhere); continue it with Resume (weft resume " + threadID + ")"}
+		case ts.State.Workflow != plan.Workflow.Name:
+			return nil, &ThreadError{Thread: threadID, Detail: fmt.Sprintf("belongs to workflow %s, not %s", ts.State.Workflow, plan.Workflow.Name)}
+		}
+	}
+	fp := Fingerprint(plan)
+	var prev []flow.Value
+	if ts.State != nil {
+		prev = ts.carry(plan, fp)
+	}
+	m, err := newMachine(plan, params, obs != nil, prev)
+	if err != nil {
+		return &Result{Status: Failed, Err: err}, err
+	}
+	d := &durable{th: th, ts: ts, created: time.Now(), info: runInfo{ID: newRunID(), Number: ts.RunNumber + 1, Plan: fp}}
+	d.prefix = threadID + "/" + strconv.Itoa(d.info.Number) + "/"
+	if ts.State == nil || ts.Plan != fp {
+		err = d.snapshot(ctx, m, nil)
+	} else {
+		delta, ctl := m.Delta()
+		info := d.info
+		err = d.append(ctx, store.Step, 0, &stepData{Start: &info, Delta: delta, Control: ctl}, "")
+	}
+	if err != nil {
+		err = &CheckpointError{Thread: threadID, Run: d.info.Number, Seq: ts.Seq + 1, Node: "(start)", Err: err}
+		return &Result{Status: Failed, Err: err}, err
+	}
+	res, err := th.Runner.driveIn(ctx, m, obs, d)
+	return d.finish(ctx, res, err)
+}
+
+// Resume continues a thread's last run in this process: a run waiting for
+// people takes their answers (the human nodes complete with them, and no
+// earlier node runs again); a run that did not finish (its process died)
+// continues with the steps that were in flight, with no answers. plan must
+// be the workflow the run started with (a *PlanChangedError otherwise).
+func (th *Threads) Resume(ctx context.Context, plan *flow.Plan, threadID string, answers []Answer, obs Observer) (*Result, error) {
+	ts, err := th.Load(ctx, threadID)
+	if err != nil {
+		return nil, err
+	}
+	if ts.State == nil {
+		return nil, &ThreadError{Thread: threadID, Detail: "has no run to resume"}
+	}
+	status := ts.Status()
+	switch {
+	case status == Completed || status == Failed:
+		return nil, &ThreadError{Thread: threadID, Run: ts.RunNumber, Status: status, Detail: "has ended; start a new run in the thread instead"}
+	case status == Waiting && len(answers) == 0:
+		return nil, &ThreadError{Thread: threadID, Run: ts.RunNumber, Status: status, Detail: "waits for an answer" + questionIDs(ts)}
+	case status == Running && len(answers) > 0:
+		return nil, &ThreadError{Thread: threadID, Run: ts.RunNumber, Status: status, Detail: "asks no question: resume it without answers"}
+	}
+	if fp := Fingerprint(plan); fp != ts.Plan {
+		return nil, &PlanChangedError{Thread: threadID, Run: ts.RunNumber, Was: ts.Plan, Now: fp, Workflow: plan.Workflow.Name}
+	}
+	m, err := RestoreMachine(plan, ts.State, obs != nil)
+	if err != nil {
+		return nil, err
+	}
+	d := &durable{th: th, ts: ts, info: runInfo{ID: ts.Run, Number: ts.RunNumber, Plan: ts.Plan}, resumed: true, lastStatus: status}
+	d.prefix = threadID + "/" + strconv.Itoa(d.info.Number) + "/"
+	if r, err := th.Store.Run(ctx, ts.Run); err == nil {
+		d.created = r.Created
+	} else {
+		d.created = time.Now()
+	}
+	for _, a := range answers {
+		t, err := waitingTask(m, ts, a.ID)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]flow.Value, len(t.Node.Outputs))
+		c := &Call{Node: t.Node, Outputs: out}
+		if err := c.SetOutputs(a.Outputs); err != nil {
+			return nil, &ThreadError{Thread: threadID, Run: ts.RunNumber, Status: status, Detail: fmt.Sprintf("answer to question %d (%s): %v", t.ID, t.Node.Name, err)}
+		}
+		node, step, item, id := t.Node, t.Step, t.Item, t.ID
+		if err := m.Resume(id, out); err != nil {
+			return nil, err
+		}
+		d.commitStep(ctx, m, &stepData{Task: id, Node: node.Name, Item: item, Answer: true}, step)
+		if d.err != nil {
+			return &Result{Status: Failed, Err: d.err}, d.err
+		}
+	}
+	res, err := th.Runner.driveIn(ctx, m, obs, d)
+	return d.finish(ctx, res, err)
+}
+
+func questionIDs(ts *ThreadState) string {
+	w := ts.Waiting()
+	if len(w) == 0 {
+		return ""
+	}
+	s := ": questions"
+	for _, t := range w {
+		s += fmt.Sprintf(" %d (%s)", t.ID, ts.NodeOf(t))
+	}
+	return s
+}
+
+// waitingTask finds the waiting task an answer is for.
+func waitingTask(m *Machine, ts *ThreadState, id string) (*Task, error) {
+	w := m.Waiting()
+	if id == "" {
+		if len(w) == 1 {
+			return w[0], nil
+		}
+		return nil, &ThreadError{Thread: ts.Thread, Run: ts.RunNumber, Status: Waiting, Detail: "asks several questions; answer each by id" + questionIDs(ts)}
+	}
+	for _, t := range w {
+		if strconv.Itoa(t.ID) == id {
+			return t, nil
+		}
+	}
+	return nil, &ThreadError{Thread: ts.Thread, Run: ts.RunNumber, Status: Waiting, Detail: fmt.Sprintf("no question %q waits%s", id, questionIDs(ts))}
+}
+
+func newRunID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return hex.EncodeToString(b[:])
+}
+
+// durable commits the steps of one run to its thread.
+type durable struct {
+	th         *Threads
+	ts         *ThreadState
+	info       runInfo
+	prefix     string // of idempotency keys
+	created    time.Time
+	resumed    bool
+	lastStatus Status // the status the last record holds
+	err        error  // the first commit that failed
+	step       int    // the step of the last record
+}
+
+// key returns a task's idempotency key.
+func (d *durable) key(t *Task) string {
+	if t.Item > 0 {
+		return d.prefix + strconv.Itoa(t.Step) + "/" + strconv.Itoa(t.Item)
+	}
+	return d.prefix + strconv.Itoa(t.Step)
+}
+
+// commit records a completed task. It runs under the executor's lock, so
+// records are in the order the machine saw the results. A failure stops
+// the run.
+func (d *durable) commit(ctx context.Context, m *Machine, node *flow.PlanNode, step, item, id int, err error) {
+	sd := &stepData{Task: id, Node: node.Name, Item: item}
+	if _, ok := isInterrupt(err); err != nil && !ok {
+		sd.Error = err.Error()
+	}
+	d.commitStep(ctx, m, sd, step)
+}
+
+func (d *durable) commitStep(ctx context.Context, m *Machine, sd *stepData, step int) {
+	if d.err != nil {
+		return
+	}
+	sd.Delta, sd.Control = m.Delta()
+	if err := d.append(ctx, store.Step, step, sd, sd.Node); err != nil {
+		m.fail(err)
+		return
+	}
+	ts := d.ts
+	if ts.recsSince >= maxSince || ts.recsSince >= minSince && ts.bytesSince >= ts.snapBytes {
+		if err := d.snapshot(ctx, m, nil); err != nil {
+			m.fail(err)
+		}
+	}
+}
+
+// snapshot appends the machine's whole state.
+func (d *durable) snapshot(ctx context.Context, m *Machine, from *ForkOrigin) error {
+	cells, nodes := cellInfos(m.plan)
+	sd := &snapshotData{runInfo: d.info, Cells: cells, Nodes: nodes, From: from, State: m.Snapshot()}
+	return d.append(ctx, store.Snapshot, m.step, sd, "(snapshot)")
+}
+
+// append writes one record as the thread's next, retrying transient store
+// errors. An append whose outcome was lost (the connection dropped after
+// the commit) is recognised on the retry by reading the record back.
+func (d *durable) append(ctx context.Context, kind store.Kind, step int, v any, node string) error {
+	if d.err != nil {
+		return d.err
+	}
+	data, err := json.Marshal(v)
+	if err != nil {
+		d.err = &CheckpointError{Thread: d.ts.Thread, Run: d.info.Number, Seq: d.ts.Seq + 1, Step: step, Node: node, Err: err}
+		return d.err
+	}
+	rec := &store.Record{ThreadID: d.ts.Thread, RunID: d.info.ID, Seq: d.ts.Seq + 1, Step: step, Kind: kind, Data: data}
+	if err := d.th.appendRetry(ctx, rec); err != nil {
+		d.err = &CheckpointError{Thread: d.ts.Thread, Run: d.info.Number, Seq: rec.Seq, Step: step, Node: node, Err: err}
+		return d.err
+	}
+	ts := d.ts
+	ts.Seq = rec.Seq
+	d.step = step
+	if kind == store.Snapshot {
+		ts.snapBytes, ts.bytesSince, ts.recsSince = len(data), 0, 0
+		d.lastStatus = v.(*snapshotData).State.Control.Status
+	} else {
+		ts.bytesSince += len(data)
+		ts.recsSince++
+		d.lastStatus = v.(*stepData).Control.Status
+	}
+	return nil
+}
+
+func (th *Threads) appendRetry(ctx context.Context, rec *store.Record) error {
+	retryFor := th.RetryFor
+	if retryFor == 0 {
+		retryFor = 30 * time.Second
+	}
+	deadline := time.Now().Add(retryFor)
+	delay := 20 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		err := th.Store.Append(ctx, rec)
+		if err == nil {
+			return nil
+		}
+		var ce *store.ConflictError
+		if errors.As(err, &ce) {
+			if attempt > 1 && ce.Got >= rec.Seq {
+				// An earlier attempt may have committed before its
+				// reply was lost.
+				if recs, rerr := th.Store.Records(ctx, rec.ThreadID, rec.Seq); rerr == nil && len(recs) > 0 && recs[0].Seq == rec.Seq && bytes.Equal(recs[0].Data, rec.Data) {
+					return nil
+				}
+			}
+			return err
+		}
+		if !transient(err) || ctx.Err() != nil || retryFor < 0 || time.Now().After(deadline) {
+			return err
+		}
+		if err := sleepCtx(ctx, delay); err != nil {
+			return err
+		}
+		delay = min(delay*2, time.Second)
+	}
+}
+
+// transient reports whether a store error may go away on a retry: any
+// error but those that say the request itself is wrong.
+func transient(err error) bool {
+	var corrupt *store.CorruptError
+	switch {
+	case errors.Is(err, store.ErrInvalid), errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrExists),
+		errors.As(err, &corrupt), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return false
+	}
+	return true
+}
+
+// finish records how a drive ended: a failure no step recorded (max time),
+// the questions of a waiting run, and the run's row.
+func (d *durable) finish(ctx context.Context, res *Result, err error) (*Result, error) {
+	m := res.m
+	res.Thread, res.Run = d.ts.Thread, d.info.Number
+	if ctx.Err() != nil {
+		// Cancelled by the caller: the run stays as its last record
+		// left it, to be resumed.
+		return res, err
+	}
+	if d.err == nil && m.Status() == Failed && d.lastStatus != Failed {
+		d.commitStep(ctx, m, &stepData{Error: errText(m.Err())}, m.step)
+	}
+	if d.err != nil {
+		res.Status, res.Err = Failed, d.err
+		return res, d.err
+	}
+	if m.Status() == Waiting || d.resumed {
+		if perr := d.pending(ctx, m); perr != nil {
+			return res, perr
+		}
+	}
+	run := &store.Run{ID: d.info.ID, ThreadID: d.ts.Thread, Number: d.info.Number, Status: m.Status().String(), Created: d.created, Updated: time.Now()}
+	if m.Err() != nil {
+		run.Error = m.Err().Error()
+	}
+	if perr := d.th.Store.PutRun(ctx, run); perr != nil {
+		return res, fmt.Errorf("thread %s, run %d: recording its status: %w", d.ts.Thread, d.info.Number, perr)
+	}
+	return res, err
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// pending makes the thread's pending questions those the machine waits on.
+func (d *durable) pending(ctx context.Context, m *Machine) error {
+	have, err := d.th.Store.Pending(ctx, d.ts.Thread)
+	if err != nil {
+		return err
+	}
+	waiting := map[string]*Task{}
+	for _, t := range m.Waiting() {
+		waiting[strconv.Itoa(t.ID)] = t
+	}
+	for _, p := range have {
+		if _, ok := waiting[p.ID]; ok {
+			delete(waiting, p.ID)
+			continue
+		}
+		if err := d.th.Store.DeletePending(ctx, d.ts.Thread, p.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+	}
+	for id, t := range waiting {
+		q, err := json.Marshal(question(t))
+		if err != nil {
+			return err
+		}
+		p := &store.Pending{ID: id, ThreadID: d.ts.Thread, RunID: d.info.ID, Node: t.Node.Name, Question: q, Created: time.Now()}
+		if err := d.th.Store.PutPending(ctx, p); err != nil && !errors.Is(err, store.ErrExists) {
+			return err
+		}
+	}
+	return nil
+}
+
+// question is what a waiting task asks.
+func question(t *Task) flow.Value {
+	q := t.Input("question")
+	if q.IsNull() {
+		q = t.Node.Node.Config["question"]
+	}
+	return q
+}
