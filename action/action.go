@@ -30,9 +30,14 @@ func Register(reg *engine.Registry) {
 var ErrNoProvider = errors.New("no LLM provider is configured (stub the action with --stubs, or register a Go implementation)")
 
 // Bind makes the implementation of an action bound in source. HUMAN
-// bindings ask their question; LLM and TOOL bindings need a provider and
-// fail with a clear error until one is configured.
+// bindings ask their question; HTTP bindings (type HTTP, or TOOL with a
+// url) send their request with a shared client (see HTTPAction); LLM
+// and other TOOL bindings need a provider and fail with a clear error
+// until one is configured.
 func Bind(b *flow.Binding) (engine.Action, error) {
+	if IsHTTP(b) {
+		return NewHTTP(b, nil)
+	}
 	switch b.Type {
 	case flow.Human:
 		return engine.Ask(), nil

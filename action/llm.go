@@ -3,6 +3,7 @@ package action
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strings"
 	"sync"
 
@@ -15,9 +16,9 @@ import (
 )
 
 // Binder turns actions bound in a workflow's source into implementations,
-// LLM calls among them. Its Bind method is an engine.BindFunc. A Binder
-// opens each model spec once and shares the model between actions; it is
-// safe for concurrent use.
+// LLM calls and HTTP requests among them. Its Bind method is an
+// engine.BindFunc. A Binder opens each model spec once and shares the
+// model between actions; it is safe for concurrent use.
 type Binder struct {
 	// Open opens a model by spec, e.g. "ollama:llama3.1" (see
 	// llm/providers). Nil leaves LLM bindings without a provider.
@@ -30,14 +31,22 @@ type Binder struct {
 	MaxRepairs int
 	// Tools holds the tools LLM bindings may name in `tools: [...]`.
 	Tools *tool.Registry
+	// HTTPClient sends the requests of HTTP bindings. Nil means a shared
+	// client with the default transport's connection timeouts; each
+	// request is bounded by its node's timeout, else DefaultHTTPTimeout.
+	HTTPClient *http.Client
 
 	mu     sync.Mutex
 	models map[string]llm.Model
 }
 
 // Bind makes the implementation of a binding: an LLM call for LLM
-// bindings, a question for HUMAN ones.
+// bindings, a request with HTTPClient for HTTP ones (see HTTPAction), a
+// question for HUMAN ones.
 func (b *Binder) Bind(bd *flow.Binding) (engine.Action, error) {
+	if IsHTTP(bd) {
+		return NewHTTP(bd, b.HTTPClient)
+	}
 	if bd.Type != flow.LLM {
 		return Bind(bd)
 	}
