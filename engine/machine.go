@@ -92,6 +92,9 @@ type Machine struct {
 	shadow  []flow.Value // cells as of the last Snapshot or Delta
 	// shadowPath is the length of path at the last Snapshot or Delta.
 	shadowPath int
+	// scratch of controlInto
+	ctlFrames []*frame
+	ctlTokens []*token
 }
 
 // token is a thread of control: the node it is at and the frame it sees.

@@ -101,7 +101,8 @@ func (e *StateError) Error() string { return "engine: state, " + e.Field + ": " 
 // Snapshot returns the machine's whole state. Running tasks are recorded as
 // ready: restored, they run again.
 func (m *Machine) Snapshot() *State {
-	st := &State{Workflow: m.plan.Workflow.Name, Control: m.control(0)}
+	st := &State{Workflow: m.plan.Workflow.Name}
+	m.controlInto(&st.Control, 0, true)
 	for i, v := range m.cells {
 		if !v.IsNull() {
 			st.Cells = append(st.Cells, CellValue{Cell: i, Value: v})
@@ -118,7 +119,16 @@ func (m *Machine) Snapshot() *State {
 // Path lists only the nodes started since. It is what a store keeps for
 // one step; State.Fold applies it.
 func (m *Machine) Delta() ([]CellValue, Control) {
-	var changed []CellValue
+	var ctl Control
+	changed := m.deltaInto(nil, &ctl, true)
+	return changed, ctl
+}
+
+// deltaInto is Delta appending the changed cells to changed and writing
+// the control state into *ctl, reusing its slices. Unless clone is set, the
+// control state shares the machine's memory and is valid only until the
+// machine moves on: for encoding at once.
+func (m *Machine) deltaInto(changed []CellValue, ctl *Control, clone bool) []CellValue {
 	if m.shadow == nil {
 		m.shadow = make([]flow.Value, len(m.cells))
 	}
@@ -134,9 +144,9 @@ func (m *Machine) Delta() ([]CellValue, Control) {
 		}
 		m.shadow[i] = v
 	}
-	ctl := m.control(m.shadowPath)
+	m.controlInto(ctl, m.shadowPath, clone)
 	m.shadowPath = len(m.path)
-	return changed, ctl
+	return changed
 }
 
 // appended reports whether v is the List old with elements appended, and
@@ -192,8 +202,15 @@ func (st *State) setCell(cell int, v flow.Value) {
 }
 
 // control returns the control state, with the path from index from on.
-func (m *Machine) control(from int) Control {
-	c := Control{Status: m.status, Step: m.step, NextID: m.nextID, Path: slices.Clone(m.path[from:]), Final: -1}
+func (m *Machine) controlInto(c *Control, from int, clone bool) {
+	*c = Control{Status: m.status, Step: m.step, NextID: m.nextID, Path: m.path[from:], Final: -1,
+		Tasks: c.Tasks[:0], Tokens: c.Tokens[:0]}
+	if clone {
+		c.Path = slices.Clone(c.Path)
+	}
+	if len(c.Path) == 0 {
+		c.Path = nil
+	}
 	if m.err != nil {
 		c.Err = m.err.Error()
 	}
@@ -201,11 +218,13 @@ func (m *Machine) control(from int) Control {
 		c.Final = m.final.Index
 		c.Outputs = slices.Clone(m.outputs)
 	}
-	frames := map[*frame]int{m.root: 0}
-	fans := map[*fanout]int{}
+	// Lookups are linear: there are as many frames, fan-outs and tokens
+	// as parallel branches in flight, usually none or one.
+	frames := append(m.ctlFrames[:0], m.root)
+	var fans []*fanout
 	var frameOf func(f *frame) int
 	frameOf = func(f *frame) int {
-		if id, ok := frames[f]; ok {
+		if id := slices.Index(frames, f); id >= 0 {
 			return id
 		}
 		fs := FrameState{Parent: frameOf(f.parent), Fanout: -1}
@@ -213,14 +232,14 @@ func (m *Machine) control(from int) Control {
 			fs.Raw = append(fs.Raw, CellValue{Cell: w.cell, Value: w.v})
 		}
 		c.Frames = append(c.Frames, fs)
+		frames = append(frames, f)
 		id := len(c.Frames)
-		frames[f] = id
 		if f.fan != nil {
-			fid, ok := fans[f.fan]
-			if !ok {
+			fid := slices.Index(fans, f.fan)
+			if fid < 0 {
 				fo := f.fan
 				fid = len(c.Fanouts)
-				fans[fo] = fid
+				fans = append(fans, fo)
 				c.Fanouts = append(c.Fanouts, FanoutState{Edge: fo.edge.Index, Pending: fo.pending})
 				c.Fanouts[fid].Parent = frameOf(fo.parent)
 				for _, b := range fo.branches {
@@ -231,20 +250,24 @@ func (m *Machine) control(from int) Control {
 		}
 		return id
 	}
-	tokens := map[*token]int{}
+	tokens := m.ctlTokens[:0]
 	add := func(t *Task, waiting bool) {
-		tid, ok := tokens[t.tok]
-		if !ok {
+		tid := slices.Index(tokens, t.tok)
+		if tid < 0 {
 			tk := t.tok
 			ts := TokenState{Node: tk.node.Index, Frame: frameOf(tk.frame), Step: tk.step}
 			if mp := tk.mp; mp != nil {
 				ts.Map = &MapState{Items: mp.items, Inputs: mp.inputs, Outs: mp.outs, Next: mp.next, Done: mp.done, Failed: mp.failed}
 			}
 			tid = len(c.Tokens)
-			tokens[tk] = tid
+			tokens = append(tokens, tk)
 			c.Tokens = append(c.Tokens, ts)
 		}
-		c.Tasks = append(c.Tasks, TaskState{ID: t.ID, Token: tid, Step: t.Step, Item: t.Item, Inputs: slices.Clone(t.Inputs), Waiting: waiting})
+		in := t.Inputs
+		if clone {
+			in = slices.Clone(in)
+		}
+		c.Tasks = append(c.Tasks, TaskState{ID: t.ID, Token: tid, Step: t.Step, Item: t.Item, Inputs: in, Waiting: waiting})
 	}
 	for _, t := range m.running {
 		add(t, false)
@@ -255,8 +278,18 @@ func (m *Machine) control(from int) Control {
 	for _, t := range m.waiting {
 		add(t, true)
 	}
-	slices.SortFunc(c.Tasks, func(a, b TaskState) int { return a.ID - b.ID })
-	return c
+	clear(frames)
+	clear(tokens)
+	m.ctlFrames, m.ctlTokens = frames[:0], tokens[:0]
+	if len(c.Tasks) > 1 {
+		slices.SortFunc(c.Tasks, func(a, b TaskState) int { return a.ID - b.ID })
+	}
+	if len(c.Tasks) == 0 {
+		c.Tasks = nil
+	}
+	if len(c.Tokens) == 0 {
+		c.Tokens = nil
+	}
 }
 
 // RestoreMachine rebuilds a machine of plan from a State. Tasks that were

@@ -11,6 +11,7 @@ import (
 	"hash/fnv"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/weftlang/weft/flow"
@@ -46,7 +47,32 @@ type Threads struct {
 	// RetryFor is how long a transient store error is retried before the
 	// run fails; 0 means 30s, a negative value no retry.
 	RetryFor time.Duration
+
+	plans sync.Map // *flow.Plan -> *planInfo
 }
+
+// planInfo is what the records of a plan's runs repeat, computed once.
+type planInfo struct {
+	fp    string // Fingerprint
+	names []byte // "cells":[...],"nodes":[...] of snapshots
+}
+
+func (th *Threads) info(plan *flow.Plan) *planInfo {
+	if pi, ok := th.plans.Load(plan); ok {
+		return pi.(*planInfo)
+	}
+	cells, nodes := cellInfos(plan)
+	names, _ := json.Marshal(struct {
+		Cells []CellInfo `json:"cells"`
+		Nodes []string   `json:"nodes"`
+	}{cells, nodes}) // names and small ints always encode
+	pi := &planInfo{fp: Fingerprint(plan), names: names[1 : len(names)-1]}
+	th.plans.Store(plan, pi)
+	return pi
+}
+
+// fingerprint returns Fingerprint(plan), computed once per plan.
+func (th *Threads) fingerprint(plan *flow.Plan) string { return th.info(plan).fp }
 
 // Answer is a person's answer to a question a waiting run asks.
 type Answer struct {
@@ -219,6 +245,7 @@ type (
 		Nodes []string    `json:"nodes"`
 		From  *ForkOrigin `json:"from,omitempty"`
 		State *State      `json:"state"`
+		names []byte      // Cells and Nodes, encoded (see planInfo)
 	}
 	stepData struct {
 		Start   *runInfo    `json:"start,omitempty"` // a run starts here
@@ -432,7 +459,7 @@ func (th *Threads) Run(ctx context.Context, plan *flow.Plan, threadID string, pa
 			return nil, &ThreadError{Thread: threadID, Detail: fmt.Sprintf("belongs to workflow %s, not %s", ts.State.Workflow, plan.Workflow.Name)}
 		}
 	}
-	fp := Fingerprint(plan)
+	fp := th.fingerprint(plan)
 	var prev []flow.Value
 	if ts.State != nil {
 		prev = ts.carry(plan, fp)
@@ -480,7 +507,7 @@ func (th *Threads) Resume(ctx context.Context, plan *flow.Plan, threadID string,
 	case status == Running && len(answers) > 0:
 		return nil, &ThreadError{Thread: threadID, Run: ts.RunNumber, Status: status, Detail: "asks no question: resume it without answers"}
 	}
-	if fp := Fingerprint(plan); fp != ts.Plan {
+	if fp := th.fingerprint(plan); fp != ts.Plan {
 		return nil, &PlanChangedError{Thread: threadID, Run: ts.RunNumber, Was: ts.Plan, Now: fp, Workflow: plan.Workflow.Name}
 	}
 	m, err := RestoreMachine(plan, ts.State, obs != nil)
@@ -563,6 +590,10 @@ type durable struct {
 	lastStatus Status // the status the last record holds
 	err        error  // the first commit that failed
 	step       int    // the step of the last record
+	buf        []byte // step records are encoded here
+	delta      []CellValue
+	ctl        Control // its Tasks and Tokens are reused from step to step
+	sd         stepData
 }
 
 // key returns a task's idempotency key.
@@ -577,7 +608,8 @@ func (d *durable) key(t *Task) string {
 // records are in the order the machine saw the results. A failure stops
 // the run.
 func (d *durable) commit(ctx context.Context, m *Machine, node *flow.PlanNode, step, item, id int, err error) {
-	sd := &stepData{Task: id, Node: node.Name, Item: item}
+	sd := &d.sd
+	*sd = stepData{Task: id, Node: node.Name, Item: item}
 	if _, ok := isInterrupt(err); err != nil && !ok {
 		sd.Error = err.Error()
 	}
@@ -588,7 +620,11 @@ func (d *durable) commitStep(ctx context.Context, m *Machine, sd *stepData, step
 	if d.err != nil {
 		return
 	}
-	sd.Delta, sd.Control = m.Delta()
+	// The delta and control state are encoded at once: they may share the
+	// machine's memory and reuse the previous step's buffers.
+	sd.Control.Tasks, sd.Control.Tokens = d.ctl.Tasks, d.ctl.Tokens
+	sd.Delta = m.deltaInto(d.delta[:0], &sd.Control, false)
+	d.delta, d.ctl.Tasks, d.ctl.Tokens = sd.Delta, sd.Control.Tasks, sd.Control.Tokens
 	if err := d.append(ctx, store.Step, step, sd, sd.Node); err != nil {
 		m.fail(err)
 		return
@@ -603,9 +639,7 @@ func (d *durable) commitStep(ctx context.Context, m *Machine, sd *stepData, step
 
 // snapshot appends the machine's whole state.
 func (d *durable) snapshot(ctx context.Context, m *Machine, from *ForkOrigin) error {
-	cells, nodes := cellInfos(m.plan)
-	sd := &snapshotData{runInfo: d.info, Cells: cells, Nodes: nodes, From: from, State: m.Snapshot()}
-	return d.append(ctx, store.Snapshot, m.step, sd, "(snapshot)")
+	return d.append(ctx, store.Snapshot, m.step, &snapshotData{runInfo: d.info, From: from, State: m.Snapshot(), names: d.th.info(m.plan).names}, "(snapshot)")
 }
 
 // append writes one record as the thread's next, retrying transient store
@@ -615,7 +649,21 @@ func (d *durable) append(ctx context.Context, kind store.Kind, step int, v any, 
 	if d.err != nil {
 		return d.err
 	}
-	data, err := json.Marshal(v)
+	var data []byte
+	var err error
+	if d.buf == nil {
+		d.buf = make([]byte, 0, 4096)
+	}
+	switch x := v.(type) {
+	case *stepData:
+		d.buf, err = appendStep(d.buf[:0], x)
+		data = d.buf
+	case *snapshotData:
+		d.buf, err = appendSnapshot(d.buf[:0], x)
+		data = d.buf
+	default:
+		data, err = json.Marshal(v)
+	}
 	if err != nil {
 		d.err = &CheckpointError{Thread: d.ts.Thread, Run: d.info.Number, Seq: d.ts.Seq + 1, Step: step, Node: node, Err: err}
 		return d.err

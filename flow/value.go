@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 	"unsafe"
 )
 
@@ -366,6 +367,12 @@ func (v Value) MarshalJSON() ([]byte, error) {
 	return v.appendJSON(nil)
 }
 
+// AppendJSON appends the JSON encoding of v (as MarshalJSON writes it) to
+// b, for encoders that build a larger document without reflection.
+func (v Value) AppendJSON(b []byte) ([]byte, error) {
+	return v.appendJSON(b)
+}
+
 func (v Value) appendJSON(b []byte) ([]byte, error) {
 	switch v.Kind() {
 	case KindBool:
@@ -377,23 +384,11 @@ func (v Value) appendJSON(b []byte) ([]byte, error) {
 		if math.IsNaN(f) || math.IsInf(f, 0) {
 			return nil, fmt.Errorf("flow: %s has no JSON form", formatFloat(f))
 		}
-		out, err := json.Marshal(f)
-		if err != nil {
-			return nil, err
-		}
-		if !bytes.ContainsAny(out, ".eE") {
-			out = append(out, ".0"...)
-		}
-		return append(b, out...), nil
-	case KindString, KindDuration:
-		// Values are data, not markup: no HTML escaping of <, > and &.
-		var buf bytes.Buffer
-		enc := json.NewEncoder(&buf)
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(v.Go()); err != nil {
-			return nil, err
-		}
-		return append(b, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...), nil
+		return appendJSONFloat(b, f), nil
+	case KindString:
+		return appendJSONString(b, v.str()), nil
+	case KindDuration:
+		return appendJSONString(b, v.Duration().String()), nil
 	case KindList:
 		b = append(b, '[')
 		for i, e := range v.List() {
@@ -418,11 +413,8 @@ func (v Value) appendJSON(b []byte) ([]byte, error) {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			kb, err := json.Marshal(k)
-			if err != nil {
-				return nil, err
-			}
-			b = append(append(b, kb...), ':')
+			b = append(appendJSONString(b, k), ':')
+			var err error
 			if b, err = m[k].appendJSON(b); err != nil {
 				return nil, err
 			}
@@ -867,4 +859,83 @@ func sameRepr(a, b Value) bool {
 		return len(la) == len(lb) && (len(la) == 0 || &la[0] == &lb[0])
 	}
 	return true
+}
+
+// appendJSONFloat appends f as encoding/json writes a float64, with a
+// fraction added when there is none (2 becomes 2.0), so that it decodes as
+// a Float again.
+func appendJSONFloat(b []byte, f float64) []byte {
+	start := len(b)
+	format := byte('f')
+	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if format == 'e' {
+		// e-09 becomes e-9, as encoding/json writes it.
+		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+		return b
+	}
+	if !bytes.ContainsAny(b[start:], ".eE") {
+		b = append(b, ".0"...)
+	}
+	return b
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendJSONString appends s as a JSON string, escaped as encoding/json
+// does except that <, > and & are kept: values are data, not markup.
+// Invalid UTF-8 becomes U+FFFD.
+func appendJSONString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+		default:
+			i += size
+			continue
+		}
+		i += size
+		start = i
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
 }
