@@ -142,7 +142,7 @@ func BenchmarkResumeWaiting(b *testing.B) {
 				}
 			}
 			b.StopTimer()
-			b.ReportMetric(float64((cpuTime() - cpu).Nanoseconds())/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64((cpuTime()-cpu).Nanoseconds())/float64(b.N), "cpu-ns/op")
 		})
 	}
 }
