@@ -281,6 +281,11 @@ func (th *Threads) Load(ctx context.Context, threadID string) (*ThreadState, err
 	if err != nil {
 		return nil, err
 	}
+	return th.loadFrom(ctx, threadID, snap)
+}
+
+// loadFrom folds the records after snap into it.
+func (th *Threads) loadFrom(ctx context.Context, threadID string, snap *store.Record) (*ThreadState, error) {
 	ts := &ThreadState{Thread: threadID}
 	if err := ts.apply(snap); err != nil {
 		return nil, err
@@ -411,18 +416,20 @@ func (ts *ThreadState) carry(plan *flow.Plan, fp string) []flow.Value {
 
 // open loads a thread, creating it when it does not exist.
 func (th *Threads) open(ctx context.Context, plan *flow.Plan, threadID string, meta map[string]string) (*ThreadState, error) {
-	ts, err := th.Load(ctx, threadID)
+	snap, err := th.Store.LastSnapshot(ctx, threadID)
 	if errors.Is(err, store.ErrNotFound) {
+		// A new thread, or one whose first record was never written
+		// (every thread's log starts with a snapshot).
 		err = th.Store.CreateThread(ctx, &store.Thread{ID: threadID, Workflow: plan.Workflow.Name, Meta: meta})
-		if errors.Is(err, store.ErrExists) {
-			return th.Load(ctx, threadID)
-		}
-		if err != nil {
+		if err != nil && !errors.Is(err, store.ErrExists) {
 			return nil, err
 		}
 		return &ThreadState{Thread: threadID}, nil
 	}
-	return ts, err
+	if err != nil {
+		return nil, err
+	}
+	return th.loadFrom(ctx, threadID, snap)
 }
 
 // RunOptions are the optional settings of Threads.Run.

@@ -60,10 +60,15 @@ type Store interface {
 	// DeletePending removes an answered question.
 	DeletePending(ctx context.Context, threadID, id string) error
 
-	// Prune removes the records and runs of a thread older than the last
-	// keepRuns runs, keeping what folding the rest needs (the snapshot
-	// they start from). It returns the number of records removed.
-	Prune(ctx context.Context, threadID string, keepRuns int) (int, error)
+	// Prune removes old runs of a thread, with their pending questions,
+	// and the records that folding the kept runs no longer needs: those
+	// before the latest Snapshot at or before the first record of the
+	// oldest kept run (with no such snapshot, no record goes). A run goes
+	// when it is older than the last opts.KeepRuns runs, or when it was
+	// last updated before opts.Before; the thread's last run always stays,
+	// and options that set neither limit remove nothing. The log keeps its
+	// numbering. Prune returns the number of records removed.
+	Prune(ctx context.Context, threadID string, opts PruneOptions) (int, error)
 
 	// Close releases the store's resources.
 	Close() error
@@ -99,6 +104,9 @@ const (
 	Event    Kind = "event"    // anything else the engine keeps in order (a run's start, an answer)
 )
 
+// Valid reports whether k is one of the record kinds above.
+func (k Kind) Valid() bool { return k == Step || k == Snapshot || k == Event }
+
 // Record is one entry of a thread's log.
 type Record struct {
 	ThreadID string
@@ -126,6 +134,18 @@ type Pending struct {
 	Created  time.Time
 }
 
+// PruneOptions say which runs of a thread Prune removes: those matching
+// either limit. The thread's last run is never removed.
+type PruneOptions struct {
+	// KeepRuns keeps the thread's last KeepRuns runs (by Number, then
+	// Created, then ID) and removes those before them; 0 sets no limit by
+	// count. Negative is ErrInvalid.
+	KeepRuns int
+	// Before also removes the runs last updated (Run.Updated) before it;
+	// the zero time sets no limit by age.
+	Before time.Time
+}
+
 // ListOptions bound a listing.
 type ListOptions struct {
 	Limit  int // 0: no limit
@@ -140,8 +160,8 @@ var ErrNotFound = errors.New("store: not found")
 var ErrExists = errors.New("store: already exists")
 
 // ErrInvalid is returned for an argument a store cannot accept: an empty
-// ID, a record without a Kind, records of several threads in one Append,
-// a negative keepRuns.
+// ID, a record without a valid Kind, records of several threads in one
+// Append, a negative PruneOptions.KeepRuns.
 var ErrInvalid = errors.New("store: invalid argument")
 
 // ConflictError is an Append whose first record is not the thread's next:
@@ -172,8 +192,8 @@ func (e *CorruptError) Error() string {
 }
 
 // CheckAppend checks what an Append can check without the log: at least
-// one record, none nil, all of one non-empty thread, each with a Kind, and
-// Seqs consecutive from the first. A gap inside the batch is a
+// one record, none nil, all of one non-empty thread, each of a valid Kind,
+// and Seqs consecutive from the first. A gap inside the batch is a
 // *ConflictError (Want is the out-of-order Seq, Got the Seq before it);
 // anything else wrong wraps ErrInvalid. Implementations call it first and
 // then compare recs[0].Seq with the thread's last Seq.
@@ -189,11 +209,28 @@ func CheckAppend(recs []*Record) error {
 			return fmt.Errorf("append: record %d has no thread: %w", i, ErrInvalid)
 		case r.ThreadID != recs[0].ThreadID:
 			return fmt.Errorf("append: records of threads %s and %s in one batch: %w", recs[0].ThreadID, r.ThreadID, ErrInvalid)
-		case r.Kind == "":
-			return fmt.Errorf("append: thread %s, record %d has no kind: %w", r.ThreadID, r.Seq, ErrInvalid)
+		case !r.Kind.Valid():
+			return fmt.Errorf("append: thread %s, record %d has kind %q: %w", r.ThreadID, r.Seq, r.Kind, ErrInvalid)
 		case i > 0 && r.Seq != recs[i-1].Seq+1:
 			return &ConflictError{ThreadID: r.ThreadID, Want: r.Seq, Got: recs[i-1].Seq}
 		}
 	}
 	return nil
+}
+
+// Select splits the runs of a thread, oldest first (as Runs lists them),
+// into those Prune removes and those it keeps, by the rules of
+// PruneOptions. Implementations call it after checking KeepRuns >= 0.
+func (o PruneOptions) Select(runs []*Run) (drop, keep []*Run) {
+	n := len(runs)
+	for i, r := range runs {
+		byCount := o.KeepRuns > 0 && i < n-o.KeepRuns
+		byAge := !o.Before.IsZero() && r.Updated.Before(o.Before)
+		if i < n-1 && (byCount || byAge) {
+			drop = append(drop, r)
+		} else {
+			keep = append(keep, r)
+		}
+	}
+	return drop, keep
 }

@@ -2,7 +2,9 @@
 //
 // Usage:
 //
-//	weft run FILE [--input TEXT] [--var k=v ...] [--stubs FILE] [--answer TEXT ...] [--trace] [--json]
+//	weft run FILE [--input TEXT] [--var k=v ...] [--stubs FILE] [--answer TEXT ...] [--thread ID] [--store S] [--trace] [--json]
+//	weft resume THREAD [--answer TEXT ...] [--id ID ...]
+//	weft threads list|show|history|fork|prune
 //	weft validate FILE...
 //	weft fmt [-w] [-l] FILE...
 //	weft graph FILE [--format mermaid|dot|svg] [-o OUT]
@@ -193,6 +195,8 @@ language: graphs of steps that call LLMs, tools and people.
 	})
 	root.AddCommand(
 		newRunCmd(e),
+		newResumeCmd(e),
+		newThreadsCmd(e),
 		newValidateCmd(e),
 		newFmtCmd(e),
 		newGraphCmd(e),

@@ -16,6 +16,7 @@ import (
 	"github.com/weftlang/weft/action"
 	"github.com/weftlang/weft/engine"
 	"github.com/weftlang/weft/flow"
+	"github.com/weftlang/weft/lang"
 )
 
 // runOptions are the flags of `weft run`.
@@ -30,6 +31,8 @@ type runOptions struct {
 	llm        string
 	record     string
 	llmTimeout time.Duration
+	thread     string
+	store      string
 }
 
 // newRunCmd builds `weft run`.
@@ -70,35 +73,47 @@ with --json a single JSON object describes the run instead.`,
 	f.StringVar(&o.llm, "llm", "", "the model of LLM actions that name none: `SPEC` ollama:MODEL, openai:MODEL, anthropic:MODEL or replay:FILE (default $WEFT_LLM)")
 	f.StringVar(&o.record, "record", "", "record every LLM exchange to `FILE` (JSON lines), to replay with --llm replay:FILE")
 	f.DurationVar(&o.llmTimeout, "llm-timeout", defaultPolicy.Timeout, "bound on each LLM call (`DURATION`); failed calls are retried twice")
+	f.StringVar(&o.thread, "thread", "", "run in the durable thread `ID`: every step is recorded in the store, the run can be resumed after a crash or a question, and the thread's variables carry over to its next run")
+	f.StringVar(&o.store, "store", "", "where threads are kept: a SQLite file `PATH` or a postgres:// URL (default $WEFT_STORE, else "+defaultStoreHint+"); without --thread, starts a new thread")
 	return cmd
 }
 
-// runWorkflow is `weft run`.
-func runWorkflow(ctx context.Context, e env, path string, o *runOptions, inputSet bool) error {
+// prepared is a workflow loaded, compiled and ready to run.
+type prepared struct {
+	mod    *lang.Module
+	plan   *flow.Plan
+	runner *engine.Runner
+	close  func()
+}
+
+// prepare loads and compiles the workflow at path and makes its runner:
+// the built-in actions, the stubs of o.stubs, and LLM bindings. Errors are
+// printed; the returned error carries the exit code.
+func prepare(e env, path string, o *runOptions) (*prepared, error) {
 	m, ds, err := loadModule(path)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if ds.HasErrors() {
 		printDiags(e.stderr, ds, m)
-		return silent(exitFailed)
+		return nil, silent(exitFailed)
 	}
 	w, err := pickWorkflow(m, o.workflow)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	reg := engine.NewRegistry()
 	action.Register(reg)
 	if o.stubs != "" {
 		var stubbed []string
 		if reg, stubbed, err = stubRegistry(reg, o.stubs); err != nil {
-			return err
+			return nil, err
 		}
 		warnUnusedStubs(e.stderr, w, stubbed)
 	}
 	fns, err := action.Functions()
 	if err != nil {
-		return internal(err)
+		return nil, internal(err)
 	}
 	plan, cds := flow.Compile(w, &flow.CompileOptions{HasAction: reg.Has, Functions: fns})
 	printDiags(e.stderr, dedupe(append(ds, cds...)), m)
@@ -110,19 +125,18 @@ func runWorkflow(ctx context.Context, e env, path string, o *runOptions, inputSe
 				fmt.Fprintf(e.stderr, "weft: %s has no stub for %s; add one for each (an empty list, as in `%s: []`, is enough for an action this run does not call)\n", o.stubs, strings.Join(missing, ", "), missing[0])
 			}
 		}
-		return silent(exitFailed)
+		return nil, silent(exitFailed)
 	}
-	params, err := runParams(plan, o, inputSet)
-	if err != nil {
-		return err
-	}
-
 	binder, closeLLM, err := newBinder(e, o)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer closeLLM()
-	r := &engine.Runner{Registry: reg, Bind: binder.Bind}
+	return &prepared{mod: m, plan: plan, runner: &engine.Runner{Registry: reg, Bind: binder.Bind}, close: closeLLM}, nil
+}
+
+// observers builds the observers of a run from the flags, and its status
+// line (nil when none is shown).
+func observers(e env, o *runOptions) (multiObserver, *statusLine) {
 	var obs multiObserver
 	switch {
 	case o.trace && o.json:
@@ -135,50 +149,89 @@ func runWorkflow(ctx context.Context, e env, path string, o *runOptions, inputSe
 		status = newStatusLine(e.stderr, e.clock(), e.width)
 		obs = append(obs, status)
 	}
-	answers := o.answers
+	return obs, status
+}
+
+// runWorkflow is `weft run`.
+func runWorkflow(ctx context.Context, e env, path string, o *runOptions, inputSet bool) error {
+	p, err := prepare(e, path, o)
+	if err != nil {
+		return err
+	}
+	defer p.close()
+	params, err := runParams(p.plan, o, inputSet)
+	if err != nil {
+		return err
+	}
+	if o.thread != "" || o.store != "" {
+		return runInThread(ctx, e, path, o, p, params)
+	}
+	obs, status := observers(e, o)
+	res, err := withStatus(status, e.tick, func() (*engine.Result, error) {
+		return p.runner.Run(ctx, p.plan, params, obs.observer())
+	})
+	res, err = answerLoop(ctx, e, o, p.plan, res, err, func(task int, out map[string]flow.Value) (*engine.Result, error) {
+		return withStatus(status, e.tick, func() (*engine.Result, error) {
+			return p.runner.Resume(ctx, res, map[int]map[string]flow.Value{task: out}, obs.observer())
+		})
+	})
+	return report(e, o, res, err)
+}
+
+// answerLoop answers the questions of a waiting run, from --answer values
+// or, on a terminal, from stdin, resuming it with resume after each. It
+// returns the run's result once it no longer waits, or an exit error when
+// it waits and nothing can answer (after printing the question).
+func answerLoop(ctx context.Context, e env, o *runOptions, plan *flow.Plan, res *engine.Result, err error, resume func(task int, out map[string]flow.Value) (*engine.Result, error)) (*engine.Result, error) {
 	var stdin *bufio.Reader
 	if e.stdinTTY {
 		stdin = bufio.NewReader(e.stdin)
 	}
-
-	res, err := withStatus(status, e.tick, func() (*engine.Result, error) {
-		return r.Run(ctx, plan, params, obs.observer())
-	})
 	for res != nil && res.Status == engine.Waiting && len(res.Waiting) > 0 {
 		p := res.Waiting[0]
 		pn := findPlanNode(plan, p.Node)
 		if pn == nil {
-			return internal(fmt.Errorf("run waits at unknown node %s", p.Node))
+			return res, internal(fmt.Errorf("run waits at unknown node %s", p.Node))
 		}
 		var out map[string]flow.Value
 		switch {
-		case len(answers) > 0:
-			text := answers[0]
-			answers = answers[1:]
+		case len(o.answers) > 0:
+			text := o.answers[0]
+			o.answers = o.answers[1:]
 			if out, err = parseAnswer(pn, text); err != nil {
-				return usageErrorf("--answer %q for %s: %v", text, p.Node, err)
+				return res, usageErrorf("--answer %q for %s: %v", text, p.Node, err)
 			}
 		case stdin != nil:
 			out, err = ask(ctx, e.stderr, stdin, pn, p)
 			if errors.Is(err, io.EOF) {
 				fmt.Fprintln(e.stderr)
-				return waiting(e, o, res)
+				return res, waiting(e, o, res)
 			}
 			if err != nil {
-				return failed(fmt.Errorf("waiting for an answer at %s: %w", p.Node, err))
+				return res, failed(fmt.Errorf("waiting for an answer at %s: %w", p.Node, err))
 			}
 		default:
-			return waiting(e, o, res)
+			return res, waiting(e, o, res)
 		}
-		res, err = withStatus(status, e.tick, func() (*engine.Result, error) {
-			return r.Resume(ctx, res, map[int]map[string]flow.Value{p.Task: out}, obs.observer())
-		})
+		res, err = resume(p.Task, out)
 		if err != nil && res != nil && res.Status == engine.Waiting {
-			return internal(fmt.Errorf("resuming %s: %w", p.Node, err))
+			return res, internal(fmt.Errorf("resuming %s: %w", p.Node, err))
 		}
 	}
+	return res, err
+}
+
+// report prints a run's result and returns its exit error.
+func report(e env, o *runOptions, res *engine.Result, err error) error {
+	var xe *exitError
+	if errors.As(err, &xe) {
+		return err
+	}
 	if res == nil {
-		return internal(fmt.Errorf("the engine returned no result: %w", err))
+		if err != nil {
+			return failed(err)
+		}
+		return internal(errors.New("the engine returned no result"))
 	}
 	if o.json {
 		if werr := writeResultJSON(e.stdout, res); werr != nil {
@@ -215,8 +268,19 @@ func waiting(e env, o *runOptions, res *engine.Result) error {
 		}
 	} else {
 		for _, p := range res.Waiting {
-			fmt.Fprintf(e.stdout, "waiting at %s: %s\n", p.Node, p.Question.Text())
+			if res.Thread != "" {
+				fmt.Fprintf(e.stdout, "waiting at %s (question %d): %s\n", p.Node, p.Task, p.Question.Text())
+			} else {
+				fmt.Fprintf(e.stdout, "waiting at %s: %s\n", p.Node, p.Question.Text())
+			}
 		}
+	}
+	if res.Thread != "" {
+		how := "weft resume " + res.Thread + " --answer TEXT"
+		if len(res.Waiting) > 1 {
+			how = "weft resume " + res.Thread + " --id ID --answer TEXT, for each question"
+		}
+		return &exitError{code: exitWaiting, err: fmt.Errorf("thread %s waits for an answer at %s; answer it with: %s", res.Thread, waitingNodes(res), how)}
 	}
 	return &exitError{code: exitWaiting, err: fmt.Errorf("the run is waiting for an answer at %s; pass --answer TEXT to give one", res.Waiting[0].Node)}
 }

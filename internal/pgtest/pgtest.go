@@ -237,10 +237,15 @@ func (c *Cluster) Stop() error {
 
 // Restart stops the server, closing every connection, and starts it again
 // on the same port.
-func (c *Cluster) Restart() error {
+func (c *Cluster) Restart() error { return c.RestartAfter(0) }
+
+// RestartAfter stops the server, closing every connection, leaves it down
+// for d, and starts it again on the same port: an outage of at least d.
+func (c *Cluster) RestartAfter(d time.Duration) error {
 	if err := c.stop(); err != nil {
 		return err
 	}
+	time.Sleep(d)
 	return c.start()
 }
 

@@ -289,8 +289,8 @@ func (s *Store) Append(ctx context.Context, recs ...*store.Record) error {
 
 // verify checks a stored record's checksum.
 func verify(r *store.Record) error {
-	if r.Kind == "" {
-		return &store.CorruptError{ThreadID: r.ThreadID, Seq: r.Seq, Step: r.Step, Field: "kind", Detail: "empty"}
+	if !r.Kind.Valid() {
+		return &store.CorruptError{ThreadID: r.ThreadID, Seq: r.Seq, Step: r.Step, Field: "kind", Detail: fmt.Sprintf("unknown kind %q", r.Kind)}
 	}
 	if sum := store.Sum(r.Data); sum != r.Checksum {
 		return &store.CorruptError{ThreadID: r.ThreadID, Seq: r.Seq, Step: r.Step, Field: "data",
@@ -406,11 +406,12 @@ func (s *Store) DeletePending(ctx context.Context, threadID, id string) error {
 	return nil
 }
 
-// Prune removes the runs of a thread before its last keepRuns, their
-// questions, and the records before the snapshot the kept runs fold from.
-func (s *Store) Prune(ctx context.Context, threadID string, keepRuns int) (int, error) {
-	if keepRuns < 0 {
-		return 0, fmt.Errorf("memory store: prune keeping %d runs: %w", keepRuns, store.ErrInvalid)
+// Prune removes the runs of a thread that opts selects, their questions,
+// and the records before the snapshot the kept runs fold from; see
+// store.Store.
+func (s *Store) Prune(ctx context.Context, threadID string, opts store.PruneOptions) (int, error) {
+	if opts.KeepRuns < 0 {
+		return 0, fmt.Errorf("memory store: prune keeping %d runs: %w", opts.KeepRuns, store.ErrInvalid)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -421,11 +422,10 @@ func (s *Store) Prune(ctx context.Context, threadID string, keepRuns int) (int, 
 	if err != nil {
 		return 0, err
 	}
-	runs := s.runsOf(threadID)
-	if len(runs) <= keepRuns {
+	drop, keep := opts.Select(s.runsOf(threadID))
+	if len(drop) == 0 {
 		return 0, nil
 	}
-	drop, keep := runs[:len(runs)-keepRuns], runs[len(runs)-keepRuns:]
 	kept := map[string]bool{}
 	for _, r := range keep {
 		kept[r.ID] = true

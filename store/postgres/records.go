@@ -148,9 +148,7 @@ func scanRecord(row pgx.Row) (*store.Record, error) {
 	if got := store.Sum(r.Data); got != r.Checksum {
 		return nil, corrupt("data", "CRC-32C is %08x, stored checksum %08x", got, r.Checksum)
 	}
-	switch r.Kind {
-	case store.Step, store.Snapshot, store.Event:
-	default:
+	if !r.Kind.Valid() {
 		return nil, corrupt("kind", "unknown kind %q", kind)
 	}
 	return &r, nil
@@ -227,14 +225,16 @@ func (s *Store) LastSnapshot(ctx context.Context, threadID string) (*store.Recor
 	return r, nil
 }
 
-// Prune removes the runs of a thread older than its last keepRuns runs,
-// and the records before the snapshot that folding the kept runs starts
-// from (the latest snapshot at or before the kept runs' first record; with
-// no such snapshot no record is removed). The thread's seq keeps counting
+// Prune removes the runs of a thread that opts selects (see
+// store.PruneOptions; the thread's last run always stays) with their
+// pending questions, and the records before the snapshot that folding the
+// kept runs starts from (the latest snapshot at or before the kept runs'
+// first record; with no such snapshot no record is removed), in one
+// transaction that locks the thread's row. The thread's seq keeps counting
 // from where it was. It returns the number of records removed.
-func (s *Store) Prune(ctx context.Context, threadID string, keepRuns int) (int, error) {
-	if keepRuns < 0 {
-		return 0, fmt.Errorf("store/postgres: prune thread %s keeping %d runs: %w", threadID, keepRuns, store.ErrInvalid)
+func (s *Store) Prune(ctx context.Context, threadID string, opts store.PruneOptions) (int, error) {
+	if opts.KeepRuns < 0 {
+		return 0, fmt.Errorf("store/postgres: prune thread %s keeping %d runs: %w", threadID, opts.KeepRuns, store.ErrInvalid)
 	}
 	var removed int64
 	err := s.retry(ctx, func() error {
@@ -248,27 +248,35 @@ func (s *Store) Prune(ctx context.Context, threadID string, keepRuns int) (int, 
 			if err != nil {
 				return err
 			}
-			// The oldest run kept, and the first record of the kept runs.
-			var minKept *int32
-			if keepRuns > 0 {
-				if err := tx.QueryRow(ctx, `SELECT min(number) FROM (SELECT number FROM weft_runs WHERE thread_id = $1
-ORDER BY number DESC LIMIT $2::bigint) k`, threadID, int64(keepRuns)).Scan(&minKept); err != nil {
-					return err
-				}
-				if minKept == nil {
-					return nil // no runs
-				}
+			rows, err := tx.Query(ctx, "SELECT "+runCols+" FROM weft_runs WHERE thread_id = $1 ORDER BY number, created, id", threadID)
+			if err != nil {
+				return err
 			}
+			runs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*store.Run, error) { return scanRun(row) })
+			if err != nil {
+				return err
+			}
+			drop, keep := opts.Select(runs)
+			if len(drop) == 0 {
+				return nil
+			}
+			ids := func(rs []*store.Run) []string {
+				out := make([]string, len(rs))
+				for i, r := range rs {
+					out[i] = r.ID
+				}
+				return out
+			}
+			// The first record of the kept runs (the end of the log when
+			// they have none yet), and the latest snapshot at or before it.
 			cutoff := last + 1
-			if minKept != nil {
-				var first *int64
-				if err := tx.QueryRow(ctx, `SELECT min(seq) FROM weft_records WHERE thread_id = $1
-AND run_id IN (SELECT id FROM weft_runs WHERE thread_id = $1 AND number >= $2::integer)`, threadID, *minKept).Scan(&first); err != nil {
-					return err
-				}
-				if first != nil {
-					cutoff = *first
-				}
+			var first *int64
+			if err := tx.QueryRow(ctx, `SELECT min(seq) FROM weft_records WHERE thread_id = $1 AND run_id = ANY($2::text[])`,
+				threadID, ids(keep)).Scan(&first); err != nil {
+				return err
+			}
+			if first != nil {
+				cutoff = *first
 			}
 			var snap *int64
 			if err := tx.QueryRow(ctx, `SELECT max(seq) FROM weft_records WHERE thread_id = $1 AND kind = 'snapshot'
@@ -283,14 +291,10 @@ AND seq <= $2::bigint`, threadID, cutoff).Scan(&snap); err != nil {
 				removed = tag.RowsAffected()
 			}
 			// The removed runs, with their pending questions.
-			var keepFrom any // NULL: remove every run
-			if minKept != nil {
-				keepFrom = *minKept
-			}
 			_, err = tx.Exec(ctx, `WITH gone AS (
-	DELETE FROM weft_runs WHERE thread_id = $1 AND ($2::integer IS NULL OR number < $2::integer) RETURNING id
+	DELETE FROM weft_runs WHERE thread_id = $1 AND id = ANY($2::text[]) RETURNING id
 )
-DELETE FROM weft_pending WHERE thread_id = $1 AND run_id IN (SELECT id FROM gone)`, threadID, keepFrom)
+DELETE FROM weft_pending WHERE thread_id = $1 AND run_id IN (SELECT id FROM gone)`, threadID, ids(drop))
 			return err
 		})
 	})

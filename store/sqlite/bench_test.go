@@ -33,7 +33,8 @@ func fileSize(b *testing.B, s *Store, path string) int64 {
 }
 
 // BenchmarkAppend appends one ~300-byte record per op to one thread, one
-// transaction each, and reports the file's growth per record.
+// transaction each, and reports the process's CPU time (user and system,
+// all threads) per op and the file's growth per record.
 func BenchmarkAppend(b *testing.B) {
 	path := filepath.Join(b.TempDir(), "bench.db")
 	s, err := Open(b.Context(), path)
@@ -51,13 +52,17 @@ func BenchmarkAppend(b *testing.B) {
 	}
 	before := fileSize(b, s, path)
 	b.SetBytes(int64(len(recs[0].Data)))
+	b.ReportAllocs()
 	b.ResetTimer()
+	cpu := cpuTime()
 	for i := range b.N {
 		if err := s.Append(ctx, recs[i]); err != nil {
 			b.Fatal(err)
 		}
 	}
+	cpu = cpuTime() - cpu
 	b.StopTimer()
+	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
 	after := fileSize(b, s, path)
 	b.ReportMetric(float64(after-before)/float64(b.N), "file-B/record")
 	b.ReportMetric(float64(len(recs[0].Data)), "data-B/record")

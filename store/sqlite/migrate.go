@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // A migration takes the schema from version Version-1 to Version.
@@ -61,11 +62,28 @@ func migrations() []migration {
 			`CREATE INDEX runs_thread ON runs (thread_id, number, created, id)`,
 			`CREATE INDEX records_snapshots ON records (thread_id, seq) WHERE kind = 'snapshot'`,
 		}},
+		// Append of one record is one autocommit INSERT: this trigger
+		// refuses a record whose seq does not continue the thread's log,
+		// and moves the thread's updated when it is more than updateGrain
+		// (one second) behind the record's time, which spares rewriting
+		// the thread's row on most appends. Both run inside the INSERT's
+		// statement, so they are atomic with it.
+		{Version: 3, Name: "append trigger", SQL: []string{
+			`CREATE TRIGGER records_append BEFORE INSERT ON records BEGIN
+				SELECT RAISE(ABORT, 'weft: append out of order')
+				WHERE coalesce((SELECT max(seq) FROM records WHERE thread_id = NEW.thread_id), 0) != NEW.seq - 1;
+				UPDATE threads SET updated = NEW.time WHERE id = NEW.thread_id AND updated < NEW.time - 1000000000;
+			END`,
+		}},
 	}
 }
 
+// updateGrain is how far a thread's Updated may lag its last Append (the
+// trigger records_append compares nanoseconds with 1000000000).
+const updateGrain = time.Second
+
 // SchemaVersion is the version of the schema this package writes.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // ErrNewerSchema is returned by Open for a database written by a newer
 // weft than this one.

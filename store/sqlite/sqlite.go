@@ -1,11 +1,16 @@
 // Package sqlite is the default store.Store: one SQLite file (through the
-// pure-Go modernc.org/sqlite driver) in WAL mode with synchronous=NORMAL,
-// foreign keys on and a busy timeout, so that several processes may share
-// it.
+// pure-Go modernc.org/sqlite driver) in WAL mode with synchronous=NORMAL and
+// foreign keys on, so that several processes may share it.
 //
-// Writes go through one connection whose transactions begin IMMEDIATE, so
-// writers in one process queue in Go instead of contending for SQLite's
-// lock; reads use a pool of their own and run beside a write. The schema is
+// Writes go through one connection. Writers in one process queue for it in
+// Go, where a canceled context lets them go. Appending one record is one
+// autocommit INSERT: a trigger in the schema checks that the record's Seq
+// continues the thread's log (and moves the thread's Updated), so the check
+// and the write are one atomic statement, serialised against other
+// processes by SQLite's write lock. Other writes are transactions that
+// begin IMMEDIATE. When another process holds the write lock, the store
+// waits and retries in Go, for up to BusyTimeout or until the context ends.
+// Reads use a pool of their own and run beside a write. The schema is
 // versioned (table schema_version) and Open migrates an older database to
 // SchemaVersion step by step.
 package sqlite
@@ -20,21 +25,37 @@ import (
 	"strings"
 	"time"
 
+	"modernc.org/sqlite" // registers the "sqlite" driver
+
 	"github.com/weftlang/weft/store"
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
 
-// BusyTimeout is how long a connection waits for another process's lock
-// before SQLITE_BUSY.
+// BusyTimeout is how long an operation waits for another process's lock
+// before it fails with SQLITE_BUSY.
 const BusyTimeout = 5 * time.Second
+
+// How long a writer first waits for another process's write lock before
+// trying again, and the most it waits between tries.
+const (
+	firstBusyWait = 50 * time.Microsecond
+	maxBusyWait   = 10 * time.Millisecond
+)
+
+// SQLite primary result codes the store tells apart.
+const (
+	sqliteBusy       = 5
+	sqliteConstraint = 19
+)
 
 // Store is a store.Store in one SQLite file.
 type Store struct {
 	path   string
-	writer *sql.DB // one connection; transactions BEGIN IMMEDIATE
-	reader *sql.DB // a pool; the writer itself for ":memory:"
+	writer *sql.DB       // one connection, without a busy timeout
+	reader *sql.DB       // a pool; the writer itself for ":memory:"
+	wlock  chan struct{} // held while using the writer
 	w      writeStmts
 	r      readStmts
+	stmts  []*sql.Stmt // all of the above, to close
 }
 
 var _ store.Store = (*Store)(nil)
@@ -43,7 +64,7 @@ var _ store.Store = (*Store)(nil)
 type writeStmts struct {
 	insertThread, deleteThread, threadExists *sql.Stmt
 	runThread, upsertRun                     *sql.Stmt
-	lastSeq, insertRecord, advance           *sql.Stmt
+	lastSeq, insertRecord                    *sql.Stmt
 	upsertPending, deletePending             *sql.Stmt
 	pruneRuns, pruneLog, deleteRecordsBefore *sql.Stmt
 	deleteRun, deleteRunPending              *sql.Stmt
@@ -91,7 +112,7 @@ func open(ctx context.Context, path string, steps []migration) (*Store, error) {
 	writer.SetMaxIdleConns(1)
 	writer.SetConnMaxLifetime(0)
 	writer.SetConnMaxIdleTime(0)
-	s := &Store{path: path, writer: writer, reader: writer}
+	s := &Store{path: path, writer: writer, reader: writer, wlock: make(chan struct{}, 1)}
 	if path != ":memory:" {
 		s.reader, err = sql.Open("sqlite", dsn(path, false))
 		if err != nil {
@@ -109,7 +130,8 @@ func open(ctx context.Context, path string, steps []migration) (*Store, error) {
 	return s, nil
 }
 
-// init migrates the schema and prepares the statements.
+// init migrates the schema, prepares the statements and hands lock waits
+// on the writer to write.
 func (s *Store) init(ctx context.Context, steps []migration) error {
 	if err := s.writer.PingContext(ctx); err != nil {
 		return fmt.Errorf("sqlite store: open %s: %w", s.path, err)
@@ -117,11 +139,23 @@ func (s *Store) init(ctx context.Context, steps []migration) error {
 	if err := migrate(ctx, s.writer, steps); err != nil {
 		return err
 	}
-	return s.prepare(ctx)
+	if err := s.prepare(ctx); err != nil {
+		return err
+	}
+	// From here on write waits for the lock, in Go, where a context can
+	// end the wait (SQLite's own busy handler sleeps in C and cannot be
+	// interrupted).
+	if _, err := s.writer.ExecContext(ctx, `PRAGMA busy_timeout = 0`); err != nil {
+		return fmt.Errorf("sqlite store: open %s: %w", s.path, err)
+	}
+	return nil
 }
 
 func (s *Store) prepare(ctx context.Context) error {
-	const recordCols = `seq, run_id, step, kind, data, checksum, time`
+	const (
+		recordCols = `seq, run_id, step, kind, data, checksum, time`
+		runCols    = `id, thread_id, number, status, error, created, updated`
+	)
 	w := []struct {
 		st  **sql.Stmt
 		sql string
@@ -130,17 +164,16 @@ func (s *Store) prepare(ctx context.Context) error {
 		{&s.w.deleteThread, `DELETE FROM threads WHERE id = ?`},
 		{&s.w.threadExists, `SELECT 1 FROM threads WHERE id = ?`},
 		{&s.w.runThread, `SELECT thread_id, created FROM runs WHERE id = ?`},
-		{&s.w.upsertRun, `INSERT INTO runs (id, thread_id, number, status, error, created, updated) VALUES (?, ?, ?, ?, ?, ?, ?)
+		{&s.w.upsertRun, `INSERT INTO runs (` + runCols + `) VALUES (?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (id) DO UPDATE SET number = excluded.number, status = excluded.status, error = excluded.error,
 			created = excluded.created, updated = excluded.updated`},
-		{&s.w.lastSeq, `SELECT t.updated, coalesce((SELECT max(seq) FROM records WHERE thread_id = t.id), 0) FROM threads t WHERE t.id = ?`},
+		{&s.w.lastSeq, `SELECT coalesce((SELECT max(seq) FROM records WHERE thread_id = t.id), 0) FROM threads t WHERE t.id = ?`},
 		{&s.w.insertRecord, `INSERT INTO records (thread_id, ` + recordCols + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`},
-		{&s.w.advance, `UPDATE threads SET updated = ? WHERE id = ?`},
 		{&s.w.upsertPending, `INSERT INTO pending (thread_id, id, run_id, node, question, created) VALUES (?, ?, ?, ?, ?, ?)
 			ON CONFLICT (thread_id, id) DO UPDATE SET run_id = excluded.run_id, node = excluded.node,
 			question = excluded.question, created = excluded.created`},
 		{&s.w.deletePending, `DELETE FROM pending WHERE thread_id = ? AND id = ?`},
-		{&s.w.pruneRuns, `SELECT id FROM runs WHERE thread_id = ? ORDER BY number, created, id`},
+		{&s.w.pruneRuns, `SELECT ` + runCols + ` FROM runs WHERE thread_id = ? ORDER BY number, created, id`},
 		{&s.w.pruneLog, `SELECT seq, run_id, kind FROM records WHERE thread_id = ? ORDER BY seq`},
 		{&s.w.deleteRecordsBefore, `DELETE FROM records WHERE thread_id = ? AND seq < ?`},
 		{&s.w.deleteRun, `DELETE FROM runs WHERE id = ?`},
@@ -153,8 +186,8 @@ func (s *Store) prepare(ctx context.Context) error {
 		{&s.r.thread, `SELECT id, workflow, created, updated, meta FROM threads WHERE id = ?`},
 		{&s.r.threads, `SELECT id, workflow, created, updated, meta FROM threads ORDER BY updated DESC, id LIMIT ? OFFSET ?`},
 		{&s.r.threadExists, `SELECT 1 FROM threads WHERE id = ?`},
-		{&s.r.run, `SELECT id, thread_id, number, status, error, created, updated FROM runs WHERE id = ?`},
-		{&s.r.runs, `SELECT id, thread_id, number, status, error, created, updated FROM runs WHERE thread_id = ? ORDER BY number, created, id`},
+		{&s.r.run, `SELECT ` + runCols + ` FROM runs WHERE id = ?`},
+		{&s.r.runs, `SELECT ` + runCols + ` FROM runs WHERE thread_id = ? ORDER BY number, created, id`},
 		{&s.r.records, `SELECT ` + recordCols + ` FROM records WHERE thread_id = ? AND seq >= ? ORDER BY seq`},
 		{&s.r.lastSnapshot, `SELECT ` + recordCols + ` FROM records WHERE thread_id = ? AND kind = 'snapshot' ORDER BY seq DESC LIMIT 1`},
 		{&s.r.pending, `SELECT id, run_id, node, question, created FROM pending WHERE thread_id = ? ORDER BY created, id`},
@@ -165,6 +198,7 @@ func (s *Store) prepare(ctx context.Context) error {
 			return fmt.Errorf("sqlite store: prepare %q: %w", p.sql, err)
 		}
 		*p.st = st
+		s.stmts = append(s.stmts, st)
 	}
 	for _, p := range r {
 		st, err := s.reader.PrepareContext(ctx, p.sql)
@@ -172,23 +206,17 @@ func (s *Store) prepare(ctx context.Context) error {
 			return fmt.Errorf("sqlite store: prepare %q: %w", p.sql, err)
 		}
 		*p.st = st
+		s.stmts = append(s.stmts, st)
 	}
 	return nil
 }
 
 // Close closes the statements and the database.
 func (s *Store) Close() error {
-	for _, st := range []*sql.Stmt{
-		s.w.insertThread, s.w.deleteThread, s.w.runThread, s.w.upsertRun,
-		s.w.lastSeq, s.w.insertRecord, s.w.advance, s.w.threadExists, s.w.upsertPending,
-		s.w.deletePending, s.w.pruneRuns, s.w.pruneLog, s.w.deleteRecordsBefore, s.w.deleteRun,
-		s.w.deleteRunPending,
-		s.r.thread, s.r.threads, s.r.threadExists, s.r.run, s.r.runs, s.r.records, s.r.lastSnapshot, s.r.pending,
-	} {
-		if st != nil {
-			st.Close()
-		}
+	for _, st := range s.stmts {
+		st.Close()
 	}
+	s.stmts = nil
 	var errs []error
 	if s.reader != s.writer {
 		errs = append(errs, s.reader.Close())
@@ -198,6 +226,52 @@ func (s *Store) Close() error {
 		return fmt.Errorf("sqlite store: close: %w", err)
 	}
 	return nil
+}
+
+// code returns the SQLite primary result code of err, or 0.
+func code(err error) int {
+	var e *sqlite.Error
+	if errors.As(err, &e) {
+		return e.Code() & 0xff
+	}
+	return 0
+}
+
+// write runs fn holding the writer. While another process holds the
+// database's write lock (SQLITE_BUSY: fn did nothing) it waits and runs fn
+// again, until BusyTimeout has passed or ctx ends. fn must write nothing
+// when it fails.
+func (s *Store) write(ctx context.Context, fn func() error) error {
+	select {
+	case s.wlock <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-s.wlock }()
+	var deadline time.Time
+	wait := firstBusyWait
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		err := fn()
+		if code(err) != sqliteBusy {
+			return err
+		}
+		if deadline.IsZero() {
+			deadline = time.Now().Add(BusyTimeout)
+		} else if time.Now().After(deadline) {
+			return err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("waiting for another process's lock: %w", ctx.Err())
+		case <-t.C:
+		}
+		wait = min(2*wait, maxBusyWait)
+	}
 }
 
 // Times are stored as Unix nanoseconds, UTC.
@@ -235,7 +309,11 @@ func (s *Store) CreateThread(ctx context.Context, t *store.Thread) error {
 	if updated.IsZero() {
 		updated = created
 	}
-	res, err := s.w.insertThread.ExecContext(ctx, t.ID, t.Workflow, unix(created), unix(updated), string(meta))
+	var res sql.Result
+	err = s.write(ctx, func() (err error) {
+		res, err = s.w.insertThread.ExecContext(ctx, t.ID, t.Workflow, unix(created), unix(updated), string(meta))
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("sqlite store: create thread %s: %w", t.ID, err)
 	}
@@ -306,7 +384,11 @@ func (s *Store) Threads(ctx context.Context, opts store.ListOptions) ([]*store.T
 // DeleteThread removes a thread; its runs, records and questions go with
 // it (ON DELETE CASCADE).
 func (s *Store) DeleteThread(ctx context.Context, id string) error {
-	res, err := s.w.deleteThread.ExecContext(ctx, id)
+	var res sql.Result
+	err := s.write(ctx, func() (err error) {
+		res, err = s.w.deleteThread.ExecContext(ctx, id)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("sqlite store: delete thread %s: %w", id, err)
 	}
@@ -318,18 +400,20 @@ func (s *Store) DeleteThread(ctx context.Context, id string) error {
 	return nil
 }
 
-// tx runs fn in a write transaction (BEGIN IMMEDIATE), committing if fn
-// returns nil.
+// tx runs fn in a write transaction (BEGIN IMMEDIATE) holding the writer,
+// committing if fn returns nil. fn may run more than once (see write).
 func (s *Store) tx(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	tx, err := s.writer.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	if err := fn(tx); err != nil {
-		_ = tx.Rollback()
-		return err
-	}
-	return tx.Commit()
+	return s.write(ctx, func() error {
+		tx, err := s.writer.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		if err := fn(tx); err != nil {
+			_ = tx.Rollback()
+			return err
+		}
+		return tx.Commit()
+	})
 }
 
 // exists reports whether the thread exists, inside tx.
@@ -446,8 +530,10 @@ func (s *Store) Runs(ctx context.Context, threadID string) ([]*store.Run, error)
 	return out, nil
 }
 
-// Append adds records to a thread in one transaction that checks the
-// thread's last Seq; see store.Store.
+// Append adds records to a thread; see store.Store. One record is one
+// autocommit INSERT, which the schema's trigger records_append refuses
+// unless its Seq continues the log; a refused record, and a batch, go
+// through appendTx.
 func (s *Store) Append(ctx context.Context, recs ...*store.Record) error {
 	if len(recs) == 0 {
 		return ctx.Err()
@@ -457,9 +543,45 @@ func (s *Store) Append(ctx context.Context, recs ...*store.Record) error {
 	}
 	id := recs[0].ThreadID
 	t := now()
-	err := s.tx(ctx, func(tx *sql.Tx) error {
-		var last, updated int64
-		err := tx.StmtContext(ctx, s.w.lastSeq).QueryRowContext(ctx, id).Scan(&updated, &last)
+	var err error
+	if len(recs) == 1 {
+		r := recs[0]
+		err = s.write(ctx, func() error {
+			// No context for the statement: the driver would watch a
+			// cancelable one from a goroutine of its own, which costs
+			// more than the insert. write checked ctx just before.
+			_, err := s.w.insertRecord.ExecContext(context.Background(), id, r.Seq, r.RunID, r.Step, string(r.Kind), nonNil(r.Data), int64(store.Sum(r.Data)), unix(t))
+			return err
+		})
+		if code(err) == sqliteConstraint {
+			// The trigger refused the seq, or the thread is missing:
+			// find out which, reading and writing in one transaction.
+			err = s.appendTx(ctx, recs, t)
+		}
+	} else {
+		err = s.appendTx(ctx, recs, t)
+	}
+	if err != nil {
+		var ce *store.ConflictError
+		if errors.As(err, &ce) || errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		return fmt.Errorf("sqlite store: append to %s at %d: %w", id, recs[0].Seq, err)
+	}
+	for _, r := range recs {
+		r.Checksum = store.Sum(r.Data)
+		r.Time = t
+	}
+	return nil
+}
+
+// appendTx appends recs in one transaction that reads the thread's last
+// Seq first, so that a refusal says exactly why.
+func (s *Store) appendTx(ctx context.Context, recs []*store.Record, t time.Time) error {
+	id := recs[0].ThreadID
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		var last int64
+		err := tx.StmtContext(ctx, s.w.lastSeq).QueryRowContext(ctx, id).Scan(&last)
 		if errors.Is(err, sql.ErrNoRows) {
 			return notFound("thread", id)
 		}
@@ -475,24 +597,8 @@ func (s *Store) Append(ctx context.Context, recs ...*store.Record) error {
 				return err
 			}
 		}
-		if unix(t)-updated < int64(updateGrain) {
-			return nil // spare a page write: Updated is close enough
-		}
-		_, err = tx.StmtContext(ctx, s.w.advance).ExecContext(ctx, unix(t), id)
-		return err
+		return nil
 	})
-	if err != nil {
-		var ce *store.ConflictError
-		if errors.As(err, &ce) {
-			return ce
-		}
-		return fmt.Errorf("sqlite store: append to %s at %d: %w", id, recs[0].Seq, err)
-	}
-	for _, r := range recs {
-		r.Checksum = store.Sum(r.Data)
-		r.Time = t
-	}
-	return nil
 }
 
 // scanRecord reads a record and checks it.
@@ -511,12 +617,12 @@ func scanRecord(threadID string, sc scanner) (*store.Record, error) {
 		return nil, &store.CorruptError{ThreadID: threadID, Seq: r.Seq, Step: r.Step, Field: "checksum", Detail: fmt.Sprintf("%d is not a CRC-32C", checksum)}
 	}
 	r.Checksum = uint32(checksum)
-	if r.Kind == "" {
-		return nil, &store.CorruptError{ThreadID: threadID, Seq: r.Seq, Step: r.Step, Field: "kind", Detail: "empty"}
+	if !r.Kind.Valid() {
+		return nil, &store.CorruptError{ThreadID: threadID, Seq: r.Seq, Step: r.Step, Field: "kind", Detail: fmt.Sprintf("unknown kind %q", kind)}
 	}
 	if sum := store.Sum(r.Data); sum != r.Checksum {
 		return nil, &store.CorruptError{ThreadID: threadID, Seq: r.Seq, Step: r.Step, Field: "data",
-			Detail: fmt.Sprintf("checksum %08x, stored %08x", sum, r.Checksum)}
+			Detail: fmt.Sprintf("CRC-32C of the data is %08x, the stored checksum %08x", sum, r.Checksum)}
 	}
 	return &r, nil
 }
@@ -616,7 +722,11 @@ func (s *Store) Pending(ctx context.Context, threadID string) ([]*store.Pending,
 
 // DeletePending removes a question.
 func (s *Store) DeletePending(ctx context.Context, threadID, id string) error {
-	res, err := s.w.deletePending.ExecContext(ctx, threadID, id)
+	var res sql.Result
+	err := s.write(ctx, func() (err error) {
+		res, err = s.w.deletePending.ExecContext(ctx, threadID, id)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("sqlite store: delete pending %s of %s: %w", id, threadID, err)
 	}
@@ -628,33 +738,47 @@ func (s *Store) DeletePending(ctx context.Context, threadID, id string) error {
 	return nil
 }
 
-// Prune removes the runs of a thread before its last keepRuns, their
-// questions, and the records before the snapshot the kept runs fold from,
-// in one transaction.
-func (s *Store) Prune(ctx context.Context, threadID string, keepRuns int) (int, error) {
-	if keepRuns < 0 {
-		return 0, fmt.Errorf("sqlite store: prune keeping %d runs: %w", keepRuns, store.ErrInvalid)
+// Prune removes the runs of a thread that opts selects, their questions,
+// and the records before the snapshot the kept runs fold from, in one
+// transaction; see store.Store.
+func (s *Store) Prune(ctx context.Context, threadID string, opts store.PruneOptions) (int, error) {
+	if opts.KeepRuns < 0 {
+		return 0, fmt.Errorf("sqlite store: prune keeping %d runs: %w", opts.KeepRuns, store.ErrInvalid)
 	}
 	removed := 0
 	err := s.tx(ctx, func(tx *sql.Tx) error {
+		removed = 0
 		if err := s.exists(ctx, tx, threadID); err != nil {
 			return err
 		}
-		runs, err := column[string](ctx, tx.StmtContext(ctx, s.w.pruneRuns), threadID)
+		rows, err := tx.StmtContext(ctx, s.w.pruneRuns).QueryContext(ctx, threadID)
 		if err != nil {
 			return err
 		}
-		if len(runs) <= keepRuns {
+		var runs []*store.Run
+		for rows.Next() {
+			r, err := scanRun(rows)
+			if err != nil {
+				rows.Close()
+				return err
+			}
+			runs = append(runs, r)
+		}
+		if err := rows.Close(); err != nil {
+			return err
+		}
+		drop, keep := opts.Select(runs)
+		if len(drop) == 0 {
 			return nil
 		}
-		drop, keep := runs[:len(runs)-keepRuns], runs[len(runs)-keepRuns:]
 		kept := map[string]bool{}
-		for _, id := range keep {
-			kept[id] = true
+		for _, r := range keep {
+			kept[r.ID] = true
 		}
 		// Find the first record of a kept run and the last snapshot at
-		// or before it.
-		rows, err := tx.StmtContext(ctx, s.w.pruneLog).QueryContext(ctx, threadID)
+		// or before it (or the last snapshot, when no kept run has a
+		// record yet).
+		rows, err = tx.StmtContext(ctx, s.w.pruneLog).QueryContext(ctx, threadID)
 		if err != nil {
 			return err
 		}
@@ -689,11 +813,11 @@ func (s *Store) Prune(ctx context.Context, threadID string, keepRuns int) (int, 
 			}
 			removed = int(n)
 		}
-		for _, id := range drop {
-			if _, err := tx.StmtContext(ctx, s.w.deleteRunPending).ExecContext(ctx, threadID, id); err != nil {
+		for _, r := range drop {
+			if _, err := tx.StmtContext(ctx, s.w.deleteRunPending).ExecContext(ctx, threadID, r.ID); err != nil {
 				return err
 			}
-			if _, err := tx.StmtContext(ctx, s.w.deleteRun).ExecContext(ctx, id); err != nil {
+			if _, err := tx.StmtContext(ctx, s.w.deleteRun).ExecContext(ctx, r.ID); err != nil {
 				return err
 			}
 		}
@@ -704,26 +828,3 @@ func (s *Store) Prune(ctx context.Context, threadID string, keepRuns int) (int, 
 	}
 	return removed, nil
 }
-
-// column runs a one-column query.
-func column[T any](ctx context.Context, st *sql.Stmt, args ...any) ([]T, error) {
-	rows, err := st.QueryContext(ctx, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []T
-	for rows.Next() {
-		var v T
-		if err := rows.Scan(&v); err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, rows.Err()
-}
-
-// updateGrain is how far a thread's Updated may lag its last Append: an
-// Append rewrites the thread's row only when Updated is older than this,
-// which spares one page write (of two) per checkpoint.
-const updateGrain = time.Second

@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/weftlang/weft/store"
 	"github.com/weftlang/weft/store/storetest"
@@ -65,7 +67,8 @@ func TestPragmas(t *testing.T) {
 	for _, db := range []struct {
 		name string
 		db   *sql.DB
-	}{{"writer", s.writer}, {"reader", s.reader}} {
+		busy int // the writer waits for locks in Go
+	}{{"writer", s.writer, 0}, {"reader", s.reader, int(BusyTimeout.Milliseconds())}} {
 		var mode string
 		var sync, fk, busy int
 		conn := db.db
@@ -81,7 +84,7 @@ func TestPragmas(t *testing.T) {
 		if err := conn.QueryRowContext(ctx, `PRAGMA busy_timeout`).Scan(&busy); err != nil {
 			t.Fatal(err)
 		}
-		if mode != "wal" || sync != 1 || fk != 1 || busy != int(BusyTimeout.Milliseconds()) {
+		if mode != "wal" || sync != 1 || fk != 1 || busy != db.busy {
 			t.Errorf("%s: journal_mode %s, synchronous %d, foreign_keys %d, busy_timeout %d", db.name, mode, sync, fk, busy)
 		}
 	}
@@ -149,10 +152,20 @@ func TestMigrateFromEmpty(t *testing.T) {
 			t.Errorf("migration %d has version %d", i, m.Version)
 		}
 	}
-	for _, idx := range []string{"threads_updated", "runs_thread", "records_snapshots"} {
+	checkSchema(t, s)
+}
+
+// checkSchema checks the indexes and the trigger of the last step are in
+// place.
+func checkSchema(t *testing.T, s *Store) {
+	t.Helper()
+	for _, obj := range []struct{ typ, name string }{
+		{"index", "threads_updated"}, {"index", "runs_thread"}, {"index", "records_snapshots"},
+		{"trigger", "records_append"},
+	} {
 		var n int
-		if err := s.writer.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND name = ?`, idx).Scan(&n); err != nil || n != 1 {
-			t.Errorf("index %s: %d (%v)", idx, n, err)
+		if err := s.writer.QueryRowContext(t.Context(), `SELECT count(*) FROM sqlite_schema WHERE type = ? AND name = ?`, obj.typ, obj.name).Scan(&n); err != nil || n != 1 {
+			t.Errorf("%s %s: %d (%v)", obj.typ, obj.name, n, err)
 		}
 	}
 }
@@ -198,6 +211,69 @@ func TestMigrateFromV1(t *testing.T) {
 	}
 	if err := s.Append(ctx, &store.Record{ThreadID: "t", RunID: "r", Seq: 4, Kind: store.Step}); err != nil {
 		t.Errorf("Append after migration: %v", err)
+	}
+	checkSchema(t, s)
+}
+
+// TestMigrateFromV2 writes a database at schema version 2 (before the
+// append trigger) with data in it, then opens it: Open adds the trigger,
+// and the log goes on exactly once, moving the thread's Updated.
+func TestMigrateFromV2(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "v2.db")
+	old, err := openAt(ctx, path, migrations()[:2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := version(ctx, old.writer); v != 2 {
+		t.Fatalf("old database at version %d", v)
+	}
+	long := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+	if err := old.CreateThread(ctx, &store.Thread{ID: "t", Workflow: "w", Created: long, Updated: long}); err != nil {
+		t.Fatal(err)
+	}
+	if err := old.PutRun(ctx, &store.Run{ID: "r", ThreadID: "t", Number: 1, Status: "completed"}); err != nil {
+		t.Fatal(err)
+	}
+	// Version 2 has no trigger: write the records as version 2's Append
+	// did, a transaction of plain INSERTs.
+	for i := int64(1); i <= 3; i++ {
+		data := fmt.Appendf(nil, `{"i":%d}`, i)
+		if _, err := old.writer.ExecContext(ctx, `INSERT INTO records (thread_id, seq, run_id, step, kind, data, checksum, time) VALUES ('t', ?, 'r', ?, ?, ?, ?, ?)`,
+			i, i, string(store.Snapshot), data, int64(store.Sum(data)), unix(long)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := old.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatalf("Open of a v2 database: %v", err)
+	}
+	defer s.Close()
+	if v, _ := version(ctx, s.writer); v != SchemaVersion {
+		t.Errorf("after Open, version %d, want %d", v, SchemaVersion)
+	}
+	checkSchema(t, s)
+	rs, err := s.Records(ctx, "t", 1)
+	if err != nil || len(rs) != 3 || string(rs[2].Data) != `{"i":3}` {
+		t.Fatalf("records after migration: %v, %v", rs, err)
+	}
+	for _, seq := range []int64{3, 5} {
+		err := s.Append(ctx, &store.Record{ThreadID: "t", RunID: "r", Seq: seq, Kind: store.Step})
+		var ce *store.ConflictError
+		if !errors.As(err, &ce) || ce.Got != 3 {
+			t.Errorf("Append at %d after migration: %v, want ConflictError{Got 3}", seq, err)
+		}
+	}
+	if err := s.Append(ctx, &store.Record{ThreadID: "t", RunID: "r", Seq: 4, Kind: store.Step}); err != nil {
+		t.Errorf("Append after migration: %v", err)
+	}
+	th, err := s.Thread(ctx, "t")
+	if err != nil || !th.Updated.After(long.Add(time.Hour)) {
+		t.Errorf("thread after an append: %+v, %v; want Updated moved to the append", th, err)
 	}
 }
 
@@ -253,6 +329,79 @@ func TestCorruptByte(t *testing.T) {
 		t.Fatalf("Records of a flipped byte: %v", err)
 	}
 	t.Log(err)
+}
+
+// TestCorruptColumns damages the checksum and kind columns of stored
+// records with SQL and checks that reading them is a *store.CorruptError
+// naming the thread, the seq, the step and the field.
+func TestCorruptColumns(t *testing.T) {
+	s, _ := openTemp(t)
+	ctx := t.Context()
+	if err := s.CreateThread(ctx, &store.Thread{ID: "t"}); err != nil {
+		t.Fatal(err)
+	}
+	const n = 6
+	for i := int64(1); i <= n; i++ {
+		if err := s.Append(ctx, &store.Record{ThreadID: "t", RunID: "r", Seq: i, Step: int(10 * i), Kind: store.Step, Data: fmt.Appendf(nil, `{"n":%d}`, i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cases := []struct {
+		seq    int64
+		update string
+		field  string
+	}{
+		// A flipped bit of the checksum: data and checksum disagree,
+		// which is reported as field data (either may be the damaged one).
+		{1, `UPDATE records SET checksum = (checksum | 1) - (checksum & 1) WHERE thread_id = 't' AND seq = 1`, "data"},
+		{2, `UPDATE records SET checksum = -5 WHERE thread_id = 't' AND seq = 2`, "checksum"},
+		{3, `UPDATE records SET checksum = 1 << 32 WHERE thread_id = 't' AND seq = 3`, "checksum"},
+		{4, `UPDATE records SET kind = 'bogus' WHERE thread_id = 't' AND seq = 4`, "kind"},
+		{5, `UPDATE records SET kind = '' WHERE thread_id = 't' AND seq = 5`, "kind"},
+		{6, `UPDATE records SET kind = 'Step' WHERE thread_id = 't' AND seq = 6`, "kind"},
+	}
+	for _, c := range cases {
+		if _, err := s.writer.ExecContext(ctx, c.update); err != nil {
+			t.Fatalf("%s: %v", c.update, err)
+		}
+		for _, from := range []int64{1, c.seq} {
+			rs, err := s.Records(ctx, "t", from)
+			var ce *store.CorruptError
+			if !errors.As(err, &ce) || ce.ThreadID != "t" || ce.Seq != c.seq || ce.Step != int(10*c.seq) || ce.Field != c.field {
+				t.Errorf("after %s, Records(t, %d) = %v; want a CorruptError for t/%d (step %d), field %s", c.update, from, err, c.seq, 10*c.seq, c.field)
+			}
+			if rs != nil {
+				t.Errorf("Records returned %d records with the error", len(rs))
+			}
+			if err != nil && !strings.Contains(err.Error(), fmt.Sprintf("thread t, record %d", c.seq)) {
+				t.Errorf("error %q does not name the thread and the record", err)
+			}
+		}
+		// Undo, so that the next case reads past this record.
+		if _, err := s.writer.ExecContext(ctx, `DELETE FROM records WHERE thread_id = 't' AND seq = ?`, c.seq); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestCorruptSnapshot damages the latest snapshot: LastSnapshot reports it.
+func TestCorruptSnapshot(t *testing.T) {
+	s, _ := openTemp(t)
+	ctx := t.Context()
+	if err := s.CreateThread(ctx, &store.Thread{ID: "t"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Append(ctx, &store.Record{ThreadID: "t", Seq: 1, Step: 3, Kind: store.Snapshot, Data: []byte(`{"s":1}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.writer.ExecContext(ctx, `UPDATE records SET checksum = (checksum | 256) - (checksum & 256)`); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.LastSnapshot(ctx, "t")
+	var ce *store.CorruptError
+	if !errors.As(err, &ce) || ce.ThreadID != "t" || ce.Seq != 1 || ce.Step != 3 || ce.Field != "data" {
+		t.Errorf("LastSnapshot of a record with a flipped checksum: %v", err)
+	}
 }
 
 // openAt opens path migrating only through steps (for tests of older

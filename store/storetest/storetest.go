@@ -338,6 +338,10 @@ func testAppendExactlyOnce(t *testing.T, s store.Store) {
 	}
 	err := s.Append(ctx, rec("missing", "r", 1, 1, store.Step))
 	wantNotFound(t, "Append to a missing thread", err)
+	err = s.Append(ctx, rec("missing", "r", 5, 1, store.Step))
+	wantNotFound(t, "Append to a missing thread at seq 5", err)
+	err = s.Append(ctx, rec("missing", "r", 1, 1, store.Step), rec("missing", "r", 2, 2, store.Step))
+	wantNotFound(t, "Append of a batch to a missing thread", err)
 	if err := s.Append(ctx); err != nil {
 		t.Errorf("Append of nothing: %v", err)
 	}
@@ -374,6 +378,9 @@ func testAppendInvalid(t *testing.T, s store.Store) {
 	bad := rec("t", "r", 1, 1, "")
 	if err := s.Append(ctx, bad); !errors.Is(err, store.ErrInvalid) {
 		t.Errorf("Append without Kind: got %v, want ErrInvalid", err)
+	}
+	if err := s.Append(ctx, rec("t", "r", 1, 1, "bogus")); !errors.Is(err, store.ErrInvalid) {
+		t.Errorf("Append of an unknown Kind: got %v, want ErrInvalid", err)
 	}
 	if err := s.Append(ctx, rec("t", "r", 1, 1, store.Step), rec("u", "r", 2, 1, store.Step)); !errors.Is(err, store.ErrInvalid) {
 		t.Errorf("Append across threads: got %v, want ErrInvalid", err)
@@ -599,12 +606,15 @@ func testPending(t *testing.T, s store.Store) {
 	wantNotFound(t, "Pending of a missing thread", err)
 }
 
-// pruneLog builds a thread of four runs:
+// pruneLog builds a thread of four runs, run rN last updated N minutes
+// after base():
 //
 //	run r1: 1 snapshot, 2 step, 3 step
 //	run r2: 4 step, 5 step, 6 step
 //	run r3: 7 snapshot, 8 step
 //	run r4: 9 step, 10 step
+//
+// and two pending questions, q1 of r1 and q4 of r4.
 func pruneLog(t *testing.T, s store.Store, id string) {
 	mustThread(t, s, id, base())
 	for i, run := range []string{"r1", "r2", "r3", "r4"} {
@@ -623,67 +633,124 @@ func pruneLog(t *testing.T, s store.Store, id string) {
 	}
 }
 
+// checkPruned checks what a Prune of a pruneLog thread left: the records
+// firstSeq..last, the runs (by name, in order) and the pending questions.
+func checkPruned(t *testing.T, s store.Store, id, what string, firstSeq, last int64, runs, pending string) {
+	t.Helper()
+	ctx := t.Context()
+	if got := seqs(mustRecords(t, s, id, 1)); !equalSeqs(got, span(firstSeq, last)) {
+		t.Errorf("%s left records %v, want %d..%d", what, got, firstSeq, last)
+	}
+	rs, err := s.Runs(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, r := range rs {
+		names = append(names, r.ID[len(id)+1:])
+	}
+	if fmt.Sprint(names) != runs {
+		t.Errorf("%s left runs %v, want %s", what, names, runs)
+	}
+	ps, err := s.Pending(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var qs []string
+	for _, p := range ps {
+		qs = append(qs, p.ID)
+	}
+	if fmt.Sprint(qs) != pending {
+		t.Errorf("%s left pending questions %v, want %s", what, qs, pending)
+	}
+}
+
 func testPrune(t *testing.T, s store.Store) {
 	ctx := t.Context()
+	at := func(d time.Duration) time.Time { return base().Add(d) }
 	cases := []struct {
-		keep     int
+		name     string
+		opts     store.PruneOptions
 		removed  int
 		firstSeq int64
 		runs     string
+		pending  string
 	}{
-		{keep: 5, removed: 0, firstSeq: 1, runs: "[r1 r2 r3 r4]"},
-		{keep: 4, removed: 0, firstSeq: 1, runs: "[r1 r2 r3 r4]"},
-		{keep: 3, removed: 0, firstSeq: 1, runs: "[r2 r3 r4]"}, // r2 folds from snapshot 1
-		{keep: 2, removed: 6, firstSeq: 7, runs: "[r3 r4]"},
-		{keep: 1, removed: 6, firstSeq: 7, runs: "[r4]"}, // r4 folds from snapshot 7
-		{keep: 0, removed: 6, firstSeq: 7, runs: "[]"},   // the state after the last run still folds from 7
+		{"no limit", store.PruneOptions{}, 0, 1, "[r1 r2 r3 r4]", "[q1 q4]"},
+		{"keep5", store.PruneOptions{KeepRuns: 5}, 0, 1, "[r1 r2 r3 r4]", "[q1 q4]"},
+		{"keep4", store.PruneOptions{KeepRuns: 4}, 0, 1, "[r1 r2 r3 r4]", "[q1 q4]"},
+		{"keep3", store.PruneOptions{KeepRuns: 3}, 0, 1, "[r2 r3 r4]", "[q4]"}, // r2 folds from snapshot 1
+		{"keep2", store.PruneOptions{KeepRuns: 2}, 6, 7, "[r3 r4]", "[q4]"},
+		{"keep1", store.PruneOptions{KeepRuns: 1}, 6, 7, "[r4]", "[q4]"}, // r4 folds from snapshot 7
+		{"before base", store.PruneOptions{Before: at(0)}, 0, 1, "[r1 r2 r3 r4]", "[q1 q4]"},
+		{"before r2", store.PruneOptions{Before: at(90 * time.Second)}, 0, 1, "[r2 r3 r4]", "[q4]"},
+		// r3 was last updated at 3m exactly: not before.
+		{"before r3", store.PruneOptions{Before: at(3 * time.Minute)}, 6, 7, "[r3 r4]", "[q4]"},
+		// Everything is older, but the last run stays.
+		{"before all", store.PruneOptions{Before: at(time.Hour)}, 6, 7, "[r4]", "[q4]"},
+		// Either limit removes a run.
+		{"keep3 before r3", store.PruneOptions{KeepRuns: 3, Before: at(150 * time.Second)}, 6, 7, "[r3 r4]", "[q4]"},
+		{"keep4 before r3", store.PruneOptions{KeepRuns: 4, Before: at(150 * time.Second)}, 6, 7, "[r3 r4]", "[q4]"},
+		{"keep1 before base", store.PruneOptions{KeepRuns: 1, Before: at(0)}, 6, 7, "[r4]", "[q4]"},
 	}
-	for _, c := range cases {
-		id := fmt.Sprintf("keep%d", c.keep)
+	for i, c := range cases {
+		id := fmt.Sprintf("p%d", i)
 		pruneLog(t, s, id)
-		n, err := s.Prune(ctx, id, c.keep)
+		n, err := s.Prune(ctx, id, c.opts)
 		if err != nil {
-			t.Fatalf("Prune(keep %d): %v", c.keep, err)
+			t.Fatalf("Prune(%s): %v", c.name, err)
 		}
 		if n != c.removed {
-			t.Errorf("Prune(keep %d) removed %d records, want %d", c.keep, n, c.removed)
+			t.Errorf("Prune(%s) removed %d records, want %d", c.name, n, c.removed)
 		}
-		if got := seqs(mustRecords(t, s, id, 1)); !equalSeqs(got, span(c.firstSeq, 10)) {
-			t.Errorf("Prune(keep %d) left records %v, want %d..10", c.keep, got, c.firstSeq)
-		}
-		runs, err := s.Runs(ctx, id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var names []string
-		for _, r := range runs {
-			names = append(names, r.ID[len(id)+1:])
-		}
-		if fmt.Sprint(names) != c.runs {
-			t.Errorf("Prune(keep %d) left runs %v, want %s", c.keep, names, c.runs)
+		checkPruned(t, s, id, "Prune("+c.name+")", c.firstSeq, 10, c.runs, c.pending)
+		// The state still folds: the log starts at a snapshot.
+		if snap, err := s.LastSnapshot(ctx, id); err != nil || snap.Seq != 7 {
+			t.Errorf("Prune(%s): LastSnapshot = %v, %v; want seq 7", c.name, snap, err)
 		}
 		// The log goes on where it was.
 		mustAppend(t, s, rec(id, id+"-r5", 11, 11, store.Step))
-		// Pending questions of removed runs go with them.
-		ps, err := s.Pending(ctx, id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		wantQ := 2
-		if c.keep < 4 {
-			wantQ = 1
-		}
-		if c.keep == 0 {
-			wantQ = 0
-		}
-		if len(ps) != wantQ {
-			t.Errorf("Prune(keep %d) left %d pending questions, want %d", c.keep, len(ps), wantQ)
+		// Pruning again with the same options removes nothing more.
+		if n, err := s.Prune(ctx, id, c.opts); err != nil || n != 0 {
+			t.Errorf("Prune(%s) again: removed %d, %v; want 0", c.name, n, err)
 		}
 	}
-	if _, err := s.Prune(ctx, "keep1", -1); !errors.Is(err, store.ErrInvalid) {
-		t.Errorf("Prune(-1): got %v, want ErrInvalid", err)
+
+	// A run that is neither among the oldest by count nor old enough stays,
+	// even when an older run goes; the records it folds from stay too.
+	pruneLog(t, s, "mid")
+	if err := s.PutRun(ctx, &store.Run{ID: "mid-r1", ThreadID: "mid", Number: 1, Status: "waiting", Created: at(time.Minute), Updated: at(time.Hour)}); err != nil {
+		t.Fatal(err)
 	}
-	_, err := s.Prune(ctx, "missing", 1)
+	if n, err := s.Prune(ctx, "mid", store.PruneOptions{Before: at(3 * time.Minute)}); err != nil || n != 0 {
+		t.Errorf("Prune of r2 only: removed %d, %v; want 0", n, err)
+	}
+	checkPruned(t, s, "mid", "Prune of r2 only", 1, 10, "[r1 r3 r4]", "[q1 q4]")
+
+	// The last run has no record yet: the kept state folds from the last
+	// snapshot.
+	pruneLog(t, s, "fresh")
+	mustRun(t, s, "fresh", "fresh-r5", 5)
+	if n, err := s.Prune(ctx, "fresh", store.PruneOptions{KeepRuns: 1}); err != nil || n != 6 {
+		t.Errorf("Prune keeping a run without records: removed %d, %v; want 6", n, err)
+	}
+	checkPruned(t, s, "fresh", "Prune keeping a run without records", 7, 10, "[r5]", "[]")
+
+	// A thread of one run keeps it, however old.
+	mustThread(t, s, "one", base())
+	mustRun(t, s, "one", "one-r1", 1)
+	mustAppend(t, s, rec("one", "one-r1", 1, 1, store.Snapshot), rec("one", "one-r1", 2, 2, store.Step))
+	if n, err := s.Prune(ctx, "one", store.PruneOptions{KeepRuns: 1, Before: at(24 * time.Hour)}); err != nil || n != 0 {
+		t.Errorf("Prune of a one-run thread: removed %d, %v; want 0", n, err)
+	}
+	if rs, err := s.Runs(ctx, "one"); err != nil || len(rs) != 1 {
+		t.Errorf("Prune of a one-run thread left runs %v, %v", rs, err)
+	}
+
+	if _, err := s.Prune(ctx, "p0", store.PruneOptions{KeepRuns: -1}); !errors.Is(err, store.ErrInvalid) {
+		t.Errorf("Prune(KeepRuns -1): got %v, want ErrInvalid", err)
+	}
+	_, err := s.Prune(ctx, "missing", store.PruneOptions{KeepRuns: 1})
 	wantNotFound(t, "Prune of a missing thread", err)
 }
 
@@ -753,7 +820,7 @@ func testContextCanceled(t *testing.T, s store.Store) {
 		"DeletePending": func() error {
 			return s.DeletePending(ctx, "t", "q")
 		},
-		"Prune": func() error { _, err := s.Prune(ctx, "t", 0); return err },
+		"Prune": func() error { _, err := s.Prune(ctx, "t", store.PruneOptions{KeepRuns: 1}); return err },
 	}
 	for name, call := range calls {
 		start := time.Now()

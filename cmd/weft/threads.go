@@ -1,0 +1,819 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/weftlang/weft/engine"
+	"github.com/weftlang/weft/flow"
+	"github.com/weftlang/weft/store"
+	"github.com/weftlang/weft/store/postgres"
+	"github.com/weftlang/weft/store/sqlite"
+)
+
+// defaultStoreHint is where threads are kept when neither --store nor
+// $WEFT_STORE says.
+const defaultStoreHint = "$XDG_DATA_HOME/weft/threads.db"
+
+// envStore names the environment variable of the default store.
+const envStore = "WEFT_STORE"
+
+// Thread labels the CLI keeps, so that resume needs only the thread.
+const (
+	metaFile     = "file"
+	metaWorkflow = "workflow"
+	metaStubs    = "stubs"
+	metaLLM      = "llm"
+)
+
+// storeSpec resolves the store: --store, else $WEFT_STORE, else a SQLite
+// file in the user's data directory.
+func storeSpec(e env, flag string) (string, error) {
+	if flag != "" {
+		return flag, nil
+	}
+	getenv := e.getenv
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	if s := getenv(envStore); s != "" {
+		return s, nil
+	}
+	dir := getenv("XDG_DATA_HOME")
+	if dir == "" {
+		home := getenv("HOME")
+		if home == "" {
+			return "", usageErrorf("no store: pass --store PATH (a SQLite file) or a postgres:// URL, or set $%s", envStore)
+		}
+		dir = filepath.Join(home, ".local", "share")
+	}
+	return filepath.Join(dir, "weft", "threads.db"), nil
+}
+
+// openStore opens the store a spec names: a postgres:// or postgresql://
+// URL, or a SQLite file (created with its directory when missing).
+func openStore(ctx context.Context, e env, flag string) (store.Store, string, error) {
+	spec, err := storeSpec(e, flag)
+	if err != nil {
+		return nil, "", err
+	}
+	if strings.HasPrefix(spec, "postgres://") || strings.HasPrefix(spec, "postgresql://") {
+		s, err := postgres.Open(ctx, spec)
+		if err != nil {
+			return nil, spec, failed(fmt.Errorf("opening the store: %w", err))
+		}
+		return s, redactDSN(spec), nil
+	}
+	path := strings.TrimPrefix(spec, "sqlite:")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, path, failed(fmt.Errorf("opening the store: %w", err))
+	}
+	s, err := sqlite.Open(ctx, path)
+	if err != nil {
+		return nil, path, failed(fmt.Errorf("opening the store %s: %w", path, err))
+	}
+	return s, path, nil
+}
+
+// redactDSN hides a password in a connection URL.
+func redactDSN(dsn string) string {
+	at := strings.LastIndex(dsn, "@")
+	scheme := strings.Index(dsn, "://")
+	if at < 0 || scheme < 0 {
+		return dsn
+	}
+	userinfo := dsn[scheme+3 : at]
+	if user, _, ok := strings.Cut(userinfo, ":"); ok {
+		return dsn[:scheme+3] + user + ":xxxxx" + dsn[at:]
+	}
+	return dsn
+}
+
+func newThreadID() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return "t-" + hex.EncodeToString(b[:])
+}
+
+// runInThread is `weft run --thread`: the run is recorded step by step.
+func runInThread(ctx context.Context, e env, path string, o *runOptions, p *prepared, params map[string]flow.Value) error {
+	st, where, err := openStore(ctx, e, o.store)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	id := o.thread
+	if id == "" {
+		id = newThreadID()
+		fmt.Fprintf(e.stderr, "weft: thread %s (in %s)\n", id, where)
+	}
+	meta := map[string]string{}
+	if abs, err := filepath.Abs(path); err == nil {
+		meta[metaFile] = abs
+	}
+	if o.workflow != "" {
+		meta[metaWorkflow] = o.workflow
+	}
+	if o.stubs != "" {
+		if abs, err := filepath.Abs(o.stubs); err == nil {
+			meta[metaStubs] = abs
+		}
+	}
+	if o.llm != "" {
+		meta[metaLLM] = o.llm
+	}
+	th := &engine.Threads{Runner: p.runner, Store: st}
+	obs, status := observers(e, o)
+	res, err := withStatus(status, e.tick, func() (*engine.Result, error) {
+		return th.Run(ctx, p.plan, id, params, obs.observer(), &engine.RunOptions{Meta: meta})
+	})
+	if err != nil && res == nil {
+		return threadErr(err)
+	}
+	res, err = answerLoop(ctx, e, o, p.plan, res, err, func(task int, out map[string]flow.Value) (*engine.Result, error) {
+		return withStatus(status, e.tick, func() (*engine.Result, error) {
+			return th.Resume(ctx, p.plan, id, []engine.Answer{{ID: strconv.Itoa(task), Outputs: out}}, obs.observer())
+		})
+	})
+	return report(e, o, res, err)
+}
+
+// threadErr maps the engine's thread errors to exit codes: a missing
+// thread is a usage error, a thread in the wrong state a failure.
+func threadErr(err error) error {
+	var xe *exitError
+	switch {
+	case errors.As(err, &xe):
+		return err
+	case errors.Is(err, store.ErrNotFound):
+		return usageErrorf("%v", err)
+	}
+	return failed(err)
+}
+
+func waitingNodes(res *engine.Result) string {
+	var names []string
+	for _, p := range res.Waiting {
+		names = append(names, p.Node)
+	}
+	return strings.Join(names, ", ")
+}
+
+// resumeOptions are the flags of `weft resume`.
+type resumeOptions struct {
+	runOptions
+	ids  []string
+	file string
+}
+
+func newResumeCmd(e env) *cobra.Command {
+	var o resumeOptions
+	cmd := &cobra.Command{
+		Use:   "resume THREAD",
+		Short: "Continue a thread's run: answer its questions, or finish a run cut short",
+		Long: `Resume continues the last run of a thread kept in the store, in this process.
+
+A run that waits for a person takes the answers given with --answer (with
+--id ID before each when the run asks several questions, as listed by
+'weft threads show'); the human nodes complete with them and no earlier node
+runs again. A run whose process stopped before it ended (a crash, a kill)
+continues from its last recorded step: the steps that were in flight run
+again, with the same idempotency keys.
+
+The workflow file, the stubs file and the --llm of the thread's first run
+are used again unless given here.`,
+		Example: `  weft resume support-42 --answer "fiscal 2019"
+  weft resume t-3f2a --id 4 --answer yes --id 5 --answer no
+  weft resume batch-7            # after a crash`,
+		Args: exactFiles(1, "one thread id"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			fl := cmd.Flags()
+			return resumeThread(cmd.Context(), e, args[0], &o, fl.Changed("stubs"), fl.Changed("llm"))
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.store, "store", "", "where threads are kept: a SQLite file `PATH` or a postgres:// URL (default $WEFT_STORE, else "+defaultStoreHint+")")
+	f.StringArrayVar(&o.answers, "answer", nil, "`TEXT` answering a question (repeatable; after --id ID when the run asks several)")
+	f.StringArrayVar(&o.ids, "id", nil, "the `ID` of the question the next --answer answers (repeatable)")
+	f.StringVar(&o.file, "file", "", "the workflow `FILE` (default: the file of the thread's first run)")
+	f.StringVar(&o.stubs, "stubs", "", "answer actions from a stubs `FILE` (default: the thread's)")
+	f.StringVar(&o.llm, "llm", "", "the model of LLM actions that name none: `SPEC` (default: the thread's, else $WEFT_LLM)")
+	f.BoolVar(&o.trace, "trace", false, "print every event to stderr (NDJSON with --json)")
+	f.BoolVar(&o.json, "json", false, "print the result as one JSON object")
+	f.StringVar(&o.record, "record", "", "record every LLM exchange to `FILE`")
+	f.DurationVar(&o.llmTimeout, "llm-timeout", defaultPolicy.Timeout, "bound on each LLM call (`DURATION`)")
+	return cmd
+}
+
+func resumeThread(ctx context.Context, e env, id string, o *resumeOptions, stubsSet, llmSet bool) error {
+	if len(o.ids) > 0 && len(o.ids) != len(o.answers) {
+		return usageErrorf("%d --id and %d --answer: give one --id before each --answer", len(o.ids), len(o.answers))
+	}
+	st, where, err := openStore(ctx, e, o.store)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	thr, err := st.Thread(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return usageErrorf("no thread %s in %s", id, where)
+	}
+	if err != nil {
+		return failed(err)
+	}
+	file := o.file
+	if file == "" {
+		file = thr.Meta[metaFile]
+	}
+	if file == "" {
+		return usageErrorf("thread %s does not say which workflow file it runs: pass --file FILE", id)
+	}
+	if o.workflow == "" {
+		o.workflow = thr.Meta[metaWorkflow]
+	}
+	if !stubsSet {
+		o.stubs = thr.Meta[metaStubs]
+	}
+	if !llmSet {
+		o.llm = thr.Meta[metaLLM]
+	}
+	p, err := prepare(e, file, &o.runOptions)
+	if err != nil {
+		return err
+	}
+	defer p.close()
+	th := &engine.Threads{Runner: p.runner, Store: st}
+	ts, err := th.Load(ctx, id)
+	if err != nil {
+		return failed(err)
+	}
+	var answers []engine.Answer
+	if ts.Status() == engine.Waiting {
+		asks := ts.Waiting()
+		node := func(taskID string) (*flow.PlanNode, error) {
+			for _, t := range asks {
+				if strconv.Itoa(t.ID) == taskID {
+					return findPlanNode(p.plan, ts.NodeOf(t)), nil
+				}
+			}
+			return nil, usageErrorf("thread %s asks no question %s%s", id, taskID, questionList(ts))
+		}
+		switch {
+		case len(o.ids) > 0:
+			for i, qid := range o.ids {
+				pn, err := node(qid)
+				if err != nil {
+					return err
+				}
+				out, err := parseAnswer(pn, o.answers[i])
+				if err != nil {
+					return usageErrorf("--answer %q for question %s (%s): %v", o.answers[i], qid, pn.Name, err)
+				}
+				answers = append(answers, engine.Answer{ID: qid, Outputs: out})
+			}
+			o.answers = nil
+		case len(o.answers) > 0 && len(asks) > 1:
+			return usageErrorf("thread %s asks %d questions: answer each with --id ID --answer TEXT%s", id, len(asks), questionList(ts))
+		case len(o.answers) > 0:
+			qid := strconv.Itoa(asks[0].ID)
+			pn, _ := node(qid)
+			out, err := parseAnswer(pn, o.answers[0])
+			if err != nil {
+				return usageErrorf("--answer %q for %s: %v", o.answers[0], pn.Name, err)
+			}
+			answers = append(answers, engine.Answer{ID: qid, Outputs: out})
+			o.answers = o.answers[1:]
+		default:
+			res := &engine.Result{Status: engine.Waiting, Thread: id, Run: ts.RunNumber}
+			for _, t := range asks {
+				q := flow.Null
+				if pend, err := st.Pending(ctx, id); err == nil {
+					for _, pq := range pend {
+						if pq.ID == strconv.Itoa(t.ID) {
+							_ = json.Unmarshal(pq.Question, &q)
+						}
+					}
+				}
+				res.Waiting = append(res.Waiting, engine.Pending{Task: t.ID, Node: ts.NodeOf(t), Question: q})
+			}
+			if e.stdinTTY && len(asks) == 1 {
+				// Ask on the terminal, as run does.
+				res, err := answerLoop(ctx, e, &o.runOptions, p.plan, res, nil, func(task int, out map[string]flow.Value) (*engine.Result, error) {
+					return th.Resume(ctx, p.plan, id, []engine.Answer{{ID: strconv.Itoa(task), Outputs: out}}, nil)
+				})
+				return report(e, &o.runOptions, res, err)
+			}
+			return waiting(e, &o.runOptions, res)
+		}
+	} else if len(o.answers) > 0 {
+		return usageErrorf("thread %s asks no question (its run is %s): resume it without --answer", id, ts.Status())
+	}
+	obs, status := observers(e, &o.runOptions)
+	res, err := withStatus(status, e.tick, func() (*engine.Result, error) {
+		return th.Resume(ctx, p.plan, id, answers, obs.observer())
+	})
+	if err != nil && res == nil {
+		return threadErr(err)
+	}
+	res, err = answerLoop(ctx, e, &o.runOptions, p.plan, res, err, func(task int, out map[string]flow.Value) (*engine.Result, error) {
+		return withStatus(status, e.tick, func() (*engine.Result, error) {
+			return th.Resume(ctx, p.plan, id, []engine.Answer{{ID: strconv.Itoa(task), Outputs: out}}, obs.observer())
+		})
+	})
+	return report(e, &o.runOptions, res, err)
+}
+
+func questionList(ts *engine.ThreadState) string {
+	var b strings.Builder
+	b.WriteString(" (questions:")
+	for _, t := range ts.Waiting() {
+		fmt.Fprintf(&b, " %d at %s", t.ID, ts.NodeOf(t))
+	}
+	b.WriteString(")")
+	return b.String()
+}
+
+// threadsOptions are the flags shared by the threads subcommands.
+type threadsOptions struct {
+	store string
+	json  bool
+}
+
+func newThreadsCmd(e env) *cobra.Command {
+	var o threadsOptions
+	cmd := &cobra.Command{
+		Use:   "threads",
+		Short: "List, inspect, fork and prune the threads in the store",
+		Long: `Threads works on the durable threads that 'weft run --thread' records: list
+them, show one's state and pending questions, read its history step by step,
+fork a new thread from any step (time travel, with edits), and prune old runs.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cmd.SetOut(e.stderr)
+			_ = cmd.Usage()
+			return silent(exitUsage)
+		},
+	}
+	cmd.PersistentFlags().StringVar(&o.store, "store", "", "where threads are kept: a SQLite file `PATH` or a postgres:// URL (default $WEFT_STORE, else "+defaultStoreHint+")")
+	cmd.PersistentFlags().BoolVar(&o.json, "json", false, "print JSON")
+	cmd.AddCommand(threadsList(e, &o), threadsShow(e, &o), threadsHistory(e, &o), threadsFork(e, &o), threadsPrune(e, &o))
+	return cmd
+}
+
+// withStore opens the store for a threads subcommand.
+func withStore(ctx context.Context, e env, o *threadsOptions, fn func(st store.Store, where string) error) error {
+	st, where, err := openStore(ctx, e, o.store)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	return fn(st, where)
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return internal(err)
+	}
+	return nil
+}
+
+func threadsList(e env, o *threadsOptions) *cobra.Command {
+	var limit int
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List threads, most recently updated first",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			return withStore(ctx, e, o, func(st store.Store, _ string) error {
+				ths, err := st.Threads(ctx, store.ListOptions{Limit: limit})
+				if err != nil {
+					return failed(err)
+				}
+				type row struct {
+					ID       string    `json:"id"`
+					Workflow string    `json:"workflow"`
+					Runs     int       `json:"runs"`
+					Status   string    `json:"status"`
+					Updated  time.Time `json:"updated"`
+				}
+				rows := []row{}
+				for _, t := range ths {
+					r := row{ID: t.ID, Workflow: t.Workflow, Updated: t.Updated, Status: "-"}
+					runs, err := st.Runs(ctx, t.ID)
+					if err != nil {
+						return failed(err)
+					}
+					if len(runs) > 0 {
+						last := runs[len(runs)-1]
+						r.Runs, r.Status = last.Number, last.Status
+					}
+					rows = append(rows, r)
+				}
+				if o.json {
+					return writeJSON(e.stdout, rows)
+				}
+				tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "THREAD\tWORKFLOW\tRUNS\tLAST RUN\tUPDATED")
+				for _, r := range rows {
+					fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", r.ID, r.Workflow, r.Runs, r.Status, r.Updated.Local().Format(time.DateTime))
+				}
+				return tw.Flush()
+			})
+		},
+	}
+	cmd.Flags().IntVar(&limit, "limit", 0, "list at most `N` threads")
+	return cmd
+}
+
+func threadsShow(e env, o *threadsOptions) *cobra.Command {
+	return &cobra.Command{
+		Use:   "show THREAD",
+		Short: "Show a thread's state: its last run, variables and pending questions",
+		Args:  exactFiles(1, "one thread id"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			return withStore(ctx, e, o, func(st store.Store, _ string) error {
+				th := &engine.Threads{Store: st}
+				thr, err := st.Thread(ctx, args[0])
+				if err != nil {
+					return threadErr(err)
+				}
+				ts, err := th.Load(ctx, args[0])
+				if err != nil {
+					return failed(err)
+				}
+				pend, err := st.Pending(ctx, args[0])
+				if err != nil {
+					return failed(err)
+				}
+				type question struct {
+					ID       string     `json:"id"`
+					Node     string     `json:"node"`
+					Question flow.Value `json:"question"`
+				}
+				out := struct {
+					ID       string             `json:"id"`
+					Workflow string             `json:"workflow"`
+					File     string             `json:"file,omitempty"`
+					Run      int                `json:"run"`
+					Status   string             `json:"status"`
+					Records  int64              `json:"records"`
+					Vars     namedObject        `json:"vars"`
+					Pending  []question         `json:"pending"`
+					Forked   *engine.ForkOrigin `json:"forked_from,omitempty"`
+				}{ID: thr.ID, Workflow: thr.Workflow, File: thr.Meta[metaFile], Run: ts.RunNumber, Status: ts.Status().String(), Records: ts.Seq, Vars: ts.Vars(), Pending: []question{}, Forked: ts.Forked}
+				if ts.State == nil {
+					out.Status = "new"
+				}
+				for _, p := range pend {
+					var q flow.Value
+					if err := json.Unmarshal(p.Question, &q); err != nil {
+						q = flow.StringValue(string(p.Question))
+					}
+					out.Pending = append(out.Pending, question{ID: p.ID, Node: p.Node, Question: q})
+				}
+				if o.json {
+					return writeJSON(e.stdout, out)
+				}
+				w := e.stdout
+				fmt.Fprintf(w, "thread:   %s\nworkflow: %s\n", out.ID, out.Workflow)
+				if out.File != "" {
+					fmt.Fprintf(w, "file:     %s\n", out.File)
+				}
+				if out.Forked != nil {
+					fmt.Fprintf(w, "forked:   from %s at record %d\n", out.Forked.Thread, out.Forked.Seq)
+				}
+				fmt.Fprintf(w, "run:      %d (%s), %d records\n", out.Run, out.Status, out.Records)
+				if len(out.Vars) > 0 {
+					fmt.Fprintln(w, "variables:")
+					for _, v := range out.Vars {
+						fmt.Fprintf(w, "  %s = %s\n", v.Name, clip(v.Value.String(), 100))
+					}
+				}
+				for _, q := range out.Pending {
+					fmt.Fprintf(w, "question %s at %s: %s\n", q.ID, q.Node, q.Question.Text())
+				}
+				switch ts.Status() {
+				case engine.Waiting:
+					fmt.Fprintf(w, "answer with: weft resume %s --answer TEXT\n", out.ID)
+				case engine.Running:
+					if ts.State != nil {
+						fmt.Fprintf(w, "the run did not finish; continue it with: weft resume %s\n", out.ID)
+					}
+				}
+				return nil
+			})
+		},
+	}
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-3] + "..."
+}
+
+func threadsHistory(e env, o *threadsOptions) *cobra.Command {
+	var from int64
+	cmd := &cobra.Command{
+		Use:   "history THREAD",
+		Short: "Show a thread's records, one per step: what each step wrote and where it went",
+		Long: `History prints a thread's log: one line per record, numbered (the number
+'weft threads fork --at' takes), with the run and step, the node whose task
+completed, the values it wrote (name+=[...] for an append), the nodes it
+started, the run's status after it, and the record's size.`,
+		Args: exactFiles(1, "one thread id"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			return withStore(ctx, e, o, func(st store.Store, _ string) error {
+				th := &engine.Threads{Store: st}
+				hist, err := th.History(ctx, args[0], from)
+				if err != nil {
+					return threadErr(err)
+				}
+				if o.json {
+					type change struct {
+						Name   string     `json:"name"`
+						Value  flow.Value `json:"value"`
+						Append bool       `json:"append,omitempty"`
+					}
+					type entry struct {
+						Seq     int64    `json:"seq"`
+						Run     int      `json:"run"`
+						Step    int      `json:"step"`
+						Kind    string   `json:"kind"`
+						Node    string   `json:"node,omitempty"`
+						Item    int      `json:"item,omitempty"`
+						Answer  bool     `json:"answer,omitempty"`
+						Error   string   `json:"error,omitempty"`
+						Changes []change `json:"changes"`
+						Next    []string `json:"next"`
+						Status  string   `json:"status"`
+						Bytes   int      `json:"bytes"`
+					}
+					out := []entry{}
+					for _, h := range hist {
+						en := entry{Seq: h.Seq, Run: h.Run, Step: h.Step, Kind: kindWord(h), Node: h.Node, Item: h.Item, Answer: h.Answer, Error: h.Error, Changes: []change{}, Next: h.Next, Status: h.Status.String(), Bytes: h.Bytes}
+						if en.Next == nil {
+							en.Next = []string{}
+						}
+						for _, c := range h.Changes {
+							en.Changes = append(en.Changes, change{Name: c.Name, Value: c.Value, Append: c.Append})
+						}
+						out = append(out, en)
+					}
+					return writeJSON(e.stdout, out)
+				}
+				for _, h := range hist {
+					fmt.Fprintln(e.stdout, historyLine(h))
+				}
+				return nil
+			})
+		},
+	}
+	cmd.Flags().Int64Var(&from, "from", 1, "start at record `N`")
+	return cmd
+}
+
+func kindWord(h engine.HistoryEntry) string {
+	switch {
+	case h.Kind == store.Snapshot:
+		return "snapshot"
+	case h.Start:
+		return "start"
+	case h.Answer:
+		return "answer"
+	case h.Node == "":
+		return "end"
+	}
+	return "step"
+}
+
+func historyLine(h engine.HistoryEntry) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "#%-4d run %d step %-3d ", h.Seq, h.Run, h.Step)
+	switch k := kindWord(h); k {
+	case "step", "answer":
+		node := h.Node
+		if h.Item > 0 {
+			node += fmt.Sprintf("[%d]", h.Item)
+		}
+		if k == "answer" {
+			node += " (answered)"
+		}
+		b.WriteString(node)
+	default:
+		b.WriteString("(" + k + ")")
+	}
+	var parts []string
+	for _, c := range h.Changes {
+		if c.Value.IsNull() && !c.Append {
+			continue
+		}
+		op := "="
+		if c.Append {
+			op = "+="
+		}
+		parts = append(parts, c.Name+op+clip(c.Value.String(), 40))
+	}
+	if len(parts) > 0 {
+		b.WriteString("  " + clip(strings.Join(parts, ", "), 160))
+	}
+	if len(h.Next) > 0 {
+		b.WriteString("  -> " + strings.Join(h.Next, ", "))
+	}
+	if h.Error != "" {
+		b.WriteString("  error: " + clip(h.Error, 120))
+	}
+	fmt.Fprintf(&b, "  [%s, %d B]", h.Status, h.Bytes)
+	return b.String()
+}
+
+func threadsFork(e env, o *threadsOptions) *cobra.Command {
+	var (
+		at   int64
+		to   string
+		sets []string
+	)
+	cmd := &cobra.Command{
+		Use:   "fork THREAD --at N [--set NAME=VALUE ...] [--to NEW]",
+		Short: "Start a new thread from any record of a thread, with edits (time travel)",
+		Long: `Fork copies a thread's state right after record N (see 'weft threads
+history') into a new thread, setting variables with --set. A run that was in
+the middle of its steps there continues with 'weft resume NEW'; a waiting one
+takes its answer with 'weft resume NEW --answer TEXT'; after an ended run,
+'weft run FILE --thread NEW' starts the next. The source thread is unchanged.`,
+		Args: exactFiles(1, "one thread id"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !cmd.Flags().Changed("at") {
+				return usageErrorf("fork needs --at N, a record number from 'weft threads history %s'", args[0])
+			}
+			ctx := cmd.Context()
+			return withStore(ctx, e, o, func(st store.Store, _ string) error {
+				src := args[0]
+				thr, err := st.Thread(ctx, src)
+				if err != nil {
+					return threadErr(err)
+				}
+				if to == "" {
+					to = fmt.Sprintf("%s-at-%d", src, at)
+				}
+				plan := threadPlan(e, thr)
+				set := map[string]flow.Value{}
+				for _, kv := range sets {
+					name, text, ok := strings.Cut(kv, "=")
+					if !ok || strings.TrimSpace(name) == "" {
+						return usageErrorf("--set %q: want NAME=VALUE", kv)
+					}
+					name = strings.TrimSpace(name)
+					v, err := parseSet(plan, name, text)
+					if err != nil {
+						return usageErrorf("--set %s: %v", kv, err)
+					}
+					set[name] = v
+				}
+				th := &engine.Threads{Store: st}
+				ts, err := th.Fork(ctx, src, at, to, &engine.ForkOptions{Set: set, Plan: plan})
+				if err != nil {
+					return threadErr(err)
+				}
+				if o.json {
+					return writeJSON(e.stdout, map[string]any{"thread": to, "from": src, "at": at, "status": ts.Status().String()})
+				}
+				fmt.Fprintln(e.stdout, to)
+				switch ts.Status() {
+				case engine.Waiting:
+					fmt.Fprintf(e.stderr, "weft: %s waits for an answer: weft resume %s --answer TEXT\n", to, to)
+				case engine.Running:
+					fmt.Fprintf(e.stderr, "weft: continue the run with: weft resume %s\n", to)
+				default:
+					fmt.Fprintf(e.stderr, "weft: its run has ended; start the next with: weft run FILE --thread %s\n", to)
+				}
+				return nil
+			})
+		},
+	}
+	f := cmd.Flags()
+	f.Int64Var(&at, "at", 0, "the record `N` to fork after")
+	f.StringVar(&to, "to", "", "the new thread's `ID` (default THREAD-at-N)")
+	f.StringArrayVar(&sets, "set", nil, "set a variable, slot or parameter: `NAME=VALUE` (repeatable)")
+	return cmd
+}
+
+// threadPlan compiles the workflow a thread's runs follow, for typing
+// edits; nil when it cannot be loaded.
+func threadPlan(e env, thr *store.Thread) *flow.Plan {
+	file := thr.Meta[metaFile]
+	if file == "" {
+		return nil
+	}
+	quiet := e
+	quiet.stderr = io.Discard
+	p, err := prepare(quiet, file, &runOptions{workflow: thr.Meta[metaWorkflow], stubs: thr.Meta[metaStubs]})
+	if err != nil {
+		return nil
+	}
+	p.close()
+	return p.plan
+}
+
+// parseSet reads a --set value: typed by the plan when there is one, else
+// JSON when it parses, else text.
+func parseSet(plan *flow.Plan, name, text string) (flow.Value, error) {
+	if plan != nil {
+		for _, c := range plan.Cells {
+			if c.Name == name && (c.Kind == flow.CellVar || c.Kind == flow.CellSlot || c.Kind == flow.CellParam) {
+				return parseTyped(text, c.Type)
+			}
+		}
+	}
+	var v flow.Value
+	if err := json.Unmarshal([]byte(text), &v); err == nil {
+		return v, nil
+	}
+	return flow.StringValue(text), nil
+}
+
+func threadsPrune(e env, o *threadsOptions) *cobra.Command {
+	var (
+		keep  int
+		older time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "prune [THREAD]",
+		Short: "Remove old runs: keep each thread's last K runs, or drop what is older than a TTL",
+		Long: `Prune removes runs and their records. With --keep K it keeps each thread's
+last K runs; with --older-than DURATION it removes runs last updated before
+then, and, without a THREAD, whole threads not updated since. A thread's last
+run, and the snapshot the kept records start from, are always kept.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if keep <= 0 && older <= 0 {
+				return usageErrorf("prune needs --keep K or --older-than DURATION")
+			}
+			ctx := cmd.Context()
+			return withStore(ctx, e, o, func(st store.Store, _ string) error {
+				opts := store.PruneOptions{KeepRuns: keep}
+				if older > 0 {
+					opts.Before = time.Now().Add(-older)
+				}
+				var ids []string
+				threads, deleted, records := 0, 0, 0
+				if len(args) == 1 {
+					ids = args
+				} else {
+					all, err := st.Threads(ctx, store.ListOptions{})
+					if err != nil {
+						return failed(err)
+					}
+					for _, t := range all {
+						if older > 0 && t.Updated.Before(opts.Before) {
+							if err := st.DeleteThread(ctx, t.ID); err != nil {
+								return failed(err)
+							}
+							deleted++
+							continue
+						}
+						ids = append(ids, t.ID)
+					}
+				}
+				for _, id := range ids {
+					n, err := st.Prune(ctx, id, opts)
+					if err != nil {
+						return threadErr(err)
+					}
+					if n > 0 {
+						threads++
+						records += n
+					}
+				}
+				if o.json {
+					return writeJSON(e.stdout, map[string]int{"threads_pruned": threads, "records_removed": records, "threads_deleted": deleted})
+				}
+				fmt.Fprintf(e.stdout, "removed %s from %s; deleted %s\n", plural(records, "record"), plural(threads, "thread"), plural(deleted, "whole thread"))
+				return nil
+			})
+		},
+	}
+	cmd.Flags().IntVar(&keep, "keep", 0, "keep each thread's last `K` runs")
+	cmd.Flags().DurationVar(&older, "older-than", 0, "remove what was last updated more than `DURATION` ago (e.g. 720h)")
+	return cmd
+}
