@@ -577,3 +577,50 @@ func TestHTTPWorkflow(t *testing.T) {
 		t.Errorf("http events = %v", events)
 	}
 }
+
+// TestHTTPInlineNode runs an HTTP call written on the node itself, with no
+// action binding.
+func TestHTTPInlineNode(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/items/7" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"name": "seven"}`)
+	}))
+	defer srv.Close()
+	src := strings.ReplaceAll(`workflow Inline {
+  nodes {
+    node get {
+      type: HTTP
+      url: "BASE/items/{{id}}"
+      inputs {
+        id: 7
+      }
+      outputs {
+        name: String
+      }
+    }
+  }
+  initial: get
+  finals: [ get ]
+}
+`, "BASE", srv.URL)
+	mod, ds := lang.LoadSource("inline.wf", []byte(src), nil)
+	if ds.HasErrors() {
+		t.Fatal(ds)
+	}
+	plan, ds := flow.Compile(mod.Main(), nil)
+	if ds.HasErrors() {
+		t.Fatal(ds)
+	}
+	b := &action.Binder{HTTPClient: srv.Client()}
+	res, err := (&engine.Runner{Registry: engine.NewRegistry(), Bind: b.Bind}).Run(context.Background(), plan, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Output("name").Str(); got != "seven" {
+		t.Errorf("name = %q", got)
+	}
+}

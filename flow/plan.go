@@ -602,6 +602,9 @@ func (c *planner) checkNodeKind(pn *PlanNode) {
 	switch n.Type {
 	case Function, LLM, Human, Tool, "":
 		if n.Action == "" {
+			if _, inlineHTTP := n.Config["url"]; n.Type == Tool && inlineHTTP {
+				return // an HTTP call written on the node itself
+			}
 			if n.Type == Function || n.Type == "" || n.Type == Tool {
 				c.errorf(n.Pos, "missing", "node %s: no action; write action: \"name\"", n.Name)
 			}

@@ -63,7 +63,7 @@ var _ store.Store = (*Store)(nil)
 // writeStmts are prepared on the writer.
 type writeStmts struct {
 	insertThread, deleteThread, threadExists *sql.Stmt
-	runThread, upsertRun                     *sql.Stmt
+	runThread, upsertRun, putRun             *sql.Stmt
 	lastSeq, insertRecord                    *sql.Stmt
 	upsertPending, deletePending             *sql.Stmt
 	pruneRuns, pruneLog, deleteRecordsBefore *sql.Stmt
@@ -164,6 +164,9 @@ func (s *Store) prepare(ctx context.Context) error {
 		{&s.w.deleteThread, `DELETE FROM threads WHERE id = ?`},
 		{&s.w.threadExists, `SELECT 1 FROM threads WHERE id = ?`},
 		{&s.w.runThread, `SELECT thread_id, created FROM runs WHERE id = ?`},
+		{&s.w.putRun, `INSERT INTO runs (` + runCols + `) VALUES (?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (id) DO UPDATE SET number = excluded.number, status = excluded.status, error = excluded.error,
+			created = excluded.created, updated = excluded.updated WHERE runs.thread_id = excluded.thread_id`},
 		{&s.w.upsertRun, `INSERT INTO runs (` + runCols + `) VALUES (?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (id) DO UPDATE SET number = excluded.number, status = excluded.status, error = excluded.error,
 			created = excluded.created, updated = excluded.updated`},
@@ -433,6 +436,22 @@ func (s *Store) PutRun(ctx context.Context, r *store.Run) error {
 		return fmt.Errorf("sqlite store: put run without an ID: %w", store.ErrInvalid)
 	}
 	created, updated := r.Created, r.Updated
+	if !created.IsZero() && !updated.IsZero() {
+		// The common case, in one statement: a run of an existing thread
+		// with both times given. Anything else (a missing thread, a run
+		// of another thread) takes the checked path below for its error.
+		var n int64
+		err := s.write(ctx, func() error {
+			res, err := s.w.putRun.ExecContext(context.Background(), r.ID, r.ThreadID, r.Number, r.Status, r.Error, unix(created), unix(updated))
+			if err == nil {
+				n, err = res.RowsAffected()
+			}
+			return err
+		})
+		if err == nil && n == 1 {
+			return nil
+		}
+	}
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		if err := s.exists(ctx, tx, r.ThreadID); err != nil {
 			return err
