@@ -52,7 +52,8 @@ func (th *Threads) History(ctx context.Context, threadID string, from int64) ([]
 	ts := &ThreadState{Thread: threadID}
 	var out []HistoryEntry
 	for _, r := range recs {
-		if err := ts.apply(r); err != nil {
+		sd, err := ts.apply(r)
+		if err != nil {
 			return nil, err
 		}
 		if r.Seq < from || ts.State == nil {
@@ -63,10 +64,6 @@ func (th *Threads) History(ctx context.Context, threadID string, from int64) ([]
 		case store.Snapshot:
 			e.Forked = ts.Forked
 		case store.Step:
-			sd, err := decodeStep(ts, r)
-			if err != nil {
-				return nil, err
-			}
 			e.Start, e.Node, e.Item, e.Answer, e.Error = sd.Start != nil, sd.Node, sd.Item, sd.Answer, sd.Error
 			for _, d := range sd.Delta {
 				e.Changes = append(e.Changes, Change{Name: ts.Cells[d.Cell].Name, Value: d.Value, Append: d.Append})
@@ -88,14 +85,6 @@ func (th *Threads) History(ctx context.Context, threadID string, from int64) ([]
 		out = append(out, e)
 	}
 	return out, nil
-}
-
-func decodeStep(ts *ThreadState, r *store.Record) (*stepData, error) {
-	var sd stepData
-	if err := json.Unmarshal(r.Data, &sd); err != nil {
-		return nil, &store.CorruptError{ThreadID: ts.Thread, Seq: r.Seq, Step: r.Step, Field: "data", Detail: err.Error()}
-	}
-	return &sd, nil
 }
 
 // ForkOptions are the optional settings of Threads.Fork.
@@ -134,7 +123,7 @@ func (th *Threads) Fork(ctx context.Context, from string, at int64, to string, o
 		if r.Seq > at {
 			break
 		}
-		if err := ts.apply(r); err != nil {
+		if _, err := ts.apply(r); err != nil {
 			return nil, err
 		}
 		found = r.Seq == at
@@ -184,7 +173,7 @@ func (th *Threads) Fork(ctx context.Context, from string, at int64, to string, o
 		return nil, fmt.Errorf("fork of %s into %s: %w", from, to, err)
 	}
 	nts := &ThreadState{Thread: to}
-	if err := nts.apply(rec); err != nil {
+	if _, err := nts.apply(rec); err != nil {
 		return nil, err
 	}
 	if err := th.forkPending(ctx, nts, sd.ID, opts.Plan); err != nil {

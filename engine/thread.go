@@ -287,7 +287,7 @@ func (th *Threads) Load(ctx context.Context, threadID string) (*ThreadState, err
 // loadFrom folds the records after snap into it.
 func (th *Threads) loadFrom(ctx context.Context, threadID string, snap *store.Record) (*ThreadState, error) {
 	ts := &ThreadState{Thread: threadID}
-	if err := ts.apply(snap); err != nil {
+	if _, err := ts.apply(snap); err != nil {
 		return nil, err
 	}
 	recs, err := th.Store.Records(ctx, threadID, snap.Seq+1)
@@ -295,15 +295,16 @@ func (th *Threads) loadFrom(ctx context.Context, threadID string, snap *store.Re
 		return nil, err
 	}
 	for _, r := range recs {
-		if err := ts.apply(r); err != nil {
+		if _, err := ts.apply(r); err != nil {
 			return nil, err
 		}
 	}
 	return ts, nil
 }
 
-// apply folds one record into the state.
-func (ts *ThreadState) apply(r *store.Record) error {
+// apply folds one record into the state. For a step record it returns the
+// record's data too.
+func (ts *ThreadState) apply(r *store.Record) (*stepData, error) {
 	corrupt := func(field string, err error) error {
 		return &store.CorruptError{ThreadID: ts.Thread, Seq: r.Seq, Step: r.Step, Field: field, Detail: err.Error()}
 	}
@@ -311,13 +312,13 @@ func (ts *ThreadState) apply(r *store.Record) error {
 	case store.Snapshot:
 		var sd snapshotData
 		if err := json.Unmarshal(r.Data, &sd); err != nil {
-			return corrupt("data", err)
+			return nil, corrupt("data", err)
 		}
 		if sd.State == nil {
-			return corrupt("data.state", errors.New("missing"))
+			return nil, corrupt("data.state", errors.New("missing"))
 		}
 		if err := checkCells(sd.State.Cells, len(sd.Cells)); err != nil {
-			return corrupt("data.state.cells", err)
+			return nil, corrupt("data.state.cells", err)
 		}
 		ts.Run, ts.RunNumber, ts.Plan = sd.ID, sd.Number, sd.Plan
 		ts.Cells, ts.Nodes, ts.State = sd.Cells, sd.Nodes, sd.State
@@ -327,14 +328,14 @@ func (ts *ThreadState) apply(r *store.Record) error {
 		ts.snapBytes, ts.bytesSince, ts.recsSince = len(r.Data), 0, 0
 	case store.Step:
 		if ts.State == nil {
-			return corrupt("kind", errors.New("a step record before any snapshot"))
+			return nil, corrupt("kind", errors.New("a step record before any snapshot"))
 		}
 		var sd stepData
 		if err := json.Unmarshal(r.Data, &sd); err != nil {
-			return corrupt("data", err)
+			return nil, corrupt("data", err)
 		}
 		if err := checkCells(sd.Delta, len(ts.Cells)); err != nil {
-			return corrupt("data.delta", err)
+			return nil, corrupt("data.delta", err)
 		}
 		if sd.Start != nil {
 			ts.Run, ts.RunNumber, ts.Plan = sd.Start.ID, sd.Start.Number, sd.Start.Plan
@@ -343,12 +344,14 @@ func (ts *ThreadState) apply(r *store.Record) error {
 		ts.State.Fold(sd.Delta, sd.Control)
 		ts.bytesSince += len(r.Data)
 		ts.recsSince++
+		ts.Seq = r.Seq
+		return &sd, nil
 	case store.Event:
 	default:
-		return corrupt("kind", fmt.Errorf("unknown kind %q", r.Kind))
+		return nil, corrupt("kind", fmt.Errorf("unknown kind %q", r.Kind))
 	}
 	ts.Seq = r.Seq
-	return nil
+	return nil, nil
 }
 
 func checkCells(cvs []CellValue, n int) error {
@@ -523,10 +526,13 @@ func (th *Threads) Resume(ctx context.Context, plan *flow.Plan, threadID string,
 	}
 	d := &durable{th: th, ts: ts, info: runInfo{ID: ts.Run, Number: ts.RunNumber, Plan: ts.Plan}, resumed: true, lastStatus: status}
 	d.prefix = threadID + "/" + strconv.Itoa(d.info.Number) + "/"
-	if r, err := th.Store.Run(ctx, ts.Run); err == nil {
+	switch r, err := th.Store.Run(ctx, ts.Run); {
+	case err == nil:
 		d.created = r.Created
-	} else {
-		d.created = time.Now()
+	case errors.Is(err, store.ErrNotFound):
+		d.created = time.Now() // its process died before the run's row was written
+	default:
+		return nil, err
 	}
 	for _, a := range answers {
 		t, err := waitingTask(m, ts, a.ID)
@@ -596,7 +602,6 @@ type durable struct {
 	resumed    bool
 	lastStatus Status // the status the last record holds
 	err        error  // the first commit that failed
-	step       int    // the step of the last record
 	buf        []byte // step records are encoded here
 	delta      []CellValue
 	ctl        Control // its Tasks and Tokens are reused from step to step
@@ -682,7 +687,6 @@ func (d *durable) append(ctx context.Context, kind store.Kind, step int, v any, 
 	}
 	ts := d.ts
 	ts.Seq = rec.Seq
-	d.step = step
 	if kind == store.Snapshot {
 		ts.snapBytes, ts.bytesSince, ts.recsSince = len(data), 0, 0
 		d.lastStatus = v.(*snapshotData).State.Control.Status

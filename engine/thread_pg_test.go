@@ -56,10 +56,8 @@ func TestThreadSurvivesPostgresRestart(t *testing.T) {
 	for i := int64(0); i < 120; i++ {
 		want += i * i
 	}
-	for _, nv := range res.Vars {
-		if nv.Name == "acc" && nv.Value.Int() != want {
-			t.Errorf("acc = %s, want %d", nv.Value, want)
-		}
+	if acc := resultVar(t, res, "acc"); acc.Int() != want {
+		t.Errorf("acc = %s, want %d", acc, want)
 	}
 	hist, err := th.History(ctx, "pg", 1)
 	if err != nil {

@@ -96,6 +96,19 @@ workflow Chat {
 }
 `
 
+// resultVar returns a variable of a run's result; a missing one fails the
+// test.
+func resultVar(t testing.TB, res *engine.Result, name string) flow.Value {
+	t.Helper()
+	for _, nv := range res.Vars {
+		if nv.Name == name {
+			return nv.Value
+		}
+	}
+	t.Fatalf("the result has no variable %s", name)
+	return flow.Null
+}
+
 func chatRunner(t testing.TB, calls *[]string) *engine.Runner {
 	reg := engine.NewRegistry()
 	reg.Register("reply", engine.ActionFunc(func(ctx context.Context, c *engine.Call) error {
@@ -470,13 +483,8 @@ func TestThreadInterruptedRunResumesWithTheStepInFlight(t *testing.T) {
 		for i := int64(0); i < 20; i++ {
 			sum += i * i
 		}
-		if v, _ := res.Output("acc"), 0; true {
-			_ = v
-		}
-		for _, nv := range res.Vars {
-			if nv.Name == "acc" && nv.Value.Int() != sum {
-				t.Errorf("acc = %s, want %d", nv.Value, sum)
-			}
+		if acc := resultVar(t, res, "acc"); acc.Int() != sum {
+			t.Errorf("acc = %s, want %d", acc, sum)
 		}
 		// Every step ran once, except step 8 (i == 7), which was in
 		// flight and ran again with the same key.
@@ -537,10 +545,8 @@ func TestThreadFork(t *testing.T) {
 		// Steps 1..5 accumulated 0+1+4+9+16 = 30; the ready step 6 ran
 		// with its resolved input i=5 (25), then i jumped: 16..19.
 		want := int64(30 + 25 + 16*16 + 17*17 + 18*18 + 19*19)
-		for _, nv := range res.Vars {
-			if nv.Name == "acc" && nv.Value.Int() != want {
-				t.Errorf("acc = %s, want %d", nv.Value, want)
-			}
+		if acc := resultVar(t, res, "acc"); acc.Int() != want {
+			t.Errorf("acc = %s, want %d", acc, want)
 		}
 		src, _ := th.Load(ctx, "src")
 		if v, _ := src.Value("acc"); v.Int() != 2470 {

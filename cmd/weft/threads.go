@@ -265,9 +265,13 @@ func resumeThread(ctx context.Context, e env, id string, o *resumeOptions, stubs
 		asks := ts.Waiting()
 		node := func(taskID string) (*flow.PlanNode, error) {
 			for _, t := range asks {
-				if strconv.Itoa(t.ID) == taskID {
-					return findPlanNode(p.plan, ts.NodeOf(t)), nil
+				if strconv.Itoa(t.ID) != taskID {
+					continue
 				}
+				if pn := findPlanNode(p.plan, ts.NodeOf(t)); pn != nil {
+					return pn, nil
+				}
+				return nil, failed(fmt.Errorf("thread %s waits at node %s, which %s no longer has: resume it with the workflow it started with (--file)", id, ts.NodeOf(t), file))
 			}
 			return nil, usageErrorf("thread %s asks no question %s%s", id, taskID, questionList(ts))
 		}
@@ -289,7 +293,10 @@ func resumeThread(ctx context.Context, e env, id string, o *resumeOptions, stubs
 			return usageErrorf("thread %s asks %d questions: answer each with --id ID --answer TEXT%s", id, len(asks), questionList(ts))
 		case len(o.answers) > 0:
 			qid := strconv.Itoa(asks[0].ID)
-			pn, _ := node(qid)
+			pn, err := node(qid)
+			if err != nil {
+				return err
+			}
 			out, err := parseAnswer(pn, o.answers[0])
 			if err != nil {
 				return usageErrorf("--answer %q for %s: %v", o.answers[0], pn.Name, err)
@@ -297,17 +304,21 @@ func resumeThread(ctx context.Context, e env, id string, o *resumeOptions, stubs
 			answers = append(answers, engine.Answer{ID: qid, Outputs: out})
 			o.answers = o.answers[1:]
 		default:
+			pend, err := st.Pending(ctx, id)
+			if err != nil {
+				return failed(err)
+			}
+			questions := map[string]flow.Value{}
+			for _, pq := range pend {
+				var q flow.Value
+				if err := json.Unmarshal(pq.Question, &q); err != nil {
+					return failed(&store.CorruptError{ThreadID: id, Field: "pending " + pq.ID + " question", Detail: err.Error()})
+				}
+				questions[pq.ID] = q
+			}
 			res := &engine.Result{Status: engine.Waiting, Thread: id, Run: ts.RunNumber}
 			for _, t := range asks {
-				q := flow.Null
-				if pend, err := st.Pending(ctx, id); err == nil {
-					for _, pq := range pend {
-						if pq.ID == strconv.Itoa(t.ID) {
-							_ = json.Unmarshal(pq.Question, &q)
-						}
-					}
-				}
-				res.Waiting = append(res.Waiting, engine.Pending{Task: t.ID, Node: ts.NodeOf(t), Question: q})
+				res.Waiting = append(res.Waiting, engine.Pending{Task: t.ID, Node: ts.NodeOf(t), Question: questions[strconv.Itoa(t.ID)]})
 			}
 			if e.stdinTTY && len(asks) == 1 {
 				// Ask on the terminal, as run does.

@@ -100,8 +100,10 @@ func TestThreadWaitResumeHistoryFork(t *testing.T) {
 	r = weft(t, []string{"resume", "q2", "--store", db, "--answer", "revenue 2019"})
 	r.wantCode(t, exitOK)
 	r = weft(t, []string{"threads", "show", "q2", "--store", db})
-	if !strings.Contains(r.stdout, "forked:   from q1 at record") || !strings.Contains(r.stdout, `ask_user.query`) && !strings.Contains(r.stdout, "run:      1 (completed)") {
-		t.Errorf("show q2:\n%s", r.stdout)
+	for _, want := range []string{"forked:   from q1 at record " + itoa(askSeq), "run:      1 (completed)", `query = "revenue 2019"`} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("show q2 lacks %q:\n%s", want, r.stdout)
+		}
 	}
 
 	// A second run in q1 starts from the thread's state.
