@@ -14,6 +14,13 @@
 // suite checks plain and streamed replies, usage, tool calls, structured
 // output, system prompts, options, cancellation, every fault and
 // connection reuse against the fake for that protocol.
+//
+// The Ollama and OpenAI fakes also answer their embedding endpoints
+// (/api/embed, /v1/embeddings) with deterministic bag-of-words vectors
+// (HashEmbed), or vectors from a function set with SetEmbed; PushEmbed
+// scripts faults for them, and TestEmbedder is the conformance suite for
+// llm.Embedder implementations. The Anthropic fake, like Anthropic, has no
+// embedding endpoint.
 package llmtest
 
 import (
@@ -90,6 +97,15 @@ type Reply struct {
 	Malformed    bool
 	StreamError  string
 	FaultAfter   int // streamed events sent before a Cut, Malformed or StreamError fault
+
+	// Vectors, for an embedding request (see PushEmbed), are the vectors
+	// sent instead of computed ones; they need not match the input, so
+	// that a reply with the wrong count or mixed lengths can be scripted.
+	Vectors [][]float32
+	// Shuffle, for an OpenAI embedding request, lists the vectors in
+	// reverse order, each with its index, as a server may: clients must
+	// order them by index.
+	Shuffle bool
 }
 
 // Text returns a Reply with text t.
@@ -142,6 +158,9 @@ type Received struct {
 	// FirstEvent is the time from the handler's start to the flush of the
 	// first streamed event that carries content, or to the written body.
 	FirstEvent time.Duration
+	// Embed is the decoded body of an embedding request (model and input
+	// texts); nil for a chat request.
+	Embed *llm.EmbedRequest
 }
 
 // Server is a fake LLM server for one protocol. Its methods are safe for
@@ -163,6 +182,7 @@ type Server struct {
 	maxInFlight int
 	conns       int
 	cache       map[cacheKey]rendered
+	embed       embedState
 }
 
 // NewServer starts a fake server for protocol p answering with script, in
@@ -327,8 +347,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.mu.Unlock()
 	}()
 
+	if ew, ok := s.wire.(embedWire); ok && r.Method == http.MethodPost && r.URL.Path == ew.embedPath() {
+		s.serveEmbed(w, r, ew)
+		return
+	}
 	if r.Method != http.MethodPost || r.URL.Path != s.wire.path() {
-		s.writeError(w, http.StatusNotFound, fmt.Sprintf("llmtest: %s %s not found; this fake %s server serves POST %s", r.Method, r.URL.Path, s.proto, s.wire.path()), "")
+		serves := "POST " + s.wire.path()
+		if ew, ok := s.wire.(embedWire); ok {
+			serves += " and POST " + ew.embedPath()
+		}
+		s.writeError(w, http.StatusNotFound, fmt.Sprintf("llmtest: %s %s not found; this fake %s server serves %s", r.Method, r.URL.Path, s.proto, serves), "")
 		return
 	}
 	body, err := io.ReadAll(r.Body)

@@ -1,0 +1,95 @@
+package ollama
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/weftlang/weft/llm"
+	"github.com/weftlang/weft/llm/internal/wire"
+)
+
+var _ llm.Embedder = (*Client)(nil)
+
+// wire types of /api/embed
+
+type embedRequest struct {
+	Model     string         `json:"model"`
+	Input     []string       `json:"input"`
+	Options   map[string]any `json:"options,omitempty"`
+	KeepAlive string         `json:"keep_alive,omitempty"`
+}
+
+type embedResponse struct {
+	Model           string      `json:"model"`
+	Embeddings      [][]float32 `json:"embeddings"`
+	PromptEvalCount int         `json:"prompt_eval_count"`
+	Error           string      `json:"error"`
+}
+
+// embedURL is the server's /api/embed, next to /api/chat.
+func (c *Client) embedURL() string {
+	return strings.TrimSuffix(c.endpoint, "/api/chat") + "/api/embed"
+}
+
+// Embed sends req to /api/embed; see llm.Embedder. The model is
+// req.Model, else Config.Model; Config.Options and Config.KeepAlive are
+// sent too. An empty Input gives an empty reply without a request. Every
+// failure is an *llm.Error.
+func (c *Client) Embed(ctx context.Context, req *llm.EmbedRequest) (*llm.EmbedResponse, error) {
+	if req == nil {
+		return nil, &llm.Error{Provider: provider, Message: "nil embedding request"}
+	}
+	model := req.Model
+	if model == "" {
+		model = c.cfg.Model
+	}
+	if model == "" {
+		return nil, &llm.Error{Provider: provider, Message: "no model: set Config.Model or EmbedRequest.Model"}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, wire.Cancelled(provider, ctx)
+	}
+	if len(req.Input) == 0 {
+		return &llm.EmbedResponse{Vectors: [][]float32{}, Model: model}, nil
+	}
+	body, err := json.Marshal(embedRequest{Model: model, Input: req.Input, Options: c.cfg.Options, KeepAlive: c.cfg.KeepAlive})
+	if err != nil {
+		return nil, &llm.Error{Provider: provider, Message: "cannot encode the request: " + err.Error(), Err: err}
+	}
+	own := http.Header{}
+	if c.cfg.APIKey != "" {
+		own.Set("Authorization", "Bearer "+c.cfg.APIKey)
+	}
+	resp, err := wire.Post(ctx, provider, c.hc, c.embedURL(), body, c.cfg.Header, own, false, "", statusError)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, wire.Cancelled(provider, ctx)
+		}
+		return nil, &llm.Error{Provider: provider, Retryable: true, Err: err,
+			Message: fmt.Sprintf("reply cut after %d bytes: %v", len(b), err)}
+	}
+	var r embedResponse
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, wire.Malformed(provider, err, "the reply", 0)
+	}
+	if r.Error != "" {
+		return nil, &llm.Error{Provider: provider, Message: wire.Clip(r.Error)}
+	}
+	if err := llm.CheckVectors(provider, len(req.Input), r.Embeddings); err != nil {
+		return nil, err
+	}
+	out := &llm.EmbedResponse{Vectors: r.Embeddings, Model: model, Usage: llm.Usage{InputTokens: r.PromptEvalCount}}
+	if r.Model != "" {
+		out.Model = r.Model
+	}
+	return out, nil
+}
