@@ -20,6 +20,18 @@ type Module struct {
 	byName    map[string]*flow.Workflow
 }
 
+// NewModule returns a Module holding workflows another front-end produced
+// (an ollama-workflows document, say) from the file called file, so that
+// tools that take a Module treat every front-end alike. Its Files is empty.
+func NewModule(file string, src []byte, ws ...*flow.Workflow) *Module {
+	m := &Module{Workflows: ws, Sources: map[string][]byte{file: src}, byName: map[string]*flow.Workflow{}}
+	for _, w := range ws {
+		m.byName[w.Name] = w
+		m.Bindings = append(m.Bindings, w.Bindings...)
+	}
+	return m
+}
+
 // Main returns the workflow a run starts with: the first workflow of the
 // root file (or of the first file that declares one).
 func (m *Module) Main() *flow.Workflow {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"io/fs"
@@ -24,11 +25,14 @@ func readSource(path string) ([]byte, error) {
 }
 
 // loadModule reads and compiles the .wf file at path and the files it
-// imports. The Module comes back even with errors, for printing them.
+// imports, or the ollama-workflows document at path (a .json file). The Module comes back even with errors, for printing them.
 func loadModule(path string) (*lang.Module, flow.Diagnostics, error) {
 	src, err := readSource(path)
 	if err != nil {
 		return nil, nil, err
+	}
+	if isOWF(path) {
+		return loadOWF(path, src)
 	}
 	m, ds := lang.LoadSource(path, src, os.ReadFile)
 	return m, ds, nil
@@ -96,8 +100,9 @@ func dedupe(ds flow.Diagnostics) flow.Diagnostics {
 	return out
 }
 
-// expandFiles replaces each directory among args by the .wf files under it,
-// sorted; files are kept as given.
+// expandFiles replaces each directory among args by the .wf files under it
+// and the .json files that look like ollama-workflows documents (an object
+// with "tasks" and "steps"), sorted; files are kept as given.
 func expandFiles(args []string) ([]string, error) {
 	var out []string
 	for _, a := range args {
@@ -117,7 +122,7 @@ func expandFiles(args []string) ([]string, error) {
 			if d.IsDir() && p != a && strings.HasPrefix(d.Name(), ".") {
 				return filepath.SkipDir
 			}
-			if !d.IsDir() && strings.HasSuffix(p, ".wf") {
+			if !d.IsDir() && (strings.HasSuffix(p, ".wf") || isOWF(p) && looksLikeOWF(p)) {
 				found = append(found, p)
 			}
 			return nil
@@ -137,4 +142,20 @@ func plural(n int, word string) string {
 		return fmt.Sprintf("1 %s", word)
 	}
 	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// looksLikeOWF reports whether the JSON file at path is an object with
+// "tasks" and "steps", as ollama-workflows documents are.
+func looksLikeOWF(path string) bool {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	var top map[string]json.RawMessage
+	if json.Unmarshal(src, &top) != nil {
+		return false
+	}
+	_, tasks := top["tasks"]
+	_, steps := top["steps"]
+	return tasks && steps
 }

@@ -200,6 +200,7 @@ language: graphs of steps that call LLMs, tools and people.
 		newValidateCmd(e),
 		newFmtCmd(e),
 		newGraphCmd(e),
+		newConvertCmd(e),
 		newTestCmd(e),
 		newVersionCmd(e),
 	)

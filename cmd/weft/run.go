@@ -17,6 +17,7 @@ import (
 	"github.com/weftlang/weft/engine"
 	"github.com/weftlang/weft/flow"
 	"github.com/weftlang/weft/lang"
+	"github.com/weftlang/weft/owf"
 )
 
 // runOptions are the flags of `weft run`.
@@ -33,6 +34,8 @@ type runOptions struct {
 	llmTimeout time.Duration
 	thread     string
 	store      string
+	embed      string
+	owf        bool // the workflow is an ollama-workflows document
 }
 
 // newRunCmd builds `weft run`.
@@ -74,6 +77,7 @@ with --json a single JSON object describes the run instead.`,
 	f.StringVar(&o.record, "record", "", "record every LLM exchange to `FILE` (JSON lines), to replay with --llm replay:FILE")
 	f.DurationVar(&o.llmTimeout, "llm-timeout", defaultPolicy.Timeout, "bound on each LLM call (`DURATION`); failed calls are retried twice")
 	f.StringVar(&o.thread, "thread", "", "run in the durable thread `ID`: every step is recorded in the store, the run can be resumed after a crash or a question, and the thread's variables carry over to its next run")
+	f.StringVar(&o.embed, "embed", "", "the embedding model of an ollama-workflows file system: `SPEC` ollama:MODEL or openai:MODEL (default $WEFT_EMBED, else the reference's)")
 	f.StringVar(&o.store, "store", "", "where threads are kept: a SQLite file `PATH` or a postgres:// URL (default $WEFT_STORE, else "+defaultStoreHint+"); without --thread, starts a new thread")
 	return cmd
 }
@@ -111,6 +115,17 @@ func prepare(e env, path string, o *runOptions) (*prepared, error) {
 		}
 		warnUnusedStubs(e.stderr, w, stubbed)
 	}
+	var binder *action.Binder
+	closeLLM := func() {}
+	if o.owf = isOWF(path); o.owf {
+		if binder, closeLLM, err = newBinder(e, o); err != nil {
+			return nil, err
+		}
+		if err := registerOWF(e, o, w, reg, binder.Open); err != nil {
+			closeLLM()
+			return nil, err
+		}
+	}
 	fns, err := action.Functions()
 	if err != nil {
 		return nil, internal(err)
@@ -127,9 +142,10 @@ func prepare(e env, path string, o *runOptions) (*prepared, error) {
 		}
 		return nil, silent(exitFailed)
 	}
-	binder, closeLLM, err := newBinder(e, o)
-	if err != nil {
-		return nil, err
+	if binder == nil {
+		if binder, closeLLM, err = newBinder(e, o); err != nil {
+			return nil, err
+		}
 	}
 	return &prepared{mod: m, plan: plan, runner: &engine.Runner{Registry: reg, Bind: binder.Bind}, close: closeLLM}, nil
 }
@@ -229,6 +245,9 @@ func report(e env, o *runOptions, res *engine.Result, err error) error {
 	}
 	if res == nil {
 		if err != nil {
+			if o.owf {
+				err = owf.Explain(err)
+			}
 			return failed(err)
 		}
 		return internal(errors.New("the engine returned no result"))
@@ -240,6 +259,15 @@ func report(e env, o *runOptions, res *engine.Result, err error) error {
 	}
 	switch res.Status {
 	case engine.Completed:
+		if !o.json && o.owf {
+			// The return value, as the reference's execute returns it.
+			out := res.Output("result").Text()
+			if !strings.HasSuffix(out, "\n") {
+				out += "\n"
+			}
+			fmt.Fprint(e.stdout, out)
+			return nil
+		}
 		if !o.json {
 			for _, nv := range res.Outputs {
 				fmt.Fprintf(e.stdout, "%s: %s\n", nv.Name, nv.Value.Text())
@@ -249,6 +277,9 @@ func report(e env, o *runOptions, res *engine.Result, err error) error {
 	case engine.Failed:
 		if err == nil {
 			err = res.Err
+		}
+		if o.owf {
+			err = owf.Explain(err)
 		}
 		var ie *engine.InputError
 		if errors.As(err, &ie) {
