@@ -46,7 +46,7 @@ func TestConvertedWorkflowsRunToTheSameResult(t *testing.T) {
 				n := 0
 				opts := Options{Model: c, Dialect: DialectOllama, Embedder: c, QueryPrefix: OllamaQueryPrefix,
 					Tools: tools.Options{Client: hosts.client(), SerperKey: "k", SerperKeySet: true},
-					Intn: func(k int) int { n++; return n % k }}
+					Intn:  func(k int) int { n++; return n % k }}
 				x, err := NewExecutor(opts)
 				if err != nil {
 					t.Fatal(err)
