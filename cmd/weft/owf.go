@@ -123,3 +123,14 @@ func toolOptions(getenv func(string) string) tools.Options {
 		SerperKeySet: getenv("SERPER_API_KEY") != "",
 	}
 }
+
+// usesOWF reports whether w calls owf.* actions: an ollama-workflows
+// document, or the .wf file weft convert printed from one.
+func usesOWF(w *flow.Workflow) bool {
+	for _, n := range w.Nodes {
+		if strings.HasPrefix(n.Action, "owf.") {
+			return true
+		}
+	}
+	return false
+}

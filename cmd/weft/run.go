@@ -117,7 +117,8 @@ func prepare(e env, path string, o *runOptions) (*prepared, error) {
 	}
 	var binder *action.Binder
 	closeLLM := func() {}
-	if o.owf = isOWF(path); o.owf {
+	o.owf = isOWF(path)
+	if o.owf || usesOWF(w) {
 		if binder, closeLLM, err = newBinder(e, o); err != nil {
 			return nil, err
 		}
