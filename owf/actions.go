@@ -107,19 +107,31 @@ func Register(reg *engine.Registry, opts Options) error {
 // node.
 type actions struct {
 	opts  Options
-	specs sync.Map // *flow.PlanNode -> *nodeSpec
+	specs sync.Map // *flow.PlanNode -> *cachedSpec
 }
 
+// cachedSpec is a decoded spec and the values it was decoded from.
+type cachedSpec struct {
+	task, step flow.Value
+	spec       *nodeSpec
+}
+
+// spec decodes the node's task and step inputs, once per plan node as long
+// as they are the same values (they are literals in what Compile and weft
+// convert produce).
 func (a *actions) spec(c *engine.Call) (*nodeSpec, error) {
-	if s, ok := a.specs.Load(c.Node); ok {
-		return s.(*nodeSpec), nil
+	task, step := c.Input("task"), c.Input("step")
+	if v, ok := a.specs.Load(c.Node); ok {
+		if cs := v.(*cachedSpec); cs.task.Same(task) && cs.step.Same(step) {
+			return cs.spec, nil
+		}
 	}
 	r := &specReader{node: c.Node.Name}
-	s := r.nodeSpec(op(c.Action), c.Input("task"), c.Input("step"))
+	s := r.nodeSpec(op(c.Action), task, step)
 	if r.err != nil {
 		return nil, r.err
 	}
-	a.specs.Store(c.Node, s)
+	a.specs.Store(c.Node, &cachedSpec{task: task, step: step, spec: s})
 	return s, nil
 }
 
