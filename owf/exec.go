@@ -16,7 +16,7 @@ import (
 
 	"github.com/weftlang/weft/llm"
 	"github.com/weftlang/weft/owf/internal/canon"
-	// split: pending
+	"github.com/weftlang/weft/owf/internal/split"
 	"github.com/weftlang/weft/owf/tools"
 )
 
@@ -477,7 +477,7 @@ func (x *executor) insert(ctx context.Context, e Entry) error {
 		}
 	}
 	var pieces []string
-	for _, c := range tmpChunks(text) {
+	for _, c := range split.Chunks(text, 250) {
 		if len(c) >= minChunk {
 			pieces = append(pieces, c)
 		}
@@ -701,5 +701,3 @@ func (x *executor) returnValue(ctx context.Context, rv *ReturnValue) (string, er
 	}
 	return s, nil
 }
-
-func tmpChunks(s string) []string { return []string{strings.TrimSpace(s)} }

@@ -219,3 +219,38 @@ func TestGenerationErrorsAndSchemas(t *testing.T) {
 	_, _, err = run(t, src(`"not base64!"`), nil, opts)
 	wantWorkflowError(t, err, `GenerationFailed("Schema format invalid")`)
 }
+
+func TestInsertSplitsIntoChunks(t *testing.T) {
+	srv, opts := fake(t)
+	long := strings.Repeat("Fairy chimneys rise over the valleys of Cappadocia. ", 12) + "\n\nok\n\n" + strings.Repeat("Balloons fly at dawn above the rock churches. ", 6)
+	lit, _ := json.Marshal(long)
+	src := `{"config":{"max_steps":10,"max_time":10},"tasks":[{"id":"A","operator":"sample","messages":[{"role":"user","content":"x"}],"outputs":[{"type":"insert","key":"","value":` + string(lit) + `}]}],` +
+		`"steps":[{"source":"A","target":"__end"}],"return_value":{"input":{"type":"read","key":"r"}}}`
+	_, res := mustRun(t, src, opts)
+	var chunks []string
+	for _, v := range res.Vars {
+		if v.Name == varFiles {
+			for _, c := range v.Value.List() {
+				ch, ok := chunkOf(c)
+				if !ok {
+					t.Fatalf("file system holds %v", c)
+				}
+				chunks = append(chunks, ch.text)
+			}
+		}
+	}
+	if len(chunks) < 3 {
+		t.Fatalf("%d chunks: %q", len(chunks), chunks)
+	}
+	for _, c := range chunks {
+		if n := len([]rune(c)); n > 250 || len(c) < minChunk || c != strings.TrimSpace(c) {
+			t.Errorf("chunk of %d runes %q: want trimmed, 25 bytes to 250 runes", n, c)
+		}
+		if c == "ok" {
+			t.Errorf("the 2-byte chunk was kept")
+		}
+	}
+	if reqs := srv.EmbedRequests(); len(reqs) != 1 || len(reqs[0].Embed.Input) != len(chunks) {
+		t.Errorf("embedding requests: %d; want one with every chunk", len(reqs))
+	}
+}
