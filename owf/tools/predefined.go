@@ -1,6 +1,8 @@
 package tools
 
 import (
+	"github.com/weftlang/weft/owf/internal/split"
+
 	"context"
 	"encoding/json"
 	"net/http"
@@ -28,6 +30,9 @@ func prop(typ, desc string) map[string]any {
 
 // schema is an object schema, canonical JSON.
 func schema(props map[string]any, required ...string) json.RawMessage {
+	if required == nil {
+		required = []string{}
+	}
 	return json.RawMessage(mustJSON(map[string]any{
 		"type":       "object",
 		"properties": props,
@@ -280,7 +285,7 @@ func browserlessTool(h *httpc, opts Options) *Tool {
 				return "", err
 			}
 			body := pageText(parseHTML(resp.text()), "")
-			return strings.Join(chunks(body, 1000), "\n \n"), nil
+			return strings.Join(split.Chunks(body, 1000), "\n \n"), nil
 		},
 	}
 }
