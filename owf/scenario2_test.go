@@ -8,6 +8,7 @@ import (
 
 	"github.com/weftlang/weft/engine"
 	"github.com/weftlang/weft/flow"
+	"github.com/weftlang/weft/owf/tools"
 	memstore "github.com/weftlang/weft/store/memory"
 )
 
@@ -203,5 +204,27 @@ func TestScenario20EndOperatorAndExternalMemory(t *testing.T) {
 		if got := res.Output("result").Str(); got != want {
 			t.Errorf("run %d in the thread: %q, want %q", i+1, got, want)
 		}
+	}
+}
+
+func TestScenario17SearchBackend(t *testing.T) {
+	hosts := newToolHosts(t)
+	src := `{"config":{"max_steps":10,"max_time":10},"tasks":[` +
+		task("A", "search", []string{`{"query":"{q}","n_results":1,"lang":"tr"}`}, `[{"name":"q","value":{"type":"input","key":""},"required":true}]`, `[{"type":"write","key":"r","value":"__result"}]`) +
+		`],"steps":[{"source":"A","target":"__end"}],"return_value":{"input":{"type":"read","key":"r"}}}`
+	in := "expensive cities"
+	out, _, err := run(t, src, &in, Options{Tools: tools.Options{Client: hosts.client()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `[{"link":"example.com/zurich","snippet":"Zurich is the most expensive city.","title":"Zurich"}]`; out != want {
+		t.Errorf("DuckDuckGo, n_results 1: %s\nwant %s", out, want)
+	}
+	if h := hosts.hits; len(h) != 1 || h[0] != "duckduckgo.com /html/" {
+		t.Errorf("requests: %v", h)
+	}
+	out, _, err = run(t, src, &in, Options{Tools: tools.Options{Client: hosts.client(), SerperKey: "k", SerperKeySet: true}})
+	if err != nil || !strings.HasPrefix(out, `{"organic":[`) {
+		t.Errorf("Serper: %q, %v", out, err)
 	}
 }
