@@ -470,7 +470,10 @@ func (d *decoder) document(root *jnode, doc *Document) {
 			doc.Steps = append(doc.Steps, st)
 		}
 	}
-	if r := d.member(root, "", "return_value", true); r != nil {
+	// The reference requires return_value; its documentation's own example
+	// (seed 004) has none, so the prompt era, which that documentation
+	// describes, takes it as optional (the run then returns "").
+	if r := d.member(root, "", "return_value", d.era != EraPrompt); r != nil {
 		d.returnValue(r, "return_value", &doc.Return)
 	}
 }
