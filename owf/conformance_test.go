@@ -42,7 +42,7 @@ func conformanceFiles(t *testing.T) []string {
 		t.Fatal(err)
 	}
 	if len(files) < 40 {
-		t.Fatalf("found %d workflows under %s, want the 45 of both eras", len(files), conformanceDir)
+		t.Fatalf("found %d workflows under %s, want the 47 of both eras", len(files), conformanceDir)
 	}
 	return files
 }
