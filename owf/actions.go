@@ -2,6 +2,7 @@ package owf
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"sync"
 
@@ -166,7 +167,7 @@ func (a *actions) task(ctx context.Context, c *engine.Call) error {
 		switch {
 		case ctx.Err() != nil:
 			return ctx.Err()
-		case asTaskError(err, &te) && spec.Step.Fallback != nil:
+		case errors.As(err, &te) && spec.Step.Fallback != nil:
 			next, err = *spec.Step.Fallback, nil
 			c.Emit("task_failed", flow.StringValue(te.Error()))
 		default:
@@ -193,14 +194,6 @@ func (a *actions) failure(ctx context.Context, err error) (string, error) {
 		return "", ctx.Err()
 	}
 	return err.Error(), nil
-}
-
-func asTaskError(err error, te **TaskError) bool {
-	e, ok := err.(*TaskError)
-	if ok {
-		*te = e
-	}
-	return ok
 }
 
 // start loads external memory and the input into memory.

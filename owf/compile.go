@@ -1,7 +1,6 @@
 package owf
 
 import (
-	"fmt"
 	"math"
 	"path/filepath"
 	"strconv"
@@ -10,7 +9,6 @@ import (
 	"unicode"
 
 	"github.com/weftlang/weft/flow"
-	"github.com/weftlang/weft/owf/tools"
 )
 
 // The names Compile gives to the workflow's state and its own nodes.
@@ -317,19 +315,4 @@ func (c *compiler) taskNode(t *Task, st *Step) (*flow.Node, []*flow.Edge) {
 	}
 	edges = append(edges, &flow.Edge{From: name, To: []string{nodeReturn}})
 	return n, edges
-}
-
-// Warnings lists what a document does that the reference would only find
-// when it runs, or silently ignore: unknown tool names, fields it ignores.
-func Warnings(doc *Document, opts tools.Options) []string {
-	var out []string
-	for _, w := range doc.Warnings {
-		out = append(out, w.Error())
-	}
-	if len(doc.Config.Tools) > 0 {
-		if _, err := tools.Resolve(doc.Config.Tools, opts); err != nil {
-			out = append(out, fmt.Sprintf("%s: config.tools: %v (a function-calling task fails when it runs)", doc.File, err))
-		}
-	}
-	return out
 }

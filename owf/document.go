@@ -2,13 +2,14 @@ package owf
 
 import (
 	"encoding/json"
-
 	"fmt"
-	"github.com/weftlang/weft/flow"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/weftlang/weft/flow"
+	"github.com/weftlang/weft/owf/tools"
 )
 
 // Era is a version of the ollama-workflows format.
@@ -329,10 +330,7 @@ func (d *decoder) object(n *jnode, path string, known ...string) bool {
 	}
 	for i, k := range n.keys {
 		if !slices.Contains(known, k) {
-			msg := fmt.Sprintf("unknown field %q is ignored", k)
-			if s := suggest(k, known); s != "" {
-				msg += fmt.Sprintf("; did you mean %q?", s)
-			}
+			msg := fmt.Sprintf("unknown field %q is ignored", k) + flow.Suggest(k, known)
 			d.warns = append(d.warns, d.at(n.vals[i], join(path, k), msg))
 		}
 	}
@@ -417,8 +415,8 @@ func (d *decoder) enum(n *jnode, path, name, what string, values []string) (stri
 	}
 	if !slices.Contains(values, s) {
 		msg := fmt.Sprintf("unknown %s %q", what, s)
-		if sg := suggest(s, values); sg != "" {
-			msg += fmt.Sprintf("; did you mean %q?", sg)
+		if sg := flow.Suggest(s, values); sg != "" {
+			msg += sg
 		} else {
 			msg += fmt.Sprintf(" (expected one of %s)", strings.Join(values, ", "))
 		}
@@ -518,6 +516,13 @@ func (d *decoder) config(n *jnode, path string, c *Config) {
 			continue
 		}
 		c.Tools = append(c.Tools, t.s)
+	}
+	if len(c.Tools) > 0 {
+		// The reference finds an unknown tool only when a function-calling
+		// task runs (and panics); say so at load time.
+		if _, err := tools.Resolve(c.Tools, tools.Options{}); err != nil {
+			d.warns = append(d.warns, d.at(n.field("tools"), join(path, "tools"), err.Error()+" (a function-calling task fails when it runs)"))
+		}
 	}
 	for i, t := range d.array(n, path, "custom_tools", false) {
 		if ct, ok := d.customTool(t, index(join(path, "custom_tools"), i)); ok {
@@ -689,8 +694,8 @@ func (d *decoder) task(n *jnode, path string) *Task {
 			switch {
 			case op == "check":
 				msg += " (the check operator exists only in the prompt era; this document uses messages)"
-			case suggest(op, ops) != "":
-				msg += fmt.Sprintf("; did you mean %q?", suggest(op, ops))
+			case flow.Suggest(op, ops) != "":
+				msg += flow.Suggest(op, ops)
 			default:
 				msg += fmt.Sprintf(" (expected one of %s)", strings.Join(ops, ", "))
 			}
@@ -839,39 +844,4 @@ func (d *decoder) returnValue(n *jnode, path string, r *ReturnValue) {
 		}
 		r.PostProcess = append(r.PostProcess, x)
 	}
-}
-
-// suggest returns the candidate closest to s when it is close enough to
-// be a likely typo, else "".
-func suggest(s string, candidates []string) string {
-	best, bestD := "", 3
-	for _, c := range candidates {
-		if dd := levenshtein(strings.ToLower(s), strings.ToLower(c)); dd < bestD {
-			best, bestD = c, dd
-		}
-	}
-	if bestD > len(s)/2 {
-		return ""
-	}
-	return best
-}
-
-func levenshtein(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			c := 1
-			if a[i-1] == b[j-1] {
-				c = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

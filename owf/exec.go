@@ -420,7 +420,7 @@ func (x *executor) searchFilesCtx(ctx context.Context, query string) ([]Entry, e
 	}
 	var all []scored
 	for _, c := range x.mem.chunks() {
-		all = append(all, scored{c.text, cosine(vec, c.vector)})
+		all = append(all, scored{c.text, llm.Cosine(vec, c.vector)})
 	}
 	slices.SortStableFunc(all, func(a, b scored) int {
 		switch {
@@ -610,7 +610,7 @@ func (x *executor) evaluate(ctx context.Context, c *Condition, value string) (bo
 		}
 		best := math.Inf(-1)
 		for _, ch := range chunks {
-			best = max(best, cosine(vec, ch.vector))
+			best = max(best, llm.Cosine(vec, ch.vector))
 		}
 		return best > similarity, nil
 	}

@@ -5,7 +5,6 @@ import (
 	"os"
 	"testing"
 
-	"github.com/weftlang/weft/flow"
 	"github.com/weftlang/weft/lang"
 )
 
@@ -56,6 +55,5 @@ func FuzzLoad(f *testing.F) {
 		if _, ds := lang.LoadSource("fuzz.wf", out, nil); ds.HasErrors() {
 			t.Fatalf("the printed .wf does not load: %v\n%s", ds, out)
 		}
-		_ = flow.Null
 	})
 }

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/weftlang/weft/engine"
-	"github.com/weftlang/weft/flow"
 )
 
 // load loads a document from JSON text, failing the test on an error.
@@ -120,5 +119,3 @@ func task(id, op string, msgs []string, inputs, outputs string) string {
 
 // path returns the nodes a run executed.
 func path(res *engine.Result) string { return strings.Join(res.Path, " ") }
-
-var _ = flow.Null

@@ -2,7 +2,6 @@ package owf
 
 import (
 	"context"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -331,20 +330,4 @@ func (x *executor) resolve(ctx context.Context, v InputValue) (result, error) {
 		return listOf(hits), nil
 	}
 	return result{}, &TaskError{Kind: "InvalidInput", Msg: "unknown input type " + strconv.Quote(v.Type)}
-}
-
-// cosine is the cosine similarity of a and b; 0 when either is zero.
-func cosine(a, b []float32) float64 {
-	n := min(len(a), len(b))
-	var dot, na, nb float64
-	for i := 0; i < n; i++ {
-		x, y := float64(a[i]), float64(b[i])
-		dot += x * y
-		na += x * x
-		nb += y * y
-	}
-	if na == 0 || nb == 0 {
-		return 0
-	}
-	return dot / (math.Sqrt(na) * math.Sqrt(nb))
 }

@@ -156,6 +156,13 @@ func TestScenario19LoaderStrictness(t *testing.T) {
 	}
 }
 
+func TestUnknownToolIsAWarningAtLoad(t *testing.T) {
+	doc := load(t, `{"config":{"max_steps":10,"max_time":10,"tools":["jina","nope"]},"tasks":[],"steps":[],"return_value":{"input":{"type":"read","key":"r"}}}`)
+	if len(doc.Warnings) != 1 || doc.Warnings[0].Path != "config.tools" || doc.Warnings[0].Line != 1 || !strings.Contains(doc.Warnings[0].Msg, "nope") {
+		t.Errorf("warnings = %v, want one at config.tools naming the tool", doc.Warnings)
+	}
+}
+
 func TestScenario19ErrorPosition(t *testing.T) {
 	src := "{\"config\":{\"max_steps\":10,\"max_time\":10},\n\"tasks\":[\n  {\"id\":\"A\",\"operator\":\"generatoin\",\"messages\":[]}],\n\"steps\":[],\"return_value\":{\"input\":{\"type\":\"read\",\"key\":\"r\"}}}"
 	_, err := Load("w.json", []byte(src), nil)

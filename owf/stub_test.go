@@ -190,7 +190,7 @@ func TestMaxTimeIsPreemptive(t *testing.T) {
 }
 
 func TestGenerationErrorsAndSchemas(t *testing.T) {
-	srv, opts := fake(t, llmtest.Reply{Status: 400, ErrorMessage: "model not found"})
+	_, opts := fake(t, llmtest.Reply{Status: 400, ErrorMessage: "model not found"})
 	src := func(schema string) string {
 		s := ""
 		if schema != "" {
@@ -204,10 +204,9 @@ func TestGenerationErrorsAndSchemas(t *testing.T) {
 	if !errors.As(err, &we) || !strings.HasPrefix(we.Msg, `GenerationFailed("`) || !strings.Contains(we.Msg, "model not found") {
 		t.Errorf("error = %v, want GenerationFailed with the provider's message", err)
 	}
-	_ = srv
 
 	// Ollama: a base64 schema becomes a leading assistant message.
-	srv, opts = fake(t, llmtest.Reply{Text: `{"b":2, "a":1}`})
+	srv, opts := fake(t, llmtest.Reply{Text: `{"b":2, "a":1}`})
 	opts.Dialect = DialectOllama
 	out, _ := mustRun(t, src(`"eyJhIjogMX0="`), opts)
 	r := srv.Requests()[0].Request

@@ -35,12 +35,6 @@ func loadOWF(path string, src []byte) (*lang.Module, flow.Diagnostics, error) {
 	for _, w := range doc.Warnings {
 		ds = append(ds, w.Diagnostic(flow.Warning))
 	}
-	if len(doc.Config.Tools) > 0 {
-		if _, err := tools.Resolve(doc.Config.Tools, tools.Options{}); err != nil {
-			ds = append(ds, flow.Diagnostic{Pos: flow.Pos{File: path}, Severity: flow.Warning, Code: "owf",
-				Msg: "config.tools: " + err.Error() + " (a function-calling task fails when it runs)"})
-		}
-	}
 	w, err := owf.Compile(doc)
 	if err != nil {
 		return nil, nil, failed(err)
