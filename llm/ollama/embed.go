@@ -40,20 +40,11 @@ func (c *Client) embedURL() string {
 // sent too. An empty Input gives an empty reply without a request. Every
 // failure is an *llm.Error.
 func (c *Client) Embed(ctx context.Context, req *llm.EmbedRequest) (*llm.EmbedResponse, error) {
-	if req == nil {
-		return nil, &llm.Error{Provider: provider, Message: "nil embedding request"}
+	model, empty, err := wire.EmbedStart(ctx, provider, req, c.cfg.Model)
+	if err != nil {
+		return nil, err
 	}
-	model := req.Model
-	if model == "" {
-		model = c.cfg.Model
-	}
-	if model == "" {
-		return nil, &llm.Error{Provider: provider, Message: "no model: set Config.Model or EmbedRequest.Model"}
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, wire.Cancelled(provider, ctx)
-	}
-	if len(req.Input) == 0 {
+	if empty {
 		return &llm.EmbedResponse{Vectors: [][]float32{}, Model: model}, nil
 	}
 	body, err := json.Marshal(embedRequest{Model: model, Input: req.Input, Options: c.cfg.Options, KeepAlive: c.cfg.KeepAlive})
