@@ -77,15 +77,6 @@ func (o *Options) role(r string) llm.Role {
 	return llm.User
 }
 
-// ActionNames lists the actions Register adds, for flow.CompileOptions.
-func ActionNames() []string {
-	names := []string{string(opStart), string(opReturn), string(opFail)}
-	for _, o := range taskOps {
-		names = append(names, string(o))
-	}
-	return names
-}
-
 // Register adds the owf.* actions, which carry out ollama-workflows tasks
 // with opts, to reg.
 func Register(reg *engine.Registry, opts Options) error {

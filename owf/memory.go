@@ -84,7 +84,6 @@ func listOf(es []Entry) result      { return result{kind: list, present: true, e
 func multipleOf(rs []result) result { return result{kind: multiple, present: len(rs) > 0, reads: rs} }
 func (r result) absent() bool       { return !r.present }
 func (r result) nonEmptyList() bool { return r.kind == list && r.present && len(r.entries) > 0 }
-func (r result) String() string     { return r.render() }
 func (r result) appendTo(b []byte) []byte {
 	switch r.kind {
 	case single:
