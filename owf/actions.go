@@ -170,12 +170,14 @@ func (a *actions) task(ctx context.Context, c *engine.Call) error {
 		return err
 	}
 	cw, sw, fw := x.mem.writes()
-	c.SetOutput("cache_writes", cw)
-	c.SetOutput("stack_writes", sw)
-	c.SetOutput("new_files", fw)
-	c.SetOutput("next", flow.StringValue(next))
-	c.SetOutput("failure", flow.StringValue(failure))
-	return c.SetOutput("result", flow.StringValue(res))
+	return errors.Join(
+		c.SetOutput("cache_writes", cw),
+		c.SetOutput("stack_writes", sw),
+		c.SetOutput("new_files", fw),
+		c.SetOutput("next", flow.StringValue(next)),
+		c.SetOutput("failure", flow.StringValue(failure)),
+		c.SetOutput("result", flow.StringValue(res)),
+	)
 }
 
 // failure turns an error into the run's failure message; cancellation
@@ -209,8 +211,7 @@ func (a *actions) start(_ context.Context, c *engine.Call) error {
 		m.write(inputKey, TryJSON(in.Str()))
 	}
 	cw, sw, _ := m.writes()
-	c.SetOutput("cache_writes", cw)
-	return c.SetOutput("stack_writes", sw)
+	return errors.Join(c.SetOutput("cache_writes", cw), c.SetOutput("stack_writes", sw))
 }
 
 // ret computes the return value.
@@ -226,9 +227,7 @@ func (a *actions) ret(ctx context.Context, c *engine.Call) error {
 		return &WorkflowError{Msg: err.Error()}
 	}
 	cw, sw, _ := x.mem.writes()
-	c.SetOutput("cache_writes", cw)
-	c.SetOutput("stack_writes", sw)
-	return c.SetOutput("result", flow.StringValue(s))
+	return errors.Join(c.SetOutput("cache_writes", cw), c.SetOutput("stack_writes", sw), c.SetOutput("result", flow.StringValue(s)))
 }
 
 // fail ends the run with the reference's error.

@@ -2,6 +2,7 @@ package owf
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"testing"
 
@@ -69,5 +70,32 @@ func TestConvertedWorkflowsRunToTheSameResult(t *testing.T) {
 				t.Errorf("JSON: %q at %s, err %v\n.wf:  %q at %s, err %v", out1, final1, err1, out2, final2, err2)
 			}
 		})
+	}
+}
+
+// TestMissingOutputIsAnError: a hand-edited workflow whose task node lacks
+// one of the outputs the action writes fails, naming it, rather than
+// dropping the value.
+func TestMissingOutputIsAnError(t *testing.T) {
+	w, err := Compile(load(t, oneTask(5, 10)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := w.Node("A")
+	a.Outputs = a.Outputs[:len(a.Outputs)-1] // new_files
+	a.Set = a.Set[:2]
+	a.Set = append(a.Set, &flow.Assign{Name: varSteps, Expr: bin("+", ident(varSteps), lit(flow.IntValue(1)))})
+	x, err := NewExecutor(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, ds := flow.Compile(w, &flow.CompileOptions{HasAction: x.Registry().Has})
+	if plan == nil {
+		t.Fatal(ds)
+	}
+	_, err = (&engine.Runner{Registry: x.Registry()}).Run(context.Background(), plan, nil, nil)
+	var oe *engine.OutputError
+	if !errors.As(err, &oe) || oe.Field != "new_files" {
+		t.Fatalf("error = %v, want an OutputError naming new_files", err)
 	}
 }
