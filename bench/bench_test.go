@@ -2,216 +2,54 @@ package bench
 
 import (
 	"context"
-	"fmt"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/weftlang/weft/engine"
 	"github.com/weftlang/weft/flow"
 	"github.com/weftlang/weft/graph"
-	"github.com/weftlang/weft/lang"
+	"github.com/weftlang/weft/internal/benchshapes"
 )
 
-// ---- the Go API side ----
+// ---- the shapes, from internal/benchshapes ----
 
-type chainState struct {
-	Count int      `weft:"count"`
-	Log   []string `weft:"log,append"`
-}
+type (
+	chainState = benchshapes.ChainState
+	loopState  = benchshapes.LoopState
+	fanState   = benchshapes.FanState
+)
 
-type chainStep struct {
-	Count int
-	Log   string
+const s2Source = benchshapes.S2Source
+
+func s1Source() string { return benchshapes.S1Source() }
+func s3Source() string { return benchshapes.S3Source() }
+
+// must returns a function that returns its value or fails tb.
+func must[T any](tb testing.TB) func(T, error) T {
+	return func(v T, err error) T {
+		tb.Helper()
+		if err != nil {
+			tb.Fatal(err)
+		}
+		return v
+	}
 }
 
 func s1Go(tb testing.TB) *graph.Compiled[chainState] {
-	g := graph.New[chainState]("S1")
-	prev := graph.START
-	for i := range 10 {
-		name := fmt.Sprintf("n%d", i)
-		graph.AddNode(g, name, func(_ context.Context, s chainState) (chainStep, error) {
-			return chainStep{Count: s.Count + 1, Log: name}, nil
-		})
-		g.AddEdge(prev, name)
-		prev = name
-	}
-	g.AddEdge(prev, graph.END)
-	c, err := g.Compile(graph.Options{})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return c
+	return must[*graph.Compiled[chainState]](tb)(benchshapes.S1Go())
 }
-
-type loopState struct {
-	Count int `weft:"count"`
-}
-
 func s2Go(tb testing.TB) *graph.Compiled[loopState] {
-	g := graph.New[loopState]("S2")
-	inc := func(_ context.Context, s loopState) (loopState, error) { return loopState{Count: s.Count + 1}, nil }
-	graph.AddNode(g, "a", inc)
-	graph.AddNode(g, "b", inc)
-	g.SetEntry("a")
-	g.AddEdge("a", "b")
-	g.AddConditionalEdges("b", func(s loopState) string {
-		if s.Count >= 1000 {
-			return graph.END
-		}
-		return "a"
-	}, "a", graph.END)
-	c, err := g.Compile(graph.Options{})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return c
+	return must[*graph.Compiled[loopState]](tb)(benchshapes.S2Go())
 }
-
-type fanState struct {
-	Log []string `weft:"log,append"`
-}
-
-type fanStep struct {
-	Log string
-}
-
 func s3Go(tb testing.TB) *graph.Compiled[fanState] {
-	g := graph.New[fanState]("S3")
-	graph.AddNode(g, "start", func(context.Context, fanState) (graph.Nothing, error) { return graph.Nothing{}, nil })
-	g.SetEntry("start")
-	var names []string
-	for i := range 100 {
-		name := fmt.Sprintf("p%02d", i)
-		names = append(names, name)
-		graph.AddNode(g, name, func(context.Context, fanState) (fanStep, error) { return fanStep{Log: name}, nil })
-		g.AddEdge("start", name)
-	}
-	graph.AddNode(g, "join", func(context.Context, fanState) (graph.Nothing, error) { return graph.Nothing{}, nil })
-	g.AddJoin(names, "join")
-	g.AddEdge("join", graph.END)
-	c, err := g.Compile(graph.Options{})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return c
+	return must[*graph.Compiled[fanState]](tb)(benchshapes.S3Go())
 }
 
-// ---- the .wf side: the same graphs as source text ----
-
-func s1Source() string {
-	var b strings.Builder
-	b.WriteString("workflow S1 {\n  variables {\n    count: Int = 0\n    log: List[String] = [] reduce append\n  }\n  nodes {\n")
-	for i := range 10 {
-		fmt.Fprintf(&b, "    node n%d {\n      type: FUNCTION\n      action: \"step\"\n      inputs {\n        c: count\n      }\n      outputs {\n        next: Int\n        name: String\n      }\n      set: { count = next; log = name }\n    }\n", i)
-	}
-	b.WriteString("    node end {\n      type: END\n    }\n  }\n  edges {\n")
-	for i := range 9 {
-		fmt.Fprintf(&b, "    edge { from: n%d; to: n%d }\n", i, i+1)
-	}
-	b.WriteString("    edge { from: n9; to: end }\n  }\n  initial: n0\n  finals: [ end ]\n}\n")
-	return b.String()
-}
-
-const s2Source = `workflow S2 {
-  variables {
-    count: Int = 0
-  }
-  nodes {
-    node a {
-      type: FUNCTION
-      action: "inc"
-      inputs {
-        c: count
-      }
-      outputs {
-        next: Int
-      }
-      set: { count = next }
-    }
-    node b {
-      type: FUNCTION
-      action: "inc"
-      inputs {
-        c: count
-      }
-      outputs {
-        next: Int
-      }
-      set: { count = next }
-    }
-    node end {
-      type: END
-    }
-  }
-  edges {
-    edge { from: a; to: b }
-    edge { from: b; to: a
-           condition: count < 1000
-    }
-    edge { from: b; to: end }
-  }
-  initial: a
-  finals: [ end ]
-}
-`
-
-func s3Source() string {
-	var b strings.Builder
-	b.WriteString("workflow S3 {\n  variables {\n    log: List[String] = [] reduce append\n  }\n  nodes {\n")
-	b.WriteString("    node start {\n      type: FUNCTION\n      action: \"noop\"\n    }\n")
-	var names []string
-	for i := range 100 {
-		name := fmt.Sprintf("p%02d", i)
-		names = append(names, name)
-		fmt.Fprintf(&b, "    node %s {\n      type: FUNCTION\n      action: \"name\"\n      outputs {\n        name: String\n      }\n      set: { log = name }\n    }\n", name)
-	}
-	b.WriteString("    node join {\n      type: FUNCTION\n      action: \"noop\"\n    }\n    node end {\n      type: END\n    }\n  }\n  edges {\n")
-	fmt.Fprintf(&b, "    edge { from: start; to: [%s]; join: join }\n", strings.Join(names, ", "))
-	for _, n := range names {
-		fmt.Fprintf(&b, "    edge { from: %s; to: join }\n", n)
-	}
-	b.WriteString("    edge { from: join; to: end }\n  }\n  initial: start\n  finals: [ end ]\n}\n")
-	return b.String()
-}
-
-// wfActions are the node bodies of the .wf shapes, written against
-// engine.Call as a Go action would be.
-func wfActions(tb testing.TB) *engine.Registry {
-	reg := engine.NewRegistry()
-	for name, fn := range map[string]engine.ActionFunc{
-		"step": func(_ context.Context, c *engine.Call) error {
-			c.Outputs[0] = flow.IntValue(c.Inputs[0].Int() + 1)
-			c.Outputs[1] = flow.StringValue(c.Node.Name)
-			return nil
-		},
-		"inc": func(_ context.Context, c *engine.Call) error {
-			c.Outputs[0] = flow.IntValue(c.Inputs[0].Int() + 1)
-			return nil
-		},
-		"name": func(_ context.Context, c *engine.Call) error {
-			c.Outputs[0] = flow.StringValue(c.Node.Name)
-			return nil
-		},
-		"noop": func(context.Context, *engine.Call) error { return nil },
-	} {
-		if err := reg.Register(name, fn); err != nil {
-			tb.Fatal(err)
-		}
-	}
-	return reg
-}
+// wfActions returns the node bodies of the .wf shapes.
+func wfActions(testing.TB) *engine.Registry { return benchshapes.Actions() }
 
 func wfPlan(tb testing.TB, name, src string, reg *engine.Registry) *flow.Plan {
-	m, ds := lang.LoadSource(name, []byte(src), nil)
-	if ds.HasErrors() {
-		tb.Fatalf("%s:\n%v", name, ds)
-	}
-	plan, ds := flow.Compile(m.Main(), &flow.CompileOptions{HasAction: reg.Has})
-	if ds.HasErrors() {
-		tb.Fatalf("%s:\n%v", name, ds)
-	}
-	return plan
+	return must[*flow.Plan](tb)(benchshapes.Plan(name, src, reg))
 }
 
 // ---- measuring ----

@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/weftlang/weft/engine"
@@ -54,15 +55,21 @@ func storeBytes(b *testing.B, s store.Store, thread string) (int, int) {
 }
 
 // BenchmarkS4Checkpointed is S4 of peers.md: chain10 (S1) with a
-// checkpoint after every step and a new thread per invocation. Besides the
+// checkpoint after every step and a new thread per invocation, with each
+// store and each durability (Sync, the default: a commit per step; -async:
+// the records batched in the background, LangGraph's default). Besides the
 // time per step it reports the bytes stored per checkpoint record.
 func BenchmarkS4Checkpointed(b *testing.B) {
 	ctx := context.Background()
-	for _, kind := range []string{"memory", "sqlite", "postgres"} {
+	for _, kind := range []string{"memory", "sqlite", "postgres", "memory-async", "sqlite-async", "postgres-async"} {
 		b.Run(kind, func(b *testing.B) {
 			reg := wfActions(b)
 			plan := wfPlan(b, "s1.wf", s1Source(), reg)
+			kind, async := strings.CutSuffix(kind, "-async")
 			th := &engine.Threads{Runner: &engine.Runner{Registry: reg}, Store: openStore(b, kind)}
+			if async {
+				th.Durability = engine.Async
+			}
 			n := 0
 			measure(b, 10, func() {
 				n++

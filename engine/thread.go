@@ -47,6 +47,10 @@ type Threads struct {
 	// RetryFor is how long a transient store error is retried before the
 	// run fails; 0 means 30s, a negative value no retry.
 	RetryFor time.Duration
+	// Durability says when step records reach the store: Sync (the zero
+	// value) commits each before the run goes on, Async batches them in
+	// the background. See Durability.
+	Durability Durability
 
 	plans sync.Map // *flow.Plan -> *planInfo
 }
@@ -479,6 +483,9 @@ func (th *Threads) Run(ctx context.Context, plan *flow.Plan, threadID string, pa
 		return &Result{Status: Failed, Err: err}, err
 	}
 	d := &durable{th: th, ts: ts, created: time.Now(), info: runInfo{ID: newRunID(), Number: ts.RunNumber + 1, Plan: fp}}
+	if th.Durability == Async {
+		d.w = newRecordWriter(ctx, th)
+	}
 	d.prefix = threadID + "/" + strconv.Itoa(d.info.Number) + "/"
 	if ts.State == nil || ts.Plan != fp {
 		err = d.snapshot(ctx, m, nil)
@@ -488,6 +495,7 @@ func (th *Threads) Run(ctx context.Context, plan *flow.Plan, threadID string, pa
 		err = d.append(ctx, store.Step, 0, &stepData{Start: &info, Delta: delta, Control: ctl}, "")
 	}
 	if err != nil {
+		d.settle()
 		err = &CheckpointError{Thread: threadID, Run: d.info.Number, Seq: ts.Seq + 1, Node: "(start)", Err: err}
 		return &Result{Status: Failed, Err: err}, err
 	}
@@ -525,6 +533,9 @@ func (th *Threads) Resume(ctx context.Context, plan *flow.Plan, threadID string,
 		return nil, err
 	}
 	d := &durable{th: th, ts: ts, info: runInfo{ID: ts.Run, Number: ts.RunNumber, Plan: ts.Plan}, resumed: true, lastStatus: status}
+	if th.Durability == Async {
+		d.w = newRecordWriter(ctx, th)
+	}
 	d.prefix = threadID + "/" + strconv.Itoa(d.info.Number) + "/"
 	switch r, err := th.Store.Run(ctx, ts.Run); {
 	case err == nil:
@@ -550,6 +561,7 @@ func (th *Threads) Resume(ctx context.Context, plan *flow.Plan, threadID string,
 		}
 		d.commitStep(ctx, m, &stepData{Task: id, Node: node.Name, Item: item, Answer: true}, step)
 		if d.err != nil {
+			d.settle()
 			return &Result{Status: Failed, Err: d.err}, d.err
 		}
 	}
@@ -606,6 +618,28 @@ type durable struct {
 	delta      []CellValue
 	ctl        Control // its Tasks and Tokens are reused from step to step
 	sd         stepData
+	w          *recordWriter // Async: the background writer; nil for Sync
+}
+
+// runError completes a writer's *CheckpointError with the run's number.
+func (d *durable) runError(err error) error {
+	if ce, ok := err.(*CheckpointError); ok && ce.Run == 0 {
+		c := *ce
+		c.Run = d.info.Number
+		return &c
+	}
+	return err
+}
+
+// settle waits for the records handed to the writer (Async) and takes
+// up its failure as the run's.
+func (d *durable) settle() {
+	if d.w == nil {
+		return
+	}
+	if err := d.w.flush(); err != nil && d.err == nil {
+		d.err = d.runError(err)
+	}
 }
 
 // key returns a task's idempotency key.
@@ -629,6 +663,12 @@ func (d *durable) commit(ctx context.Context, m *Machine, node *flow.PlanNode, s
 }
 
 func (d *durable) commitStep(ctx context.Context, m *Machine, sd *stepData, step int) {
+	if d.err == nil && d.w != nil {
+		if err := d.w.failed(); err != nil {
+			d.err = d.runError(err)
+			m.fail(d.err)
+		}
+	}
 	if d.err != nil {
 		return
 	}
@@ -681,7 +721,15 @@ func (d *durable) append(ctx context.Context, kind store.Kind, step int, v any, 
 		return d.err
 	}
 	rec := &store.Record{ThreadID: d.ts.Thread, RunID: d.info.ID, Seq: d.ts.Seq + 1, Step: step, Kind: kind, Data: data}
-	if err := d.th.appendRetry(ctx, rec); err != nil {
+	if d.w != nil {
+		// The writer keeps the record until it is written: it gets
+		// its own copy of the reused buffer.
+		rec.Data = append([]byte(nil), data...)
+		if err := d.w.add(pendingRecord{rec: rec, step: step, node: node}); err != nil {
+			d.err = d.runError(err)
+			return d.err
+		}
+	} else if err := d.th.appendRetry(ctx, rec); err != nil {
 		d.err = &CheckpointError{Thread: d.ts.Thread, Run: d.info.Number, Seq: rec.Seq, Step: step, Node: node, Err: err}
 		return d.err
 	}
@@ -698,7 +746,8 @@ func (d *durable) append(ctx context.Context, kind store.Kind, step int, v any, 
 	return nil
 }
 
-func (th *Threads) appendRetry(ctx context.Context, rec *store.Record) error {
+func (th *Threads) appendRetry(ctx context.Context, recs ...*store.Record) error {
+	rec := recs[0]
 	retryFor := th.RetryFor
 	if retryFor == 0 {
 		retryFor = 30 * time.Second
@@ -706,7 +755,7 @@ func (th *Threads) appendRetry(ctx context.Context, rec *store.Record) error {
 	deadline := time.Now().Add(retryFor)
 	delay := 20 * time.Millisecond
 	for attempt := 1; ; attempt++ {
-		err := th.Store.Append(ctx, rec)
+		err := th.Store.Append(ctx, recs...)
 		if err == nil {
 			return nil
 		}
@@ -714,7 +763,8 @@ func (th *Threads) appendRetry(ctx context.Context, rec *store.Record) error {
 		if errors.As(err, &ce) {
 			if attempt > 1 && ce.Got >= rec.Seq {
 				// An earlier attempt may have committed before its
-				// reply was lost.
+				// reply was lost (the records of one Append commit
+				// together: the first tells).
 				if recs, rerr := th.Store.Records(ctx, rec.ThreadID, rec.Seq); rerr == nil && len(recs) > 0 && recs[0].Seq == rec.Seq && bytes.Equal(recs[0].Data, rec.Data) {
 					return nil
 				}
@@ -751,11 +801,13 @@ func (d *durable) finish(ctx context.Context, res *Result, err error) (*Result, 
 	if ctx.Err() != nil {
 		// Cancelled by the caller: the run stays as its last record
 		// left it, to be resumed.
+		d.settle()
 		return res, err
 	}
 	if d.err == nil && m.Status() == Failed && d.lastStatus != Failed {
 		d.commitStep(ctx, m, &stepData{Error: errText(m.Err())}, m.step)
 	}
+	d.settle()
 	if d.err != nil {
 		res.Status, res.Err = Failed, d.err
 		return res, d.err

@@ -44,22 +44,17 @@ func builtinReducer(name string) (Reducer, bool) {
 		return replaceReducer, true
 	case "append":
 		return func(old, update Value) (Value, error) {
-			var base []Value
-			switch old.Kind() {
-			case KindList:
-				base = old.List()
-			case KindNull:
-			default:
+			var out Value
+			ok := false
+			if update.Kind() == KindList {
+				out, ok = AppendList(old, update.List()...)
+			} else {
+				out, ok = AppendList(old, update)
+			}
+			if !ok {
 				return Null, fmt.Errorf("append reducer: current value is %s, not a List", kindOf(old))
 			}
-			var add []Value
-			if update.Kind() == KindList {
-				add = update.List()
-			} else {
-				add = []Value{update}
-			}
-			out := make([]Value, 0, len(base)+len(add))
-			return ListValue(append(append(out, base...), add...)...), nil
+			return out, nil
 		}, true
 	case "sum":
 		return func(old, update Value) (Value, error) {

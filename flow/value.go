@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 	"unsafe"
@@ -27,7 +28,8 @@ type Value struct {
 	// scalars or strings. num holds a Bool (0/1), an Int, Float bits, a
 	// Duration, or the length of a String or List; any holds the Kind of
 	// a scalar, a stringptr (String data), a listptr (first List
-	// element), a map[string]Value (Object), or nil (null).
+	// element), a *listBuf (a List made by AppendList), a
+	// map[string]Value (Object), or nil (null).
 	_   [0]func() // not comparable with ==: use Equal
 	num uint64
 	any any
@@ -37,6 +39,51 @@ type (
 	stringptr *byte  // the data of a String; num is its length
 	listptr   *Value // the first element of a List; num is its length
 )
+
+// listBuf is the backing array of Lists made by AppendList. Every List
+// over it is a prefix elems[:n]; used is the longest prefix handed out so
+// far. Slots below used are never written again, so the Lists stay
+// immutable, and the List of length used (the newest of its chain) can
+// grow in place: appending to a reducer's List is amortized O(1) instead
+// of a copy of the whole list per step. An older, shorter List that is
+// appended to gets a copy, as before.
+type listBuf struct {
+	used  atomic.Int64
+	elems []Value // len(elems) == cap(elems)
+}
+
+// AppendList returns the List of the elements of list (a List, or null
+// for none) followed by add. list is unchanged, and so is every other
+// List: when list is the newest List over a buffer with room, the new
+// List shares its memory, so that a chain of appends (an append reducer
+// run step after step) copies each element about once. It is safe for
+// concurrent use. It returns null and false when list is neither a List
+// nor null.
+func AppendList(list Value, add ...Value) (Value, bool) {
+	n := 0
+	switch x := list.any.(type) {
+	case *listBuf:
+		n = int(list.num)
+		if end := n + len(add); end <= len(x.elems) && x.used.CompareAndSwap(int64(n), int64(end)) {
+			copy(x.elems[n:end], add)
+			return Value{num: uint64(end), any: x}, true
+		}
+	case listptr:
+		n = int(list.num)
+	case nil:
+	default:
+		return Null, false
+	}
+	if len(add) == 0 {
+		return list, true
+	}
+	end := n + len(add)
+	buf := &listBuf{elems: make([]Value, max(2*end, 8))}
+	copy(buf.elems, list.List())
+	copy(buf.elems[n:], add)
+	buf.used.Store(int64(end))
+	return Value{num: uint64(end), any: buf}, true
+}
 
 // Null is the null value, the value of a cell never written.
 var Null = Value{}
@@ -94,7 +141,7 @@ func (v Value) Kind() Kind {
 		return x
 	case stringptr:
 		return KindString
-	case listptr:
+	case listptr, *listBuf:
 		return KindList
 	case map[string]Value:
 		return KindObject
@@ -181,6 +228,9 @@ func (v Value) List() []Value {
 			return []Value{}
 		}
 		return unsafe.Slice((*Value)(lp), v.num)
+	}
+	if b, ok := v.any.(*listBuf); ok {
+		return b.elems[:v.num:v.num]
 	}
 	return nil
 }

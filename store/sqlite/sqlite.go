@@ -405,13 +405,18 @@ func (s *Store) DeleteThread(ctx context.Context, id string) error {
 
 // tx runs fn in a write transaction (BEGIN IMMEDIATE) holding the writer,
 // committing if fn returns nil. fn may run more than once (see write).
-func (s *Store) tx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+func (s *Store) tx(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx) error) error {
 	return s.write(ctx, func() error {
+		// The transaction does not watch ctx, which write checked just
+		// before: database/sql would watch a cancelable context from a
+		// goroutine of its own for the transaction and for each of its
+		// statements, which costs more than the short transactions here.
+		ctx := context.WithoutCancel(ctx)
 		tx, err := s.writer.BeginTx(ctx, nil)
 		if err != nil {
 			return err
 		}
-		if err := fn(tx); err != nil {
+		if err := fn(ctx, tx); err != nil {
 			_ = tx.Rollback()
 			return err
 		}
@@ -452,7 +457,7 @@ func (s *Store) PutRun(ctx context.Context, r *store.Run) error {
 			return nil
 		}
 	}
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err := s.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		if err := s.exists(ctx, tx, r.ThreadID); err != nil {
 			return err
 		}
@@ -598,7 +603,7 @@ func (s *Store) Append(ctx context.Context, recs ...*store.Record) error {
 // Seq first, so that a refusal says exactly why.
 func (s *Store) appendTx(ctx context.Context, recs []*store.Record, t time.Time) error {
 	id := recs[0].ThreadID
-	return s.tx(ctx, func(tx *sql.Tx) error {
+	return s.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		var last int64
 		err := tx.StmtContext(ctx, s.w.lastSeq).QueryRowContext(ctx, id).Scan(&last)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -697,7 +702,7 @@ func (s *Store) PutPending(ctx context.Context, p *store.Pending) error {
 	if created.IsZero() {
 		created = now()
 	}
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err := s.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		if err := s.exists(ctx, tx, p.ThreadID); err != nil {
 			return err
 		}
@@ -765,7 +770,7 @@ func (s *Store) Prune(ctx context.Context, threadID string, opts store.PruneOpti
 		return 0, fmt.Errorf("sqlite store: prune keeping %d runs: %w", opts.KeepRuns, store.ErrInvalid)
 	}
 	removed := 0
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err := s.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		removed = 0
 		if err := s.exists(ctx, tx, threadID); err != nil {
 			return err

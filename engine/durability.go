@@ -1,0 +1,136 @@
+package engine
+
+import (
+	"context"
+	"sync"
+
+	"github.com/weftlang/weft/store"
+)
+
+// Durability says when the records of a run's steps reach the store. The
+// records and their order are the same in every mode; what differs is how
+// much a crash can undo and how many commits a run costs.
+type Durability int
+
+const (
+	// Sync commits each step's record before the run goes on: a crash
+	// undoes at most the steps in flight, which run again on resume with
+	// the same idempotency keys (Call.Key). It costs a commit per step.
+	// This is the default.
+	Sync Durability = iota
+	// Async hands each step's record to a writer that appends them, in
+	// order, while the run goes on, all records that have piled up in
+	// one commit. Run and Resume return only once every record is
+	// written (a run that waits for a person is durable when it says
+	// so). A crash can undo more steps than are in flight: every step
+	// whose record was not yet written runs again on resume, with the
+	// same idempotency key. A failed write fails the run, at its next
+	// step or at its end, with a *CheckpointError. LangGraph's default
+	// durability, "async", makes the same trade.
+	Async
+)
+
+// String returns "sync" or "async".
+func (d Durability) String() string {
+	if d == Async {
+		return "async"
+	}
+	return "sync"
+}
+
+// pendingRecord is a record handed to the writer, with what a
+// *CheckpointError about it names.
+type pendingRecord struct {
+	rec  *store.Record
+	step int
+	node string
+}
+
+// recordWriter appends the records of one run in the background (Async):
+// whatever has piled up while the previous append was committing goes in
+// the next, so a run of fast steps costs a few commits instead of one per
+// step. A goroutine works only while records are waiting.
+type recordWriter struct {
+	th  *Threads
+	ctx context.Context
+
+	mu    sync.Mutex
+	idle  sync.Cond // signalled when the goroutine stops
+	queue []pendingRecord
+	spare []pendingRecord
+	busy  bool
+	err   error // the first failed append, as a *CheckpointError
+}
+
+func newRecordWriter(ctx context.Context, th *Threads) *recordWriter {
+	w := &recordWriter{th: th, ctx: context.WithoutCancel(ctx)}
+	w.idle.L = &w.mu
+	return w
+}
+
+// add queues a record; it returns the error of an earlier append, if one
+// failed, and queues nothing then.
+func (w *recordWriter) add(p pendingRecord) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return w.err
+	}
+	w.queue = append(w.queue, p)
+	if !w.busy {
+		w.busy = true
+		go w.loop()
+	}
+	return nil
+}
+
+// failed returns the error of a failed append, without waiting.
+func (w *recordWriter) failed() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
+}
+
+// flush waits until every queued record is written, or an append failed,
+// and returns that failure.
+func (w *recordWriter) flush() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for w.busy {
+		w.idle.Wait()
+	}
+	return w.err
+}
+
+func (w *recordWriter) loop() {
+	recs := make([]*store.Record, 0, 16)
+	for {
+		w.mu.Lock()
+		batch := w.queue
+		if len(batch) == 0 || w.err != nil {
+			w.queue = batch[:0]
+			w.busy = false
+			w.idle.Broadcast()
+			w.mu.Unlock()
+			return
+		}
+		w.queue, w.spare = w.spare[:0], batch
+		w.mu.Unlock()
+
+		recs = recs[:0]
+		for _, p := range batch {
+			recs = append(recs, p.rec)
+		}
+		// The run's own context is not used: a caller who cancels a
+		// run still gets the records of the steps that completed,
+		// as with Sync.
+		err := w.th.appendRetry(w.ctx, recs...)
+		if err != nil {
+			first := batch[0]
+			w.mu.Lock()
+			w.err = &CheckpointError{Thread: first.rec.ThreadID, Seq: first.rec.Seq, Step: first.step, Node: first.node, Err: err}
+			w.mu.Unlock()
+		}
+		clear(batch)
+	}
+}
