@@ -1,8 +1,10 @@
 // Package weftbench is weft's side of the side-by-side benchmark: the
 // shapes of internal/benchshapes (the same workflows bench/ measures),
-// wrapped as harness engines. There are two: "weft-wf" runs the .wf
-// spelling of each shape and "weft-go" the typed Go API's; both run on the
-// same engine.
+// wrapped as harness engines. "weft-wf" runs the .wf spelling of each
+// shape and "weft-go" the typed Go API's; both run on the same engine.
+// The checkpointed shapes (S4) run with engine.Async durability, the
+// trade LangGraph makes by default; "weft-wf-sync" runs them with
+// engine.Sync, weft's default, which commits every step before the next.
 package weftbench
 
 import (
@@ -33,6 +35,17 @@ func WF() harness.Engine {
 // shape.
 func Go() harness.Engine {
 	return harness.Engine{Name: "weft-go", Version: Version, Prepare: prepareGo}
+}
+
+// WFSync returns the engine that runs the .wf spelling of the S4 shapes
+// with engine.Sync durability: a commit per step.
+func WFSync() harness.Engine {
+	return harness.Engine{Name: "weft-wf-sync", Version: Version, Prepare: func(ctx context.Context, s harness.Shape, dir string) (harness.Run, func() error, error) {
+		if s != harness.S4Memory && s != harness.S4SQLite {
+			return nil, nil, harness.ErrUnsupported
+		}
+		return prepareS4(ctx, s, dir, engine.Sync)
+	}}
 }
 
 func noClose() error { return nil }
@@ -165,30 +178,37 @@ func prepareWF(ctx context.Context, s harness.Shape, dir string) (harness.Run, f
 			return checkFan(res.Vars[0].Value)
 		}, noClose, nil
 	case harness.S4Memory, harness.S4SQLite:
-		plan, err := benchshapes.Plan("s4.wf", benchshapes.S1Source(), reg)
+		return prepareS4(ctx, s, dir, engine.Async)
+	}
+	return nil, nil, harness.ErrUnsupported
+}
+
+// prepareS4 builds S1 run in threads, a new one per invocation, in memory
+// or in a SQLite file, with durability d.
+func prepareS4(ctx context.Context, s harness.Shape, dir string, d engine.Durability) (harness.Run, func() error, error) {
+	reg := benchshapes.Actions()
+	plan, err := benchshapes.Plan("s4.wf", benchshapes.S1Source(), reg)
+	if err != nil {
+		return nil, nil, err
+	}
+	var st store.Store = memory.New()
+	if s == harness.S4SQLite {
+		st, err = sqlite.Open(ctx, filepath.Join(dir, "s4.db"))
 		if err != nil {
 			return nil, nil, err
 		}
-		var st store.Store = memory.New()
-		if s == harness.S4SQLite {
-			st, err = sqlite.Open(ctx, filepath.Join(dir, "s4.db"))
-			if err != nil {
-				return nil, nil, err
-			}
-		}
-		th := &engine.Threads{Runner: r, Store: st}
-		return func(ctx context.Context, i int) error {
-			res, err := th.Run(ctx, plan, fmt.Sprintf("s4-%d", i), nil, nil, nil)
-			if err != nil {
-				return err
-			}
-			if res.Status != engine.Completed {
-				return fmt.Errorf("chain10 checkpointed: status %v", res.Status)
-			}
-			return checkChain(res.Vars[0].Value, res.Vars[1].Value)
-		}, st.Close, nil
 	}
-	return nil, nil, harness.ErrUnsupported
+	th := &engine.Threads{Runner: &engine.Runner{Registry: reg}, Store: st, Durability: d}
+	return func(ctx context.Context, i int) error {
+		res, err := th.Run(ctx, plan, fmt.Sprintf("s4-%d", i), nil, nil, nil)
+		if err != nil {
+			return err
+		}
+		if res.Status != engine.Completed {
+			return fmt.Errorf("chain10 checkpointed: status %v", res.Status)
+		}
+		return checkChain(res.Vars[0].Value, res.Vars[1].Value)
+	}, st.Close, nil
 }
 
 func prepareGo(ctx context.Context, s harness.Shape, dir string) (harness.Run, func() error, error) {

@@ -47,7 +47,7 @@ import (
 
 // goEngines lists the engines that run in Go, in table order.
 func goEngines() []harness.Engine {
-	return []harness.Engine{weftbench.WF(), weftbench.Go(), lggbench.Engine(), einobench.Engine()}
+	return []harness.Engine{weftbench.WF(), weftbench.Go(), weftbench.WFSync(), lggbench.Engine(), einobench.Engine()}
 }
 
 // jsEngine is the name of the LangGraph.js engine, run by node.
@@ -296,7 +296,7 @@ func runJS(ctx context.Context, cfg config, s harness.Shape, jsN map[harness.Sha
 			if err != nil {
 				return result{}, fmt.Errorf("-benchtime %q: %w", cfg.benchtime, err)
 			}
-			probe, err := nodeBench(ctx, cfg.jsDir, s, 2)
+			probe, err := nodeBench(ctx, cfg, s, 2)
 			if err != nil {
 				return result{}, err
 			}
@@ -305,17 +305,23 @@ func runJS(ctx context.Context, cfg config, s harness.Shape, jsN map[harness.Sha
 		}
 		jsN[s] = n
 	}
-	return nodeBench(ctx, cfg.jsDir, s, n)
+	return nodeBench(ctx, cfg, s, n)
 }
 
-func nodeBench(ctx context.Context, jsDir string, s harness.Shape, n int) (result, error) {
+// nodeBench runs bench.mjs for n measured invocations, after its warm-up
+// (none with -short).
+func nodeBench(ctx context.Context, cfg config, s harness.Shape, n int) (result, error) {
 	dir, err := os.MkdirTemp("", "weft-compare-js-")
 	if err != nil {
 		return result{}, err
 	}
 	defer os.RemoveAll(dir)
-	cmd := exec.CommandContext(ctx, "node", "bench.mjs", string(s), fmt.Sprint(n), dir)
-	cmd.Dir = jsDir
+	args := []string{"bench.mjs", string(s), fmt.Sprint(n), dir}
+	if cfg.short {
+		args = append(args, "0")
+	}
+	cmd := exec.CommandContext(ctx, "node", args...)
+	cmd.Dir = cfg.jsDir
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

@@ -28,7 +28,10 @@ var targets = []target{
 }
 
 // weftEngines are the engines the ratios divide by.
-var weftEngines = []string{"weft-wf", "weft-go"}
+var weftEngines = []string{"weft-wf", "weft-go", "weft-wf-sync"}
+
+// isWeft reports whether e is one of weft's engines (no ratio column).
+func isWeft(e string) bool { return strings.HasPrefix(e, "weft-") }
 
 // table renders the results of a comparison as Markdown.
 type table struct {
@@ -125,15 +128,17 @@ func (t *table) String() string {
 	b.WriteString(".\n\n")
 	b.WriteString("CPU time (user + system) per invocation and per node-step, medians over the rounds; allocations and bytes\n")
 	b.WriteString("per invocation (Go engines); peak memory is the maximum resident set of the process that measured it.\n")
-	b.WriteString("The ratio columns are the medians of the per-round ratios peer/weft.\n\n")
-	b.WriteString("| shape | engine | µs/invocation | ns/node-step | allocs/inv | B/inv | peak RSS | ÷ weft-wf | ÷ weft-go |\n")
-	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("The ratio columns are the medians of the per-round ratios peer/weft. S4 runs weft-wf with Async durability\n")
+	b.WriteString("(records batched in the background, LangGraph's default) and weft-wf-sync with Sync (a commit per step,\n")
+	b.WriteString("weft's default); the typed Go API has no thread support yet.\n\n")
+	b.WriteString("| shape | engine | µs/invocation | ns/node-step | allocs/inv | B/inv | peak RSS | ÷ weft-wf | ÷ weft-go | ÷ weft-wf-sync |\n")
+	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, s := range t.cfg.shapes {
 		for _, e := range t.engines {
 			k := key{e, s}
 			cpu, ok := t.med(k, func(r result) float64 { return r.CPUNsPerOp })
 			if !ok {
-				fmt.Fprintf(&b, "| %s | %s | not supported | | | | | | |\n", s, e)
+				fmt.Fprintf(&b, "| %s | %s | not supported | | | | | | | |\n", s, e)
 				continue
 			}
 			allocs, _ := t.med(k, func(r result) float64 { return r.AllocsPerOp })
@@ -145,7 +150,7 @@ func (t *table) String() string {
 			}
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %.0f MB |", s, e, us(cpu), num(cpu/float64(harness.Steps(s))), al, by, rss/(1<<20))
 			for _, w := range weftEngines {
-				if r, ok := t.ratio(s, e, w); ok && !slices.Contains(weftEngines, e) {
+				if r, ok := t.ratio(s, e, w); ok && !isWeft(e) {
 					fmt.Fprintf(&b, " %sx |", num(r))
 				} else {
 					b.WriteString(" - |")
@@ -155,7 +160,7 @@ func (t *table) String() string {
 		}
 	}
 	b.WriteString("\nTargets (the issue's, on the median ratio of CPU per node-step, same run):\n\n")
-	b.WriteString("| target | weft-wf | weft-go |\n|---|---:|---:|\n")
+	b.WriteString("| target | weft-wf | weft-go | weft-wf-sync |\n|---|---:|---:|---:|\n")
 	for _, tg := range targets {
 		if !slices.Contains(t.engines, tg.peer) || !slices.Contains(t.cfg.shapes, tg.shape) {
 			continue
