@@ -39,24 +39,40 @@ type executor struct {
 	armed    bool
 	finished bool
 	wake     chan struct{} // tells the driver there is work, or the run settled
+	box      callBox       // the driving goroutine's Call
 }
 
 // spawnDelay is how long a task may wait in the queue before a goroutine
 // of its own is started for it.
 const spawnDelay = 200 * time.Microsecond
 
-func newExecutor(ctx context.Context, st *runState) *executor {
-	return &executor{st: st, ctx: ctx, done: ctx.Done(), eager: 0, wake: make(chan struct{}, 1)}
+// reset readies ex, new or used by an earlier drive that left nothing
+// running (see run), to drive st's machine under ctx. It keeps the queue's
+// memory, the wake channel and the timer.
+func (ex *executor) reset(ctx context.Context, st *runState) {
+	if ex.wake == nil {
+		ex.wake = make(chan struct{}, 1)
+	}
+	select {
+	case <-ex.wake:
+	default:
+	}
+	clear(ex.queue)
+	ex.st, ex.ctx, ex.done = st, ctx, ctx.Done()
+	ex.queue, ex.head, ex.running, ex.helpers, ex.eager = ex.queue[:0], 0, 0, 0, 0
+	ex.current, ex.armed, ex.finished = nil, false, false
 }
 
 // run drives the machine until it settles: completed, failed, waiting, or
-// cancelled through ctx.
-func (ex *executor) run() {
+// cancelled through ctx. It reports whether the executor, its runState
+// and its machine are free for reuse: no helper goroutine is still in an
+// action (abandoned after a cancellation) and no spawn timer can fire.
+func (ex *executor) run() (reusable bool) {
 	ex.mu.Lock()
 	ex.enqueue()
 	ex.mu.Unlock()
 	for {
-		ex.work()
+		ex.work(&ex.box)
 		ex.mu.Lock()
 		select {
 		case <-ex.done:
@@ -81,11 +97,16 @@ func (ex *executor) run() {
 	// in a branch that no longer matters) leave the machine alone from
 	// now on.
 	ex.finished = true
+	stopped := true
 	if ex.timer != nil {
-		ex.timer.Stop()
+		// A timer that already fired has a grow on its way unless grow
+		// has been and gone (armed is false again).
+		stopped = ex.timer.Stop() || !ex.armed
 	}
 	ex.st.flush()
+	reusable = stopped && ex.helpers == 0 && ex.running == 0
 	ex.mu.Unlock()
+	return reusable
 }
 
 // settled reports whether the run is over for this drive. mu is held.
@@ -142,16 +163,17 @@ func (ex *executor) grow() {
 
 // help is a helper goroutine: it works until the queue is empty.
 func (ex *executor) help() {
-	ex.work()
+	var box callBox
+	ex.work(&box)
 	ex.mu.Lock()
 	ex.helpers--
 	ex.mu.Unlock()
 }
 
 // work takes tasks from the queue and carries them out, reporting each
-// result to the machine, until the queue is empty or the run is over.
-func (ex *executor) work() {
-	var box callBox // this worker's Call, reused from task to task
+// result to the machine, until the queue is empty or the run is over. box
+// is the worker's Call, reused from task to task.
+func (ex *executor) work(box *callBox) {
 	st := ex.st
 	ex.mu.Lock()
 	for !ex.finished && st.m.Status() == Running && ex.head < len(ex.queue) {

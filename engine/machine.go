@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/weftlang/weft/flow"
 )
@@ -95,6 +96,64 @@ type Machine struct {
 	// scratch of controlInto
 	ctlFrames []*frame
 	ctlTokens []*token
+
+	// rootFrame and tok0 are the root frame and the first token, kept in
+	// the Machine so that a run's setup allocates them once with it (and
+	// not at all when the Machine comes from machinePool).
+	rootFrame frame
+	tok0      token
+}
+
+// machinePool keeps Machines of finished runs for later runs: a Machine
+// with its cells, path and task buffers is most of what a short run
+// allocates. A Machine goes back only when nothing can reach it any more
+// (see release); sync.Pool drops what is not reused.
+var machinePool sync.Pool
+
+// getMachine returns a Machine ready for a run of plan: from the pool,
+// its buffers kept and emptied, or new.
+func getMachine(plan *flow.Plan, trace bool) *Machine {
+	m, _ := machinePool.Get().(*Machine)
+	if m == nil {
+		m = &Machine{}
+	}
+	cells := m.cells
+	if cap(cells) >= len(plan.Cells) {
+		cells = cells[:len(plan.Cells)]
+		clear(cells)
+	} else {
+		cells = make([]flow.Value, len(plan.Cells))
+	}
+	path := m.path[:0]
+	if cap(path) < len(plan.Nodes) {
+		path = make([]int, 0, len(plan.Nodes))
+	}
+	inbuf := m.tok0.inbuf[:0]
+	*m = Machine{
+		plan: plan, cells: cells, trace: trace, path: path,
+		ready: m.ready[:0], spare: m.spare[:0], running: m.running[:0], waiting: m.waiting[:0],
+		ctlFrames: m.ctlFrames[:0], ctlTokens: m.ctlTokens[:0],
+	}
+	m.rootFrame = frame{m: m}
+	m.root = &m.rootFrame
+	m.tok0.inbuf = inbuf
+	return m
+}
+
+// release returns a Machine whose run has ended, and which nothing holds
+// any more, to machinePool. It drops the references its buffers keep.
+func (m *Machine) release() {
+	for _, b := range [][]*Task{m.ready, m.spare, m.running, m.waiting} {
+		clear(b[:cap(b)])
+	}
+	clear(m.ctlFrames[:cap(m.ctlFrames)])
+	clear(m.ctlTokens[:cap(m.ctlTokens)])
+	clear(m.tok0.inbuf[:cap(m.tok0.inbuf)])
+	clear(m.cells)
+	m.plan, m.err, m.final, m.outputs, m.events, m.shadow = nil, nil, nil, nil, nil, nil
+	m.rootFrame, m.root = frame{}, nil
+	m.tok0 = token{inbuf: m.tok0.inbuf[:0]}
+	machinePool.Put(m)
 }
 
 // token is a thread of control: the node it is at and the frame it sees.
@@ -202,8 +261,7 @@ func Carries(c flow.Cell, hasInitial bool) bool {
 // the variables and slots that Carries start from it, and the first Delta
 // is taken against it.
 func newMachine(plan *flow.Plan, params map[string]flow.Value, trace bool, prev []flow.Value) (*Machine, error) {
-	m := &Machine{plan: plan, cells: make([]flow.Value, len(plan.Cells)), trace: trace, path: make([]int, 0, len(plan.Nodes))}
-	m.root = &frame{m: m}
+	m := getMachine(plan, trace)
 	for name := range params {
 		found := false
 		for _, p := range plan.Params {
@@ -239,7 +297,13 @@ func newMachine(plan *flow.Plan, params map[string]flow.Value, trace bool, prev 
 		}
 		m.cells[p.Cell] = cv
 	}
-	for _, v := range append(plan.Vars[:len(plan.Vars):len(plan.Vars)], plan.Slots...) {
+	for i := range len(plan.Vars) + len(plan.Slots) {
+		var v *flow.PlanVar
+		if i < len(plan.Vars) {
+			v = &plan.Vars[i]
+		} else {
+			v = &plan.Slots[i-len(plan.Vars)]
+		}
 		if prev != nil && Carries(plan.Cells[v.Cell], v.Default != nil) && !prev[v.Cell].IsNull() {
 			m.cells[v.Cell] = prev[v.Cell]
 			continue
@@ -260,7 +324,8 @@ func newMachine(plan *flow.Plan, params map[string]flow.Value, trace bool, prev 
 		m.shadow = slices.Clone(prev)
 	}
 	m.emit(Event{Type: RunStarted})
-	m.start(&token{node: plan.Nodes[plan.Initial], frame: m.root})
+	m.tok0.node, m.tok0.frame = plan.Nodes[plan.Initial], m.root
+	m.start(&m.tok0)
 	return m, nil
 }
 

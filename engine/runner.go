@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/weftlang/weft/flow"
@@ -43,7 +44,8 @@ type Result struct {
 	Thread  string    // the thread the run is kept in (Threads), or ""
 	Run     int       // its number in the thread, from 1
 
-	m *Machine
+	m        *Machine
+	reusable bool // nothing of the run is still running: m may be reused once the result is made
 }
 
 // Output returns the final output called name, or null.
@@ -71,7 +73,9 @@ func (r *Runner) Run(ctx context.Context, plan *flow.Plan, params map[string]flo
 	if err != nil {
 		return &Result{Status: Failed, Err: err}, err
 	}
-	return r.drive(ctx, m, obs)
+	res, err := r.drive(ctx, m, obs)
+	res.releaseMachine()
+	return res, err
 }
 
 // Resume continues a Waiting run: answers maps a pending task id to the
@@ -101,7 +105,9 @@ func (r *Runner) Resume(ctx context.Context, res *Result, answers map[int]map[st
 			return res, err
 		}
 	}
-	return r.drive(ctx, m, obs)
+	res, err := r.drive(ctx, m, obs)
+	res.releaseMachine()
+	return res, err
 }
 
 // runState is what one drive of a machine shares between goroutines.
@@ -112,6 +118,9 @@ type runState struct {
 	mu   sync.Mutex // serialises obs; guards m.runSeq
 	impl []nodeImpl // per node, resolved lazily
 	dur  *durable   // the thread the run is kept in, or nil
+	// abandoned is set when an attempt outlived its timeout and was left
+	// running: its action may still read the run's memory.
+	abandoned atomic.Bool
 }
 
 func (st *runState) observe(e Event) {
@@ -149,9 +158,49 @@ func (r *Runner) driveIn(ctx context.Context, m *Machine, obs Observer, dur *dur
 		ctx, cancel = context.WithTimeoutCause(ctx, plan.MaxTime, errMaxTime)
 		defer cancel()
 	}
-	st := &runState{r: r, m: m, obs: obs, impl: make([]nodeImpl, len(plan.Nodes)), dur: dur}
-	newExecutor(ctx, st).run()
-	return st.result(), m.Err()
+	sc, _ := scratchPool.Get().(*runScratch)
+	if sc == nil {
+		sc = new(runScratch)
+	}
+	impl := sc.st.impl
+	if cap(impl) >= len(plan.Nodes) {
+		impl = impl[:len(plan.Nodes)]
+	} else {
+		impl = make([]nodeImpl, len(plan.Nodes))
+	}
+	sc.st = runState{r: r, m: m, obs: obs, impl: impl, dur: dur} // abandoned is false: only unabandoned scratch is pooled
+	sc.ex.reset(ctx, &sc.st)
+	reusable := sc.ex.run() && !sc.st.abandoned.Load()
+	res := sc.st.result()
+	res.reusable = reusable
+	if reusable {
+		clear(sc.st.impl)
+		sc.st = runState{impl: sc.st.impl}
+		sc.ex.st, sc.ex.ctx, sc.ex.done, sc.ex.current = nil, nil, nil, nil
+		sc.ex.box = callBox{}
+		scratchPool.Put(sc)
+	}
+	return res, m.Err()
+}
+
+// runScratch is what a drive needs besides its machine. scratchPool keeps
+// those of drives that left nothing running (executor.run), for later
+// drives; sync.Pool drops what is not reused.
+type runScratch struct {
+	st runState
+	ex executor
+}
+
+var scratchPool sync.Pool
+
+// releaseMachine returns the machine of an ended run to machinePool, once
+// the caller is done with the result's machine (a Waiting run keeps it,
+// for Resume).
+func (res *Result) releaseMachine() {
+	if res.m != nil && res.reusable && res.Status != Waiting {
+		res.m.release()
+		res.m = nil
+	}
 }
 
 var errMaxTime = errors.New("max_time exceeded")
@@ -378,6 +427,9 @@ func (st *runState) attemptPreempt(ctx context.Context, act Action, c *Call, tim
 		}
 		return err
 	case <-actx.Done():
+		// The action goes on, on its goroutine, with the task's inputs:
+		// nothing of this run may be reused.
+		st.abandoned.Store(true)
 		if ctx.Err() == nil {
 			return &TimeoutError{Node: c.Node.Name, Timeout: timeout}
 		}

@@ -500,7 +500,9 @@ func (th *Threads) Run(ctx context.Context, plan *flow.Plan, threadID string, pa
 		return &Result{Status: Failed, Err: err}, err
 	}
 	res, err := th.Runner.driveIn(ctx, m, obs, d)
-	return d.finish(ctx, res, err)
+	res, err = d.finish(ctx, res, err)
+	res.releaseMachine()
+	return res, err
 }
 
 // Resume continues a thread's last run in this process: a run waiting for
@@ -566,7 +568,9 @@ func (th *Threads) Resume(ctx context.Context, plan *flow.Plan, threadID string,
 		}
 	}
 	res, err := th.Runner.driveIn(ctx, m, obs, d)
-	return d.finish(ctx, res, err)
+	res, err = d.finish(ctx, res, err)
+	res.releaseMachine()
+	return res, err
 }
 
 func questionIDs(ts *ThreadState) string {
