@@ -97,3 +97,37 @@ func BenchmarkAppendReducer(b *testing.B) {
 		}
 	}
 }
+
+func TestStringsOfAGrowingList(t *testing.T) {
+	v := Null
+	var views [][]string
+	for i := range 12 {
+		v, _ = AppendList(v, StringValue(fmt.Sprint(i)))
+		ss, ok := v.Strings()
+		if !ok || len(ss) != i+1 || cap(ss) != len(ss) || ss[i] != fmt.Sprint(i) {
+			t.Fatalf("step %d: Strings() = %v, %v", i, ss, ok)
+		}
+		views = append(views, ss)
+	}
+	// Earlier views are unchanged by later reads, and appending to one
+	// copies instead of writing into the shared strings.
+	for i, ss := range views {
+		if len(ss) != i+1 || ss[0] != "0" || ss[i] != fmt.Sprint(i) {
+			t.Errorf("view %d changed: %v", i, ss)
+		}
+	}
+	_ = append(views[3], "x")
+	if again, _ := v.Strings(); again[4] != "4" {
+		t.Errorf("append to a view changed the list's strings: %v", again)
+	}
+	if _, ok := StringList("a", "b").Strings(); !ok {
+		t.Error("Strings of a ListValue list refused")
+	}
+	mixed, _ := AppendList(StringList("a"), IntValue(1))
+	if _, ok := mixed.Strings(); ok {
+		t.Error("Strings of a list holding an Int accepted")
+	}
+	if _, ok := IntValue(3).Strings(); ok {
+		t.Error("Strings of an Int accepted")
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
@@ -50,6 +51,9 @@ type (
 type listBuf struct {
 	used  atomic.Int64
 	elems []Value // len(elems) == cap(elems)
+
+	strMu sync.Mutex
+	strs  []string // Go strings of elems[:len(strs)], made by Strings
 }
 
 // AppendList returns the List of the elements of list (a List, or null
@@ -233,6 +237,47 @@ func (v Value) List() []Value {
 		return b.elems[:v.num:v.num]
 	}
 	return nil
+}
+
+// Strings returns the elements of a List of Strings as Go strings (a null
+// element as ""), and false when v is not a List or holds another kind.
+// The result must not be changed: it may be shared. Its capacity is its
+// length, so appending to it copies. A List grown by AppendList keeps the
+// strings made for it, so that reading a growing list step after step (a
+// log, a conversation) converts each element once, not once per read.
+func (v Value) Strings() ([]string, bool) {
+	b, ok := v.any.(*listBuf)
+	if !ok {
+		l := v.List()
+		if l == nil {
+			return nil, false
+		}
+		out := make([]string, len(l))
+		for i, e := range l {
+			if e.Kind() != KindString && !e.IsNull() {
+				return nil, false
+			}
+			out[i] = e.Str()
+		}
+		return out, true
+	}
+	n := int(v.num)
+	b.strMu.Lock()
+	defer b.strMu.Unlock()
+	if k := len(b.strs); k < n {
+		if cap(b.strs) < n {
+			grown := make([]string, k, len(b.elems))
+			copy(grown, b.strs)
+			b.strs = grown
+		}
+		for _, e := range b.elems[k:n] {
+			if e.Kind() != KindString && !e.IsNull() {
+				return nil, false
+			}
+			b.strs = append(b.strs, e.Str())
+		}
+	}
+	return b.strs[:n:n], true
 }
 
 // Object returns the fields of an Object, and nil for other kinds. The

@@ -170,20 +170,23 @@ func fastDecSlow(k fastKind, v *flow.Value, p unsafe.Pointer) error {
 			return fastErr(k, v)
 		}
 	case fkStrings:
-		l := v.List()
-		if len(l) == 0 {
+		if v.Len() == 0 {
 			if v.Kind() != flow.KindList && !v.IsNull() {
 				return fastErr(k, v)
 			}
 			*(*[]string)(p) = nil
 			return nil
 		}
-		out := make([]string, len(l))
-		for i, e := range l {
-			if e.Kind() != flow.KindString && !e.IsNull() {
-				return fmt.Errorf("[%d]: %w", i, fastErr(k, v))
+		// Shared with other steps when the list grows by appends: nodes
+		// get their state read-only (see AddNode).
+		out, ok := v.Strings()
+		if !ok {
+			for i, e := range v.List() {
+				if e.Kind() != flow.KindString && !e.IsNull() {
+					return fmt.Errorf("[%d]: %w", i, fastErr(k, v))
+				}
 			}
-			out[i] = e.Str()
+			return fastErr(k, v)
 		}
 		*(*[]string)(p) = out
 	default:

@@ -149,8 +149,13 @@ func (g *Graph[S]) addNode(d *nodeDef[S]) {
 //
 // An error from fn fails the node (its retry policy applies); a panic in
 // fn is recovered and fails the node too. fn may be called concurrently
-// by parallel branches and runs. The state it receives is its own copy:
-// changing it changes nothing; only the update writes state.
+// by parallel branches and runs. The state it receives is a read-only
+// view: assigning its fields changes nothing (only the update writes
+// state), and the slices and maps in it may be shared with other steps and
+// runs, so their elements must not be changed in place, as in LangGraph.
+// Appending to a slice of the state copies it (its capacity is its
+// length). Sharing is what keeps a growing list (a log, a conversation)
+// from being copied at every step.
 func AddNode[S, U any](g *Graph[S], name string, fn func(ctx context.Context, s S) (U, error), opts ...NodeOption) {
 	d := &nodeDef[S]{name: name, pos: caller(1), utype: reflect.TypeFor[U](), opts: opts}
 	if fn == nil {
