@@ -102,6 +102,7 @@ type Machine struct {
 	// not at all when the Machine comes from machinePool).
 	rootFrame frame
 	tok0      token
+	fanFree   []*fanBlock // fan-out blocks free for reuse
 }
 
 // machinePool keeps Machines of finished runs for later runs: a Machine
@@ -132,7 +133,7 @@ func getMachine(plan *flow.Plan, trace bool) *Machine {
 	*m = Machine{
 		plan: plan, cells: cells, trace: trace, path: path,
 		ready: m.ready[:0], spare: m.spare[:0], running: m.running[:0], waiting: m.waiting[:0],
-		ctlFrames: m.ctlFrames[:0], ctlTokens: m.ctlTokens[:0],
+		ctlFrames: m.ctlFrames[:0], ctlTokens: m.ctlTokens[:0], fanFree: m.fanFree,
 	}
 	m.rootFrame = frame{m: m}
 	m.root = &m.rootFrame
@@ -200,6 +201,39 @@ type fanout struct {
 	parent   *frame
 	branches []*frame
 	pending  int
+	blk      *fanBlock // the memory it lives in; nil for one restored from a state
+}
+
+// fanBlock is the memory of one fan-out: the fanout and its branches'
+// frames and tokens, made at once. Once the branches have joined nothing
+// refers to it, and the machine keeps it for its next fan-out (and, with
+// the machine, for later runs), so a fan-out in a loop or a service
+// allocates nothing for its branches after the first.
+type fanBlock struct {
+	fo     fanout
+	frames []frame
+	toks   []token
+	raws   []cellValue
+	ptrs   []*frame
+}
+
+// maxFanFree bounds the fan-out blocks a machine keeps.
+const maxFanFree = 4
+
+// fanBlock returns a block for a fan-out of n branches: a kept one that is
+// large enough, or a new one.
+func (m *Machine) fanBlock(n int) *fanBlock {
+	for i, b := range m.fanFree {
+		if cap(b.frames) >= n {
+			last := len(m.fanFree) - 1
+			m.fanFree[i] = m.fanFree[last]
+			m.fanFree[last] = nil
+			m.fanFree = m.fanFree[:last]
+			b.frames, b.toks, b.raws, b.ptrs = b.frames[:n], b.toks[:n], b.raws[:n], b.ptrs[:n]
+			return b
+		}
+	}
+	return &fanBlock{frames: make([]frame, n), toks: make([]token, n), raws: make([]cellValue, n), ptrs: make([]*frame, n)}
 }
 
 // Get implements flow.Env.
@@ -910,19 +944,19 @@ func (m *Machine) take(t *token, e *flow.PlanEdge) {
 	}
 	n := len(e.To)
 	m.ready = slices.Grow(m.ready, n) // the branches' tasks, at once
-	fo := &fanout{edge: e, parent: t.frame, pending: n, branches: make([]*frame, n)}
-	frames := make([]frame, n) // one allocation for all branches
-	toks := make([]token, n)
-	raws := make([]cellValue, n) // room for one write per branch
-	for i := range frames {
-		frames[i] = frame{m: m, parent: t.frame, fan: fo, raw: raws[i : i : i+1]}
-		fo.branches[i] = &frames[i]
+	blk := m.fanBlock(n)
+	fo := &blk.fo
+	*fo = fanout{edge: e, parent: t.frame, pending: n, branches: blk.ptrs, blk: blk}
+	for i := range blk.frames {
+		// Room for one write per branch in raws; more grow on their own.
+		blk.frames[i] = frame{m: m, parent: t.frame, fan: fo, raw: blk.raws[i : i : i+1]}
+		blk.ptrs[i] = &blk.frames[i]
 	}
 	for i, to := range e.To {
 		if m.status != Running {
 			return
 		}
-		m.arrive(&toks[i], fo.branches[i], m.plan.Nodes[to])
+		m.arrive(&blk.toks[i], blk.ptrs[i], m.plan.Nodes[to])
 	}
 }
 
@@ -945,7 +979,12 @@ func (m *Machine) arrive(t *token, f *frame, pn *flow.PlanNode) {
 			m.fail(&NodeError{Node: pn.Name, Step: m.step, Err: fmt.Errorf("merging parallel branches: %w", err)})
 			return
 		}
-		m.start(&token{node: pn, frame: fo.parent})
+		parent := fo.parent
+		if fo.blk != nil && len(m.fanFree) < maxFanFree {
+			// Every branch has arrived: nothing refers to the block.
+			m.fanFree = append(m.fanFree, fo.blk)
+		}
+		m.start(&token{node: pn, frame: parent})
 		return
 	}
 	if t == nil {
