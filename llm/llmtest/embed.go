@@ -141,7 +141,6 @@ func (s *Server) serveEmbed(w http.ResponseWriter, r *http.Request, ew embedWire
 		s.writeError(w, http.StatusBadRequest, err.Error(), "")
 		return
 	}
-	rec := Received{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body, Embed: &in.req}
 	s.mu.Lock()
 	var rp Reply
 	if s.embed.next < len(s.embed.script) {
@@ -149,7 +148,9 @@ func (s *Server) serveEmbed(w http.ResponseWriter, r *http.Request, ew embedWire
 		s.embed.next++
 	}
 	fn := s.embed.fn
-	s.received = append(s.received, rec)
+	if !s.discard {
+		s.received = append(s.received, Received{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body, Embed: &in.req})
+	}
 	s.mu.Unlock()
 
 	if rp.Latency > 0 && !wait(r.Context(), rp.Latency) {

@@ -177,18 +177,22 @@ type Server struct {
 	script      []Reply
 	next        int
 	repeat      *Reply
+	repeatFunc  func(llm.Request) Reply
+	discard     bool // KeepRequests(false): do not record requests
 	received    []Received
 	inFlight    int
 	maxInFlight int
 	conns       int
+	open        int // connections open now
+	maxOpen     int
 	cache       map[cacheKey]rendered
 	embed       embedState
 }
 
 // NewServer starts a fake server for protocol p answering with script, in
 // order. Close it when done. When the script is exhausted, requests get
-// the Repeat reply if one is set, and otherwise HTTP 400 with a message
-// saying so.
+// the Repeat reply (or RepeatFunc's) if one is set, and otherwise HTTP 400
+// with a message saying so.
 func NewServer(p Protocol, script ...Reply) *Server {
 	s := &Server{proto: p, script: script, cache: map[cacheKey]rendered{}}
 	switch p {
@@ -202,9 +206,16 @@ func NewServer(p Protocol, script ...Reply) *Server {
 	}
 	s.hs = httptest.NewUnstartedServer(s)
 	s.hs.Config.ConnState = func(_ net.Conn, st http.ConnState) {
-		if st == http.StateNew {
+		switch st {
+		case http.StateNew:
 			s.mu.Lock()
 			s.conns++
+			s.open++
+			s.maxOpen = max(s.maxOpen, s.open)
+			s.mu.Unlock()
+		case http.StateClosed, http.StateHijacked:
+			s.mu.Lock()
+			s.open--
 			s.mu.Unlock()
 		}
 	}
@@ -254,7 +265,34 @@ func (s *Server) Push(replies ...Reply) {
 func (s *Server) Repeat(r Reply) {
 	s.mu.Lock()
 	s.repeat = &r
+	s.repeatFunc = nil
 	clear(s.cache)
+	s.mu.Unlock()
+}
+
+// RepeatFunc sets a function whose reply to a request is given to every
+// request once the script is exhausted, so that a reply can depend on what
+// was asked (a benchmark checking that data flows from call to call, say).
+// Its replies are rendered for each request, not cached. It replaces a
+// reply set by Repeat, and Repeat replaces it; nil unsets it. f is called
+// concurrently and must not keep or modify the request.
+func (s *Server) RepeatFunc(f func(req llm.Request) Reply) {
+	s.mu.Lock()
+	s.repeatFunc = f
+	if f != nil {
+		s.repeat = nil
+	}
+	s.mu.Unlock()
+}
+
+// KeepRequests says whether the server records the requests it receives
+// (it does by default). A long benchmark turns recording off so that the
+// server's memory stays flat; Requests and EmbedRequests then list only
+// the requests received while recording was on. MaxInFlight and Connections are kept
+// either way.
+func (s *Server) KeepRequests(keep bool) {
+	s.mu.Lock()
+	s.discard = !keep
 	s.mu.Unlock()
 }
 
@@ -278,6 +316,15 @@ func (s *Server) Connections() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.conns
+}
+
+// MaxConnections returns the largest number of TCP connections that were
+// open at once. It is less than Connections when clients closed
+// connections and opened others.
+func (s *Server) MaxConnections() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.maxOpen
 }
 
 // inbound is a decoded request.
@@ -340,6 +387,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.inFlight++
 	s.maxInFlight = max(s.maxInFlight, s.inFlight)
+	keep := !s.discard
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
@@ -368,14 +416,18 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, http.StatusBadRequest, "llmtest: cannot decode the request: "+err.Error(), "")
 		return
 	}
-	rec := Received{
-		Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body,
-		Stream: in.stream, Request: in.req, StreamUsage: in.streamUsage,
+	var rec Received
+	if keep {
+		rec = Received{
+			Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body,
+			Stream: in.stream, Request: in.req, StreamUsage: in.streamUsage,
+		}
 	}
 
 	s.mu.Lock()
 	var rp Reply
 	repeated := false
+	var f func(llm.Request) Reply
 	switch {
 	case s.next < len(s.script):
 		rp = s.script[s.next]
@@ -383,19 +435,29 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case s.repeat != nil:
 		rp = *s.repeat
 		repeated = true
+	case s.repeatFunc != nil:
+		f = s.repeatFunc
 	default:
 		n := len(s.script)
-		s.received = append(s.received, rec)
+		if keep {
+			s.received = append(s.received, rec)
+		}
 		s.mu.Unlock()
 		s.writeError(w, http.StatusBadRequest, fmt.Sprintf("llmtest: no scripted reply left (%d scripted)", n), "")
 		return
 	}
-	idx := len(s.received)
-	s.received = append(s.received, rec)
+	idx := -1
+	if keep {
+		idx = len(s.received)
+		s.received = append(s.received, rec)
+	}
 	s.mu.Unlock()
+	if f != nil {
+		rp = f(in.req)
+	}
 
 	first := s.serve(w, r, &rp, &in, repeated, start)
-	if first > 0 {
+	if first > 0 && idx >= 0 {
 		s.mu.Lock()
 		s.received[idx].FirstEvent = first
 		s.mu.Unlock()
