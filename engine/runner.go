@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
+	"weak"
 
 	"github.com/weftlang/weft/flow"
 )
@@ -20,7 +22,10 @@ type BindFunc func(b *flow.Binding) (Action, error)
 // Runner drives Machines: it carries out their tasks (concurrently where
 // branches or map elements allow), applies per-node timeouts and retries,
 // enforces the run's max time, and streams events to an Observer. A Runner
-// is safe for concurrent use by many runs.
+// is safe for concurrent use by many runs, and must not be copied after
+// its first run. The action Bind makes for a node is kept and used by
+// every later run of the same plan, as a Registry's are: it must be safe
+// for concurrent use.
 type Runner struct {
 	// Registry holds the actions implemented in Go. It wins over Bind.
 	Registry *Registry
@@ -29,6 +34,43 @@ type Runner struct {
 	Bind BindFunc
 	// Sleep waits between retries; nil uses a timer. Tests replace it.
 	Sleep func(ctx context.Context, d time.Duration) error
+
+	bound bindCache // the actions Bind made, kept for later runs
+}
+
+// bindCache keeps the action Bind made for each plan node, so that a plan
+// run many times binds each node once (an LLM binding parses its prompt
+// templates), not once per run. Its keys are weak: the entries of a plan
+// go when the plan does, so a service that compiles plans as it goes does
+// not accumulate them. Bind's errors are not kept.
+type bindCache struct {
+	mu sync.Mutex
+	m  map[weak.Pointer[flow.PlanNode]]Action
+}
+
+func (c *bindCache) get(pn *flow.PlanNode) (Action, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	a, ok := c.m[weak.Make(pn)]
+	return a, ok
+}
+
+func (c *bindCache) put(pn *flow.PlanNode, a Action) {
+	k := weak.Make(pn)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.m[k]; ok {
+		return
+	}
+	if c.m == nil {
+		c.m = map[weak.Pointer[flow.PlanNode]]Action{}
+	}
+	c.m[k] = a
+	runtime.AddCleanup(pn, func(k weak.Pointer[flow.PlanNode]) {
+		c.mu.Lock()
+		delete(c.m, k)
+		c.mu.Unlock()
+	}, k)
 }
 
 // Result is the outcome of a run, or of a run so far when it is Waiting.
@@ -288,10 +330,14 @@ func (st *runState) resolve(pn *flow.PlanNode) (Action, map[string]flow.Value, e
 		return a, cfg, nil
 	}
 	if b != nil && st.r.Bind != nil {
+		if a, ok := st.r.bound.get(pn); ok {
+			return a, cfg, nil
+		}
 		a, err := st.r.Bind(b)
 		if err != nil {
 			return nil, cfg, fmt.Errorf("action %s (%s binding at %s): %w", name, b.Type, b.Pos, err)
 		}
+		st.r.bound.put(pn, a)
 		return a, cfg, nil
 	}
 	return nil, cfg, &UnknownActionError{Node: pn.Name, Action: name}
