@@ -39,6 +39,7 @@ type executor struct {
 	armed    bool
 	finished bool
 	wake     chan struct{} // tells the driver there is work, or the run settled
+	idle     bool          // the driver waits on wake
 	box      callBox       // the driving goroutine's Call
 }
 
@@ -60,7 +61,7 @@ func (ex *executor) reset(ctx context.Context, st *runState) {
 	clear(ex.queue)
 	ex.st, ex.ctx, ex.done = st, ctx, ctx.Done()
 	ex.queue, ex.head, ex.running, ex.helpers, ex.eager = ex.queue[:0], 0, 0, 0, 0
-	ex.current, ex.armed, ex.finished = nil, false, false
+	ex.current, ex.armed, ex.finished, ex.idle = nil, false, false, false
 }
 
 // run drives the machine until it settles: completed, failed, waiting, or
@@ -83,9 +84,14 @@ func (ex *executor) run() (reusable bool) {
 		default:
 		}
 		settled := ex.settled()
+		queued := ex.head < len(ex.queue)
+		ex.idle = !settled && !queued
 		ex.mu.Unlock()
 		if settled {
 			break
+		}
+		if queued {
+			continue
 		}
 		select {
 		case <-ex.wake:
@@ -126,10 +132,7 @@ func (ex *executor) enqueue() {
 		ex.queue, ex.head = ex.queue[:0], 0
 	}
 	ex.queue = append(ex.queue, tasks...)
-	select {
-	case ex.wake <- struct{}{}:
-	default:
-	}
+	ex.signal()
 	if waiting := len(ex.queue) - ex.head; waiting > 1 {
 		for ex.helpers < ex.eager && ex.helpers < waiting-1 {
 			ex.helpers++
@@ -142,6 +145,18 @@ func (ex *executor) enqueue() {
 			} else {
 				ex.timer.Reset(spawnDelay)
 			}
+		}
+	}
+}
+
+// signal wakes the driver if it waits for work or for the run to settle;
+// a driver that is working sees the queue itself. mu is held.
+func (ex *executor) signal() {
+	if ex.idle {
+		ex.idle = false
+		select {
+		case ex.wake <- struct{}{}:
+		default:
 		}
 	}
 }
@@ -215,10 +230,7 @@ func (ex *executor) work(box *callBox) {
 			ex.enqueue()
 		}
 		if ex.settled() {
-			select {
-			case ex.wake <- struct{}{}:
-			default:
-			}
+			ex.signal()
 		}
 	}
 	ex.mu.Unlock()
