@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/weftlang/weft/engine"
 	"github.com/weftlang/weft/flow"
@@ -661,7 +662,14 @@ func (c *Compiled[S]) State(res *engine.Result) (S, error) {
 		return s, nil
 	}
 	sv := reflect.ValueOf(&s).Elem()
+	sp := unsafe.Pointer(&s)
 	for i, f := range c.layout.fields {
+		if f.fast != fkNone {
+			if err := fastDec(f.fast, &res.Vars[i].Value, unsafe.Add(sp, f.off)); err != nil {
+				return s, &FieldError{Field: f.goName, Err: err}
+			}
+			continue
+		}
 		if err := f.codec.dec(res.Vars[i].Value, sv.Field(f.index)); err != nil {
 			return s, &FieldError{Field: f.goName, Err: err}
 		}
@@ -671,8 +679,15 @@ func (c *Compiled[S]) State(res *engine.Result) (S, error) {
 
 func (c *Compiled[S]) params(in *S) (map[string]flow.Value, error) {
 	sv := reflect.ValueOf(in).Elem()
+	sp := unsafe.Pointer(in)
 	params := make(map[string]flow.Value, len(c.layout.fields))
 	for _, f := range c.layout.fields {
+		if f.fast != fkNone {
+			var v flow.Value
+			fastEnc(f.fast, unsafe.Add(sp, f.off), &v)
+			params[f.param] = v
+			continue
+		}
 		v, err := f.codec.enc(sv.Field(f.index))
 		if err != nil {
 			return nil, &FieldError{Field: f.goName, Err: err}
