@@ -272,7 +272,7 @@ func (f *frame) Get(cell int) flow.Value {
 // among them). Unknown parameters, missing required ones and values of the
 // wrong type are *InputError. Set trace to record events.
 func NewMachine(plan *flow.Plan, params map[string]flow.Value, trace bool) (*Machine, error) {
-	return newMachine(plan, params, trace, nil)
+	return newMachine(plan, params, trace, nil, nil)
 }
 
 // Carries reports whether a new run in a thread starts with the value a
@@ -293,8 +293,9 @@ func Carries(c flow.Cell, hasInitial bool) bool {
 // newMachine starts a run; prev, when not nil, holds the cells of the
 // thread's state at the end of its previous run (indexed like plan.Cells):
 // the variables and slots that Carries start from it, and the first Delta
-// is taken against it.
-func newMachine(plan *flow.Plan, params map[string]flow.Value, trace bool, prev []flow.Value) (*Machine, error) {
+// is taken against it. updates are written to variables through their
+// reducers before the first step (RunOptions.Update).
+func newMachine(plan *flow.Plan, params map[string]flow.Value, trace bool, prev []flow.Value, updates map[string]flow.Value) (*Machine, error) {
 	m := getMachine(plan, trace)
 	for name := range params {
 		found := false
@@ -353,6 +354,23 @@ func newMachine(plan *flow.Plan, params map[string]flow.Value, trace bool, prev 
 			return nil, &InputError{Param: v.Name, Err: fmt.Errorf("initial value: %w", err)}
 		}
 		m.cells[v.Cell] = x
+	}
+	for i := range plan.Vars {
+		v := &plan.Vars[i]
+		u, ok := updates[v.Name]
+		if !ok {
+			continue
+		}
+		if _, err := m.write(m.root, v.Cell, u); err != nil {
+			return nil, &InputError{Param: v.Name, Err: fmt.Errorf("update: %w", err)}
+		}
+	}
+	if len(updates) > 0 {
+		for name := range updates {
+			if !slices.ContainsFunc(plan.Vars, func(v flow.PlanVar) bool { return v.Name == name }) {
+				return nil, &InputError{Param: name, Err: fmt.Errorf("update: not a variable of workflow %s", plan.Workflow.Name)}
+			}
+		}
 	}
 	if prev != nil {
 		m.shadow = slices.Clone(prev)

@@ -444,6 +444,13 @@ type RunOptions struct {
 	// Meta labels a thread the run creates (the CLI keeps the workflow's
 	// file there, so that resume needs only the thread).
 	Meta map[string]string
+	// Update writes values to variables, by name, through their reducers,
+	// once the run has its starting state (the thread's carried values
+	// or the initial ones) and before its first step: LangGraph's input
+	// as an update, so that a new message appends to the conversation a
+	// thread carries. A name that is not a variable, or a value of the
+	// wrong type, is an *InputError.
+	Update map[string]flow.Value
 }
 
 // Run starts a new run of plan in a thread, creating the thread if it does
@@ -455,9 +462,12 @@ func (th *Threads) Run(ctx context.Context, plan *flow.Plan, threadID string, pa
 	if threadID == "" {
 		return nil, fmt.Errorf("engine: a thread needs an id: %w", store.ErrInvalid)
 	}
-	var meta map[string]string
+	var (
+		meta    map[string]string
+		updates map[string]flow.Value
+	)
 	if opts != nil {
-		meta = opts.Meta
+		meta, updates = opts.Meta, opts.Update
 	}
 	ts, err := th.open(ctx, plan, threadID, meta)
 	if err != nil {
@@ -478,7 +488,7 @@ func (th *Threads) Run(ctx context.Context, plan *flow.Plan, threadID string, pa
 	if ts.State != nil {
 		prev = ts.carry(plan, fp)
 	}
-	m, err := newMachine(plan, params, obs != nil, prev)
+	m, err := newMachine(plan, params, obs != nil, prev, updates)
 	if err != nil {
 		return &Result{Status: Failed, Err: err}, err
 	}

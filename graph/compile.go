@@ -644,6 +644,11 @@ func (c *Compiled[S]) Run(ctx context.Context, in S, obs engine.Observer) (*engi
 // returns its state so far and a *WaitingError.
 func (c *Compiled[S]) Invoke(ctx context.Context, in S) (S, error) {
 	res, err := c.Run(ctx, in, nil)
+	return c.outcome(res, err)
+}
+
+// outcome is what Invoke returns for a run's result and error.
+func (c *Compiled[S]) outcome(res *engine.Result, err error) (S, error) {
 	out, serr := c.State(res)
 	switch {
 	case err != nil:

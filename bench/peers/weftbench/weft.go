@@ -3,8 +3,9 @@
 // wrapped as harness engines. "weft-wf" runs the .wf spelling of each
 // shape and "weft-go" the typed Go API's; both run on the same engine.
 // The checkpointed shapes (S4) run with engine.Async durability, the
-// trade LangGraph makes by default; "weft-wf-sync" runs them with
-// engine.Sync, weft's default, which commits every step before the next.
+// trade LangGraph makes by default (weft-go through graph.Threads);
+// "weft-wf-sync" runs them with engine.Sync, weft's default, which commits
+// every step before the next.
 package weftbench
 
 import (
@@ -16,6 +17,7 @@ import (
 	"github.com/weftlang/weft/bench/peers/harness"
 	"github.com/weftlang/weft/engine"
 	"github.com/weftlang/weft/flow"
+	"github.com/weftlang/weft/graph"
 	"github.com/weftlang/weft/internal/benchshapes"
 	"github.com/weftlang/weft/store"
 	"github.com/weftlang/weft/store/memory"
@@ -252,6 +254,25 @@ func prepareGo(ctx context.Context, s harness.Shape, dir string) (harness.Run, f
 			}
 			return wantFan(out.Log)
 		}, noClose, nil
+	case harness.S4Memory, harness.S4SQLite:
+		c, err := benchshapes.S1Go()
+		if err != nil {
+			return nil, nil, err
+		}
+		var st store.Store = memory.New()
+		if s == harness.S4SQLite {
+			if st, err = sqlite.Open(ctx, filepath.Join(dir, "s4.db")); err != nil {
+				return nil, nil, err
+			}
+		}
+		th := c.Threads(st, &graph.ThreadOptions{Durability: engine.Async})
+		return func(ctx context.Context, i int) error {
+			out, err := th.Invoke(ctx, fmt.Sprintf("s4-%d", i), benchshapes.ChainState{})
+			if err != nil {
+				return err
+			}
+			return wantChain(out.Count, out.Log)
+		}, st.Close, nil
 	}
 	return nil, nil, harness.ErrUnsupported
 }

@@ -130,7 +130,7 @@ func (t *table) String() string {
 	b.WriteString("per invocation (Go engines); peak memory is the maximum resident set of the process that measured it.\n")
 	b.WriteString("The ratio columns are the medians of the per-round ratios peer/weft. S4 runs weft-wf with Async durability\n")
 	b.WriteString("(records batched in the background, LangGraph's default) and weft-wf-sync with Sync (a commit per step,\n")
-	b.WriteString("weft's default); the typed Go API has no thread support yet.\n\n")
+	b.WriteString("weft's default); weft-go runs S4 through graph.Threads, also with Async.\n\n")
 	b.WriteString("| shape | engine | µs/invocation | ns/node-step | allocs/inv | B/inv | peak RSS | ÷ weft-wf | ÷ weft-go | ÷ weft-wf-sync |\n")
 	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, s := range t.cfg.shapes {
