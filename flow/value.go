@@ -263,7 +263,6 @@ func (v Value) Strings() ([]string, bool) {
 	}
 	n := int(v.num)
 	b.strMu.Lock()
-	defer b.strMu.Unlock()
 	if k := len(b.strs); k < n {
 		if cap(b.strs) < n {
 			grown := make([]string, k, len(b.elems))
@@ -271,13 +270,20 @@ func (v Value) Strings() ([]string, bool) {
 			b.strs = grown
 		}
 		for _, e := range b.elems[k:n] {
-			if e.Kind() != KindString && !e.IsNull() {
+			switch x := e.any.(type) {
+			case stringptr:
+				b.strs = append(b.strs, unsafe.String((*byte)(x), e.num))
+			case nil:
+				b.strs = append(b.strs, "")
+			default:
+				b.strMu.Unlock()
 				return nil, false
 			}
-			b.strs = append(b.strs, e.Str())
 		}
 	}
-	return b.strs[:n:n], true
+	out := b.strs[:n:n]
+	b.strMu.Unlock()
+	return out, true
 }
 
 // Object returns the fields of an Object, and nil for other kinds. The

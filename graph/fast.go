@@ -99,9 +99,15 @@ func fastDec(k fastKind, v *flow.Value, p unsafe.Pointer) error {
 			return nil
 		}
 	case fkStrings:
-		if v.Kind() == flow.KindList && v.Len() == 0 {
-			*(*[]string)(p) = nil
-			return nil
+		if v.Kind() == flow.KindList {
+			if v.Len() == 0 {
+				*(*[]string)(p) = nil
+				return nil
+			}
+			if out, ok := v.Strings(); ok {
+				*(*[]string)(p) = out
+				return nil
+			}
 		}
 	}
 	return fastDecSlow(k, v, p)
