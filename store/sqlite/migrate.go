@@ -75,6 +75,42 @@ func migrations() []migration {
 				UPDATE threads SET updated = NEW.time WHERE id = NEW.thread_id AND updated < NEW.time - 1000000000;
 			END`,
 		}},
+		// records becomes a rowid table. A WITHOUT ROWID table is a
+		// b-tree of index pages, which keep at most 1,002 bytes of a row
+		// on the page (with 4 KiB pages): a row of 1,003 to about 4,500
+		// bytes kept 489 of them there and the rest on an overflow page
+		// of its own, a whole 4 KiB page for what may be a few hundred
+		// bytes. A rowid table keeps rows of up to 4,061 bytes on its
+		// leaf pages, and as rows come in rowid order its pages fill up.
+		// (thread_id, seq) moves to a unique index of small entries,
+		// which the trigger's max(seq), Records, Prune and the cascade
+		// of DeleteThread search. The rows are copied in (thread_id, seq)
+		// order, so a thread's records start out together. Dropping the
+		// old table drops its index and trigger, which are made again
+		// for the new one.
+		{Version: 4, Name: "records as a rowid table", SQL: []string{
+			`CREATE TABLE records_new (
+				thread_id TEXT NOT NULL REFERENCES threads(id) ON DELETE CASCADE,
+				seq       INTEGER NOT NULL,
+				run_id    TEXT NOT NULL,
+				step      INTEGER NOT NULL,
+				kind      TEXT NOT NULL,
+				data      BLOB NOT NULL,
+				checksum  INTEGER NOT NULL,
+				time      INTEGER NOT NULL
+			) STRICT`,
+			`INSERT INTO records_new (thread_id, seq, run_id, step, kind, data, checksum, time)
+				SELECT thread_id, seq, run_id, step, kind, data, checksum, time FROM records ORDER BY thread_id, seq`,
+			`DROP TABLE records`,
+			`ALTER TABLE records_new RENAME TO records`,
+			`CREATE UNIQUE INDEX records_key ON records (thread_id, seq)`,
+			`CREATE INDEX records_snapshots ON records (thread_id, seq) WHERE kind = 'snapshot'`,
+			`CREATE TRIGGER records_append BEFORE INSERT ON records BEGIN
+				SELECT RAISE(ABORT, 'weft: append out of order')
+				WHERE coalesce((SELECT max(seq) FROM records WHERE thread_id = NEW.thread_id), 0) != NEW.seq - 1;
+				UPDATE threads SET updated = NEW.time WHERE id = NEW.thread_id AND updated < NEW.time - 1000000000;
+			END`,
+		}},
 	}
 }
 
@@ -83,7 +119,7 @@ func migrations() []migration {
 const updateGrain = time.Second
 
 // SchemaVersion is the version of the schema this package writes.
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // ErrNewerSchema is returned by Open for a database written by a newer
 // weft than this one.
@@ -128,9 +164,34 @@ func migrate(ctx context.Context, db *sql.DB, steps []migration) error {
 	return nil
 }
 
+// migrateWait is how long a migration step waits for the write lock. It
+// is longer than BusyTimeout, which each try waits (the connection's
+// busy_timeout): another process may be running a step that copies a
+// large table (version 4 copies records: about 7 s for a 1 GB file).
+const migrateWait = 2 * time.Minute
+
+// begin begins a migration step's transaction, waiting up to migrateWait
+// for another process's write lock.
+func begin(ctx context.Context, db *sql.DB) (*sql.Tx, error) {
+	deadline := time.Now().Add(migrateWait)
+	for {
+		tx, err := db.BeginTx(ctx, nil)
+		if code(err) != sqliteBusy || time.Now().After(deadline) {
+			return tx, err
+		}
+		t := time.NewTimer(maxBusyWait) // in case the try did not wait
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
 // step applies m if the database is at the version before it.
 func step(ctx context.Context, db *sql.DB, m migration, last int) (err error) {
-	tx, err := db.BeginTx(ctx, nil)
+	tx, err := begin(ctx, db)
 	if err != nil {
 		return &MigrationError{Version: m.Version, Name: m.Name, Err: err}
 	}

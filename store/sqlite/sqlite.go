@@ -151,15 +151,20 @@ func (s *Store) init(ctx context.Context, steps []migration) error {
 	return nil
 }
 
-func (s *Store) prepare(ctx context.Context) error {
+// A prepared statement: where it goes, and its SQL.
+type stmtSQL struct {
+	st  **sql.Stmt
+	sql string
+}
+
+// statements lists the statements prepare prepares on the writer (w) and
+// on the reader (r).
+func (s *Store) statements() (w, r []stmtSQL) {
 	const (
 		recordCols = `seq, run_id, step, kind, data, checksum, time`
 		runCols    = `id, thread_id, number, status, error, created, updated`
 	)
-	w := []struct {
-		st  **sql.Stmt
-		sql string
-	}{
+	w = []stmtSQL{
 		{&s.w.insertThread, `INSERT INTO threads (id, workflow, created, updated, meta) VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`},
 		{&s.w.deleteThread, `DELETE FROM threads WHERE id = ?`},
 		{&s.w.threadExists, `SELECT 1 FROM threads WHERE id = ?`},
@@ -182,10 +187,7 @@ func (s *Store) prepare(ctx context.Context) error {
 		{&s.w.deleteRun, `DELETE FROM runs WHERE id = ?`},
 		{&s.w.deleteRunPending, `DELETE FROM pending WHERE thread_id = ? AND run_id = ?`},
 	}
-	r := []struct {
-		st  **sql.Stmt
-		sql string
-	}{
+	r = []stmtSQL{
 		{&s.r.thread, `SELECT id, workflow, created, updated, meta FROM threads WHERE id = ?`},
 		{&s.r.threads, `SELECT id, workflow, created, updated, meta FROM threads ORDER BY updated DESC, id LIMIT ? OFFSET ?`},
 		{&s.r.threadExists, `SELECT 1 FROM threads WHERE id = ?`},
@@ -195,6 +197,11 @@ func (s *Store) prepare(ctx context.Context) error {
 		{&s.r.lastSnapshot, `SELECT ` + recordCols + ` FROM records WHERE thread_id = ? AND kind = 'snapshot' ORDER BY seq DESC LIMIT 1`},
 		{&s.r.pending, `SELECT id, run_id, node, question, created FROM pending WHERE thread_id = ? ORDER BY created, id`},
 	}
+	return w, r
+}
+
+func (s *Store) prepare(ctx context.Context) error {
+	w, r := s.statements()
 	for _, p := range w {
 		st, err := s.writer.PrepareContext(ctx, p.sql)
 		if err != nil {
@@ -702,7 +709,22 @@ func (s *Store) PutPending(ctx context.Context, p *store.Pending) error {
 	if created.IsZero() {
 		created = now()
 	}
-	err := s.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	// The common case is one autocommit statement. Its only refusal is
+	// the foreign key of a missing thread, which the checked transaction
+	// below tells from anything else.
+	err := s.write(ctx, func() error {
+		// No context for the statement (see Append); write checked ctx.
+		_, err := s.w.upsertPending.ExecContext(context.Background(), p.ThreadID, p.ID, p.RunID, p.Node, nonNil(p.Question), unix(created))
+		return err
+	})
+	if err == nil {
+		p.Created = created
+		return nil
+	}
+	if code(err) != sqliteConstraint {
+		return fmt.Errorf("sqlite store: put pending %s of %s: %w", p.ID, p.ThreadID, err)
+	}
+	err = s.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		if err := s.exists(ctx, tx, p.ThreadID); err != nil {
 			return err
 		}

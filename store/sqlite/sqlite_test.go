@@ -161,12 +161,33 @@ func checkSchema(t *testing.T, s *Store) {
 	t.Helper()
 	for _, obj := range []struct{ typ, name string }{
 		{"index", "threads_updated"}, {"index", "runs_thread"}, {"index", "records_snapshots"},
-		{"trigger", "records_append"},
+		{"index", "records_key"}, {"trigger", "records_append"},
 	} {
 		var n int
 		if err := s.writer.QueryRowContext(t.Context(), `SELECT count(*) FROM sqlite_schema WHERE type = ? AND name = ?`, obj.typ, obj.name).Scan(&n); err != nil || n != 1 {
 			t.Errorf("%s %s: %d (%v)", obj.typ, obj.name, n, err)
 		}
+	}
+	// records is a rowid table (version 4), and nothing of the table it
+	// was copied from is left.
+	var ddl string
+	if err := s.writer.QueryRowContext(t.Context(), `SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = 'records'`).Scan(&ddl); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(strings.ToUpper(ddl), "WITHOUT ROWID") {
+		t.Errorf("records is still WITHOUT ROWID: %s", ddl)
+	}
+	var left int
+	if err := s.writer.QueryRowContext(t.Context(), `SELECT count(*) FROM sqlite_schema WHERE name LIKE '%records_new%' OR sql LIKE '%records_new%'`).Scan(&left); err != nil || left != 0 {
+		t.Errorf("%d schema objects still name records_new (%v)", left, err)
+	}
+	var ok string
+	if err := s.writer.QueryRowContext(t.Context(), `PRAGMA integrity_check`).Scan(&ok); err != nil || ok != "ok" {
+		t.Errorf("integrity_check: %s (%v)", ok, err)
+	}
+	var bad int
+	if err := s.writer.QueryRowContext(t.Context(), `SELECT count(*) FROM pragma_foreign_key_check`).Scan(&bad); err != nil || bad != 0 {
+		t.Errorf("foreign_key_check: %d rows (%v)", bad, err)
 	}
 }
 
