@@ -111,21 +111,18 @@ func TestS4CheckpointsWritten(t *testing.T) {
 	}
 }
 
-// countOf reads count from a checkpointed state: an int in memory, a
-// float64 after the SQLite store's JSON round trip.
+// countOf reads count from a checkpointed state: a State in memory, a map
+// holding a float64 after the SQLite store's JSON round trip.
 func countOf(st any) int {
-	m, ok := st.(map[string]any)
-	if !ok {
-		return -1
+	switch s := st.(type) {
+	case State:
+		return s.Count
+	case map[string]any:
+		if c, ok := s["count"].(float64); ok {
+			return int(c)
+		}
 	}
-	switch c := m["count"].(type) {
-	case int:
-		return c
-	case float64:
-		return int(c)
-	default:
-		return -1
-	}
+	return -1
 }
 
 // BenchmarkShapes measures one invocation of each shape, prepared once.

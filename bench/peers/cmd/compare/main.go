@@ -75,6 +75,19 @@ type config struct {
 	jsDir     string
 	write     string
 	short     bool
+	s4n       int
+}
+
+// benchtime returns the measurement length for shape s. The S4 shapes run
+// a fixed number of invocations on a fresh store for every engine:
+// langgraphgo lists every checkpoint stored so far at each save, so its
+// cost per invocation grows with the invocations before it, and a
+// measurement by time would give it a count of its own.
+func (c config) benchtimeFor(s harness.Shape) string {
+	if !c.short && (s == harness.S4Memory || s == harness.S4SQLite) {
+		return fmt.Sprintf("%dx", c.s4n)
+	}
+	return c.benchtime
 }
 
 func main() {
@@ -93,6 +106,7 @@ func main() {
 	flag.StringVar(&cfg.jsDir, "js", "js", "the LangGraph.js folder (with node_modules from npm ci)")
 	flag.StringVar(&cfg.write, "write", "", "also write the table into this Markdown file, between its compare markers")
 	flag.BoolVar(&cfg.short, "short", false, "one round of a few invocations each: checks that everything runs, not for timing")
+	flag.IntVar(&cfg.s4n, "s4n", 100, "invocations per S4 measurement, for every engine (see s4Benchtime)")
 	flag.Parse()
 
 	if *child {
@@ -236,7 +250,7 @@ func run(ctx context.Context, cfg config, w io.Writer) error {
 				if e == jsEngine {
 					res, err = runJS(ctx, cfg, s, jsN)
 				} else {
-					res, err = runGoChild(ctx, self, e, s, cfg.benchtime)
+					res, err = runGoChild(ctx, self, e, s, cfg.benchtimeFor(s))
 				}
 				if err != nil {
 					return err
@@ -289,12 +303,13 @@ func runJS(ctx context.Context, cfg config, s harness.Shape, jsN map[harness.Sha
 	n, ok := jsN[s]
 	if !ok {
 		var fixed int
-		if _, err := fmt.Sscanf(cfg.benchtime, "%dx", &fixed); err == nil && strings.HasSuffix(cfg.benchtime, "x") {
+		bt := cfg.benchtimeFor(s)
+		if _, err := fmt.Sscanf(bt, "%dx", &fixed); err == nil && strings.HasSuffix(bt, "x") {
 			n = fixed
 		} else {
-			d, err := time.ParseDuration(cfg.benchtime)
+			d, err := time.ParseDuration(bt)
 			if err != nil {
-				return result{}, fmt.Errorf("-benchtime %q: %w", cfg.benchtime, err)
+				return result{}, fmt.Errorf("-benchtime %q: %w", bt, err)
 			}
 			probe, err := nodeBench(ctx, cfg, s, 2)
 			if err != nil {

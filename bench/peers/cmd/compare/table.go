@@ -112,8 +112,8 @@ func num(x float64) string {
 // String renders the machine, the table of results and the targets.
 func (t *table) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Measured %s by `go run ./cmd/compare%s` (in bench/peers): %d round(s), %s per measurement.\n\n",
-		time.Now().UTC().Format("2006-01-02"), t.flags(), t.cfg.rounds, t.cfg.benchtime)
+	fmt.Fprintf(&b, "Measured %s by `go run ./cmd/compare%s` (in bench/peers): %d round(s), %s per measurement (S4: %s on a fresh store).\n\n",
+		time.Now().UTC().Format("2006-01-02"), t.flags(), t.cfg.rounds, t.cfg.benchtime, t.cfg.benchtimeFor(harness.S4SQLite))
 	fmt.Fprintf(&b, "Machine: %s, %d cores, %s/%s; %s", cpuModel(), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version())
 	if slices.Contains(t.engines, jsEngine) {
 		fmt.Fprintf(&b, "; node %s", nodeVersion())
