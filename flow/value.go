@@ -56,6 +56,41 @@ type listBuf struct {
 	strs  []string // Go strings of elems[:len(strs)], made by Strings
 }
 
+// Small buffers come with their header in one allocation.
+type (
+	listBuf8 struct {
+		listBuf
+		arr [8]Value
+	}
+	listBuf16 struct {
+		listBuf
+		arr [16]Value
+	}
+	listBuf32 struct {
+		listBuf
+		arr [32]Value
+	}
+)
+
+// newListBuf returns a listBuf with room for at least n elements.
+func newListBuf(n int) *listBuf {
+	switch {
+	case n <= 8:
+		b := new(listBuf8)
+		b.elems = b.arr[:]
+		return &b.listBuf
+	case n <= 16:
+		b := new(listBuf16)
+		b.elems = b.arr[:]
+		return &b.listBuf
+	case n <= 32:
+		b := new(listBuf32)
+		b.elems = b.arr[:]
+		return &b.listBuf
+	}
+	return &listBuf{elems: make([]Value, n)}
+}
+
 // AppendList returns the List of the elements of list (a List, or null
 // for none) followed by add. list is unchanged, and so is every other
 // List: when list is the newest List over a buffer with room, the new
@@ -82,7 +117,7 @@ func AppendList(list Value, add ...Value) (Value, bool) {
 		return list, true
 	}
 	end := n + len(add)
-	buf := &listBuf{elems: make([]Value, max(2*end, 8))}
+	buf := newListBuf(max(2*end, 8))
 	copy(buf.elems, list.List())
 	copy(buf.elems[n:], add)
 	buf.used.Store(int64(end))
