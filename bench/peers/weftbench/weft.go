@@ -57,10 +57,8 @@ func wantChain(count int, log []string) error {
 	if count != 10 || len(log) != 10 {
 		return fmt.Errorf("chain10: count %d, log %v; want 10 and n0..n9", count, log)
 	}
-	for i, s := range log {
-		if s != fmt.Sprintf("n%d", i) {
-			return fmt.Errorf("chain10: log %v; want n0..n9", log)
-		}
+	if !slices.Equal(log, chainNames) {
+		return fmt.Errorf("chain10: log %v; want n0..n9", log)
 	}
 	return nil
 }
