@@ -67,3 +67,26 @@ func BenchmarkAppend(b *testing.B) {
 	b.ReportMetric(float64(after-before)/float64(b.N), "file-B/record")
 	b.ReportMetric(float64(len(recs[0].Data)), "data-B/record")
 }
+
+// BenchmarkPutPending replaces one question of one thread per op, one
+// commit each (an autocommit upsert), and reports the process's CPU time
+// per op.
+func BenchmarkPutPending(b *testing.B) {
+	s, _ := openTemp(b)
+	ctx := b.Context()
+	if err := s.CreateThread(ctx, &store.Thread{ID: "t"}); err != nil {
+		b.Fatal(err)
+	}
+	q := []byte(`{"question":"Refund order A-0000001 in full? The customer wrote: \"My parcel arrived damaged.\""}`)
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu := cpuTime()
+	for range b.N {
+		if err := s.PutPending(ctx, &store.Pending{ID: "q", ThreadID: "t", RunID: "r", Node: "ask", Question: q}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	cpu = cpuTime() - cpu
+	b.StopTimer()
+	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
+}
