@@ -159,8 +159,15 @@ func (a *LLMAction) Run(ctx context.Context, c *engine.Call) error {
 	if err != nil {
 		return fmt.Errorf("prompt of %s: %w", a.binding.Name, err)
 	}
-	req := &llm.Request{Messages: make([]llm.Message, 0, 2)}
+	// The request and room for its message, in one allocation.
+	box := &struct {
+		req llm.Request
+		msg [1]llm.Message
+	}{}
+	req := &box.req
+	req.Messages = box.msg[:0]
 	if a.system != nil {
+		req.Messages = make([]llm.Message, 0, 2)
 		sys, err := a.system.Render(values)
 		if err != nil {
 			return fmt.Errorf("system prompt of %s: %w", a.binding.Name, err)
@@ -196,7 +203,9 @@ func (a *LLMAction) Run(ctx context.Context, c *engine.Call) error {
 		if err != nil {
 			return err
 		}
-		c.Emit("usage", usageValue(res.Usage))
+		if c.Observed() {
+			c.Emit("usage", usageValue(res.Usage))
+		}
 		if len(fields) == 1 {
 			c.Outputs[0] = flow.StringValue(res.Message.Content)
 		}
@@ -206,7 +215,9 @@ func (a *LLMAction) Run(ctx context.Context, c *engine.Call) error {
 	if err != nil {
 		return err
 	}
-	c.Emit("usage", usageValue(res.Usage))
+	if c.Observed() {
+		c.Emit("usage", usageValue(res.Usage))
+	}
 	if res.FellBack {
 		var vs []flow.Value
 		for _, v := range res.Violations {
@@ -246,7 +257,9 @@ func (a *LLMAction) runTools(ctx context.Context, c *engine.Call, req *llm.Reque
 	if err != nil {
 		return err
 	}
-	c.Emit("usage", usageValue(res.Usage))
+	if c.Observed() {
+		c.Emit("usage", usageValue(res.Usage))
+	}
 	if len(c.Outputs) == 1 {
 		c.Outputs[0] = flow.StringValue(res.Response.Message.Content)
 	}

@@ -142,12 +142,29 @@ func llmBoundWF() string {
 	return fmt.Sprintf(llmBoundSource, nodes.String(), names.String(), edges.String())
 }
 
+// llmBoundReplyTail follows the prompt's hash in every reply, so that a
+// reply is as long as a short answer of a real model: 122 characters,
+// about 30 tokens.
+const llmBoundReplyTail = " is the outcome of this step, worked out from the text before it and" +
+	" passed on whole to the step after it."
+
+// llmBoundChunk is the number of characters per streamed event: about
+// four tokens, as a server batching a few tokens per event sends them.
+const llmBoundChunk = 16
+
 // llmBoundReply is the fake model: the reply to a prompt is its FNV-1a
-// hash, 16 hex digits (streamed as four events and the final one).
+// hash, 16 hex digits, then llmBoundReplyTail; it is streamed as eight
+// events of up to llmBoundChunk characters and the final one.
 func llmBoundReply(prompt string) string {
 	h := fnv.New64a()
 	h.Write([]byte(prompt))
-	return fmt.Sprintf("%016x", h.Sum64())
+	const digits = "0123456789abcdef"
+	var b [16 + len(llmBoundReplyTail)]byte
+	for i, x := 15, h.Sum64(); i >= 0; i, x = i-1, x>>4 {
+		b[i] = digits[x&15]
+	}
+	copy(b[16:], llmBoundReplyTail)
+	return string(b[:])
 }
 
 // llmBoundAnswer is the answer a run with input q must end with: the
@@ -244,7 +261,7 @@ func newLLMBoundFixture(tb testing.TB, runs, limit int, latency time.Duration, d
 		f.srv = llmtest.NewOllamaServer()
 		tb.Cleanup(f.srv.Close)
 		f.srv.RepeatFunc(func(req llm.Request) llmtest.Reply {
-			return llmtest.Reply{Text: llmBoundReply(lastPrompt(&req)), Latency: latency}
+			return llmtest.Reply{Text: llmBoundReply(lastPrompt(&req)), ChunkSize: llmBoundChunk, Latency: latency}
 		})
 		f.tr = llmBoundTransport(limit)
 		tb.Cleanup(f.tr.CloseIdleConnections)
@@ -298,8 +315,9 @@ func lastPrompt(req *llm.Request) string {
 }
 
 // llmBoundModel is the fake server's model in process, without HTTP: the
-// same replies after the same latency, streamed in chunks of four
-// characters as the fake streams them. It counts the calls in flight.
+// same replies after the same latency, streamed in chunks of
+// llmBoundChunk characters as the fake streams them. It counts the calls
+// in flight.
 type llmBoundModel struct {
 	latency               time.Duration
 	inFlight, maxInFlight atomic.Int64
@@ -323,8 +341,8 @@ func (m *llmBoundModel) Chat(ctx context.Context, req *llm.Request, onChunk func
 	}
 	text := llmBoundReply(lastPrompt(req))
 	if onChunk != nil {
-		for i := 0; i < len(text); i += llmtest.DefaultChunkSize {
-			if err := onChunk(llm.Chunk{Text: text[i:min(i+llmtest.DefaultChunkSize, len(text))]}); err != nil {
+		for i := 0; i < len(text); i += llmBoundChunk {
+			if err := onChunk(llm.Chunk{Text: text[i:min(i+llmBoundChunk, len(text))]}); err != nil {
 				return nil, err
 			}
 		}
@@ -422,6 +440,15 @@ func (h *heapSampler) finish() (heap, stacks uint64) {
 //	conns              TCP connections the fake accepted, warm-up included
 //	conns-open-max     the most connections open at once
 //	max-inflight       the most calls the fake handled at once
+//
+// Each reply is a short answer of 122 characters (about 30 tokens)
+// streamed as NDJSON in eight events of up to 16 characters (about four
+// tokens each, as servers that batch tokens send them) and the final event
+// with usage, all written at once when the 50 ms are up: the latency
+// stands for the model's whole time, time to first token and generation
+// alike. The client parses as many events per call as it would from a real
+// server; only its socket reads are fewer (one or two per call, where
+// tokens trickling in would take one per event).
 //
 // A warm-up batch opens the connections before the clock starts, as in a
 // long-running process. The fake server runs in the same process: its

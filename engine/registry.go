@@ -101,6 +101,11 @@ func (c *Call) SetOutputs(out map[string]flow.Value) error {
 	return nil
 }
 
+// Observed reports whether anything observes the run's events. When it is
+// false Emit drops what it is given, so an action can skip building the
+// data of its events.
+func (c *Call) Observed() bool { return c.emit != nil }
+
 // Emit reports progress (a token, a tool call, a log line) as an
 // ActionEvent in the run's event stream.
 func (c *Call) Emit(kind string, data flow.Value) {

@@ -467,6 +467,7 @@ type blockState struct {
 
 func readStream(ctx context.Context, body io.Reader, r *llm.Response, out *output, onChunk func(llm.Chunk) error) error {
 	sr := wire.NewSSEReader(body)
+	defer sr.Release()
 	var text strings.Builder
 	blocks := map[int]*blockState{}
 	var calls []*blockState

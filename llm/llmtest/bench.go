@@ -13,14 +13,17 @@ import (
 // against a fake for protocol p that answers at once. It reports
 // ns/first-token (what the caller sees, loopback HTTP included) and
 // ns/first-token-added (that minus the fake's own time from receiving the
-// request to flushing the first token: the client's added latency). Call
-// it from a provider's benchmark:
+// request to flushing the first token: the client's added latency). The
+// other events follow a microsecond apart, each flushed on its own, as
+// from a model generating them (a stream that nothing delays would be
+// written at once, and flushed only as the handler returns). Call it from
+// a provider's benchmark:
 //
 //	func BenchmarkFirstToken(b *testing.B) { llmtest.BenchFirstToken(b, llmtest.Ollama, newModel) }
 func BenchFirstToken(b *testing.B, p Protocol, newModel NewModel) {
 	s := NewServer(p)
 	defer s.Close()
-	s.Repeat(Reply{Text: "The first token arrives at once, the rest follow.", ChunkSize: 4})
+	s.Repeat(Reply{Text: "The first token arrives at once, the rest follow.", ChunkSize: 4, ChunkDelay: time.Microsecond})
 	m := newModel(b, s.BaseURL())
 	req := &llm.Request{Messages: []llm.Message{{Role: llm.User, Content: "Say something short."}}}
 	ctx := context.Background()

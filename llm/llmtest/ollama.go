@@ -2,9 +2,12 @@ package llmtest
 
 import (
 	"encoding/json"
+	"slices"
+	"strconv"
 	"time"
 
 	"github.com/weftlang/weft/llm"
+	lwire "github.com/weftlang/weft/llm/internal/wire" // lwire: this package has a type wire
 )
 
 // ollamaWire is Ollama's native /api/chat.
@@ -71,6 +74,14 @@ func (ollamaWire) contentType(stream bool) string {
 }
 
 func (ollamaWire) decode(body []byte) (inbound, error) {
+	if in, ok := decodeFast(body); ok {
+		return in, nil
+	}
+	return decodeSlow(body)
+}
+
+// decodeSlow decodes any request with encoding/json.
+func decodeSlow(body []byte) (inbound, error) {
 	var w olRequest
 	if err := json.Unmarshal(body, &w); err != nil {
 		return inbound{}, err
@@ -98,6 +109,71 @@ func (ollamaWire) decode(body []byte) (inbound, error) {
 	return in, nil
 }
 
+// decodeFast decodes a request of plain messages without reflection,
+// to what decode makes of it with encoding/json: model, messages of role,
+// content and, for tool results, tool_name and tool_call_id, stream, and
+// members decode ignores. ok is false for any other request (tools,
+// format, options, tool calls), and for anything it does not fully check
+// (null, duplicate keys, keys matching a field only case-insensitively,
+// malformed JSON): decode then uses encoding/json.
+func decodeFast(body []byte) (in inbound, ok bool) {
+	s := lwire.NewScanner(body)
+	var top uint32
+	var stream bool
+	hasStream := false
+	ok = s.Object(func(key []byte) bool {
+		switch string(key) {
+		case "model":
+			var ok bool
+			in.req.Model, ok = s.Str()
+			return lwire.Once(&top, 1) && ok
+		case "stream":
+			hasStream = true
+			switch s.Peek() {
+			case 't':
+				stream = true
+				return lwire.Once(&top, 2) && s.Literal("true")
+			case 'f':
+				return lwire.Once(&top, 2) && s.Literal("false")
+			}
+			return false
+		case "messages":
+			if !lwire.Once(&top, 4) || s.Peek() != '[' {
+				return false
+			}
+			return s.Array(func() bool {
+				var m llm.Message
+				var seen uint32
+				ok := s.Object(func(k []byte) bool {
+					var ok bool
+					switch string(k) {
+					case "role":
+						var role string
+						role, ok = s.Str()
+						m.Role = llm.Role(role)
+						return lwire.Once(&seen, 1) && ok
+					case "content":
+						m.Content, ok = s.Str()
+						return lwire.Once(&seen, 2) && ok
+					case "tool_name":
+						m.Name, ok = s.Str()
+						return lwire.Once(&seen, 4) && ok
+					case "tool_call_id":
+						m.ToolCallID, ok = s.Str()
+						return lwire.Once(&seen, 8) && ok
+					}
+					return !lwire.FoldsTo(k, "role", "content", "tool_calls", "tool_name", "tool_call_id") && s.Skip()
+				})
+				in.req.Messages = append(in.req.Messages, m)
+				return ok
+			})
+		}
+		return !lwire.FoldsTo(key, "model", "messages", "stream", "format", "tools", "options") && s.Skip()
+	}) && s.End()
+	in.stream = stream || !hasStream // Ollama streams by default
+	return in, ok
+}
+
 func (ollamaWire) calls(r *reply) []olToolCall {
 	var out []olToolCall
 	for i, c := range r.calls {
@@ -111,6 +187,7 @@ func (ollamaWire) calls(r *reply) []olToolCall {
 	return out
 }
 
+// final is the final event; appendFinal writes it by hand.
 func (o ollamaWire) final(r *reply) olResponse {
 	finish := r.finish
 	if finish == "" {
@@ -123,19 +200,84 @@ func (o ollamaWire) final(r *reply) olResponse {
 	}
 }
 
-func (o ollamaWire) stream(r *reply, _ *inbound) []event {
-	var evs []event
-	line := func(v olResponse, content bool) {
-		evs = append(evs, event{data: append(mustJSON(v), '\n'), content: content})
+// stream renders the events; see streamInto.
+func (o ollamaWire) stream(r *reply, in *inbound) []event {
+	return o.streamInto(&streamBuf{}, r, in)
+}
+
+// streamInto renders the events into sb, growing its buffers as needed,
+// and returns them: the text events and the final one by hand (appendText,
+// appendFinal), as encoding/json would write them, all with the same
+// created_at, the time of rendering.
+func (o ollamaWire) streamInto(sb *streamBuf, r *reply, _ *inbound) []event {
+	var tb [40]byte
+	created := time.Now().UTC().AppendFormat(tb[:0], time.RFC3339Nano)
+	// Room for every event, unless escapes make them longer.
+	n := (len(r.text) + r.chunk - 1) / r.chunk // pieces, at most
+	size := 192 + 2*len(r.model) + len(created) + len(r.finish) +
+		n*(96+2*len(r.model)+len(created)) + len(r.text) + len(r.text)/8
+	buf := slices.Grow(sb.data[:0], size)
+	evs := slices.Grow(sb.events[:0], n+2)
+	add := func(start int, content bool) {
+		buf = append(buf, '\n')
+		// The event's capacity ends with it: appending to the buffer
+		// never writes into an event.
+		evs = append(evs, event{data: buf[start:len(buf):len(buf)], content: content})
 	}
-	for _, p := range pieces(r.text, r.chunk) {
-		line(olResponse{Model: r.model, CreatedAt: now(), Message: olMessage{Role: "assistant", Content: p}}, true)
+	for text := r.text; text != ""; {
+		var p string
+		p, text = piece(text, r.chunk)
+		start := len(buf)
+		buf = appendText(buf, r.model, created, p)
+		add(start, true)
 	}
 	if calls := o.calls(r); len(calls) > 0 {
-		line(olResponse{Model: r.model, CreatedAt: now(), Message: olMessage{Role: "assistant", ToolCalls: calls}}, true)
+		start := len(buf)
+		buf = append(buf, mustJSON(olResponse{Model: r.model, CreatedAt: string(created), Message: olMessage{Role: "assistant", ToolCalls: calls}})...)
+		add(start, true)
 	}
-	line(o.final(r), false)
+	start := len(buf)
+	buf = appendFinal(buf, r, created)
+	add(start, false)
+	sb.data, sb.events = buf, evs
 	return evs
+}
+
+// appendText appends a text event as encoding/json writes its olResponse.
+// created is a time in RFC 3339, which needs no escapes.
+func appendText(b []byte, model string, created []byte, text string) []byte {
+	b = append(b, `{"model":`...)
+	b = lwire.AppendString(b, model)
+	b = append(b, `,"created_at":"`...)
+	b = append(b, created...)
+	b = append(b, `","message":{"role":"assistant","content":`...)
+	b = lwire.AppendString(b, text)
+	return append(b, `},"done":false}`...)
+}
+
+// appendFinal appends the final event of a stream (o.final(r) with the
+// created_at given) as encoding/json writes it.
+func appendFinal(b []byte, r *reply, created []byte) []byte {
+	finish := r.finish
+	if finish == "" {
+		finish = "stop"
+	}
+	b = append(b, `{"model":`...)
+	b = lwire.AppendString(b, r.model)
+	b = append(b, `,"created_at":"`...)
+	b = append(b, created...)
+	b = append(b, `","message":{"role":"assistant","content":""},"done":true,"done_reason":`...)
+	b = lwire.AppendString(b, finish)
+	b = append(b, `,"total_duration":1000000`...)
+	if n := r.usage.InputTokens; n != 0 {
+		b = append(b, `,"prompt_eval_count":`...)
+		b = strconv.AppendInt(b, int64(n), 10)
+	}
+	if n := r.usage.OutputTokens; n != 0 {
+		b = append(b, `,"eval_count":`...)
+		b = strconv.AppendInt(b, int64(n), 10)
+	}
+	return append(b, '}')
 }
 
 func (o ollamaWire) whole(r *reply, _ *inbound) []byte {

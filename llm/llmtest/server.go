@@ -76,6 +76,10 @@ const BrokenJSON = `{"llmtest_unexpected":true}`
 // is not valid JSON after FaultAfter events. StreamError sends the
 // protocol's mid-stream error event, with that message, after FaultAfter
 // events (when not streaming it answers with HTTP 500 instead).
+//
+// A stream without ChunkDelay or fault is written at once, in one write to
+// the socket (still chunked, as a stream of unknown length is); with a
+// ChunkDelay, each event is flushed on its own.
 type Reply struct {
 	Text         string
 	ToolCalls    []llm.ToolCall
@@ -157,6 +161,9 @@ type Received struct {
 	StreamUsage bool
 	// FirstEvent is the time from the handler's start to the flush of the
 	// first streamed event that carries content, or to the written body.
+	// A stream that nothing delays (no Reply.ChunkDelay) is written at
+	// once, and flushed in one write as the handler returns: FirstEvent
+	// is then the time to writing it, just before that flush.
 	FirstEvent time.Duration
 	// Embed is the decoded body of an embedding request (model and input
 	// texts); nil for a chat request.
@@ -187,6 +194,7 @@ type Server struct {
 	maxOpen     int
 	cache       map[cacheKey]rendered
 	embed       embedState
+	bufs        sync.Pool // *streamBuf: memory for replies rendered per request, reused
 }
 
 // NewServer starts a fake server for protocol p answering with script, in
@@ -343,10 +351,20 @@ type event struct {
 }
 
 type rendered struct {
-	events []event // streamed
-	split  int     // events[:split] end with the first that carries content
-	rest   []byte  // events[split:] joined, written at once when nothing delays them
-	body   []byte  // not streamed
+	events []event    // streamed
+	body   []byte     // not streamed
+	buf    *streamBuf // the memory of events, to reuse once they are written; nil if not to reuse
+}
+
+// streamBuf is memory for the events of one streamed reply.
+type streamBuf struct {
+	data   []byte
+	events []event
+}
+
+// bufStreamer is a wire that can render its events into a streamBuf.
+type bufStreamer interface {
+	streamInto(sb *streamBuf, r *reply, in *inbound) []event
 }
 
 type cacheKey struct {
@@ -407,7 +425,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, http.StatusNotFound, fmt.Sprintf("llmtest: %s %s not found; this fake %s server serves %s", r.Method, r.URL.Path, s.proto, serves), "")
 		return
 	}
-	body, err := io.ReadAll(r.Body)
+	body, err := readBody(r)
 	if err != nil {
 		return
 	}
@@ -464,6 +482,30 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// putBuf returns sb to the pool once its events are written, unless it
+// grew too large to keep.
+func (s *Server) putBuf(sb *streamBuf) {
+	if cap(sb.data) > 64<<10 || cap(sb.events) > 1024 {
+		return
+	}
+	clear(sb.events[:cap(sb.events)]) // events may hold data outgrown by sb.data
+	sb.data, sb.events = sb.data[:0], sb.events[:0]
+	s.bufs.Put(sb)
+}
+
+// readBody reads a request's body, into a buffer of the right size when
+// the request says how long it is.
+func readBody(r *http.Request) ([]byte, error) {
+	if n := r.ContentLength; n > 0 && n <= 16<<20 {
+		b := make([]byte, n)
+		if _, err := io.ReadFull(r.Body, b); err != nil {
+			return nil, err
+		}
+		return b, nil
+	}
+	return io.ReadAll(r.Body)
+}
+
 // serve writes the reply; it returns the time to the first content.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, rp *Reply, in *inbound, repeated bool, start time.Time) time.Duration {
 	ctx := r.Context()
@@ -492,6 +534,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, rp *Reply, in *in
 	}
 
 	res := s.render(rp, in, repeated)
+	if res.buf != nil {
+		defer s.putBuf(res.buf)
+	}
 	h := w.Header()
 	h.Set("Content-Type", s.wire.contentType(in.stream))
 
@@ -516,29 +561,29 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, rp *Reply, in *in
 	if s.proto != Ollama {
 		h.Set("Cache-Control", "no-cache")
 	}
-	w.WriteHeader(http.StatusOK)
 	events := res.events
 	faultAt := -1
 	if rp.Cut || rp.Malformed || rp.StreamError != "" {
 		faultAt = min(max(rp.FaultAfter, 0), len(events)-1)
 	}
-	var first time.Duration
-	contentFlushed := false
 	if faultAt < 0 && rp.ChunkDelay == 0 {
-		// Flush each event up to the first content, then the rest at once.
-		for _, ev := range events[:res.split] {
+		// Nothing delays the events: write them all, unflushed. net/http
+		// flushes them with the end of the body when the handler
+		// returns, in one write to the socket, chunked as a stream of
+		// unknown length is (without the header, it would send a short
+		// body unflushed by the handler with a Content-Length).
+		h.Set("Transfer-Encoding", "chunked")
+		w.WriteHeader(http.StatusOK)
+		for _, ev := range events {
 			if _, err := w.Write(ev.data); err != nil {
-				return first
-			}
-			if err := rc.Flush(); err != nil {
-				return first
+				return 0
 			}
 		}
-		first = time.Since(start)
-		_, _ = w.Write(res.rest)
-		_ = rc.Flush()
-		return first
+		return time.Since(start)
 	}
+	w.WriteHeader(http.StatusOK)
+	var first time.Duration
+	contentFlushed := false
 	for i, ev := range events {
 		if i == faultAt {
 			switch {
@@ -588,18 +633,16 @@ func (s *Server) render(rp *Reply, in *inbound, repeated bool) rendered {
 		}
 	}
 	var res rendered
-	if in.stream {
+	if bs, ok := s.wire.(bufStreamer); ok && in.stream && !repeated {
+		// Rendered for this request only: into memory from the pool,
+		// returned to it once written (serve).
+		res.buf, _ = s.bufs.Get().(*streamBuf)
+		if res.buf == nil {
+			res.buf = &streamBuf{}
+		}
+		res.events = bs.streamInto(res.buf, &r, in)
+	} else if in.stream {
 		res.events = s.wire.stream(&r, in)
-		res.split = len(res.events)
-		for i, ev := range res.events {
-			if ev.content {
-				res.split = i + 1
-				break
-			}
-		}
-		for _, ev := range res.events[res.split:] {
-			res.rest = append(res.rest, ev.data...)
-		}
 	} else {
 		res.body = s.wire.whole(&r, in)
 	}
@@ -697,16 +740,22 @@ func pieces(s string, n int) []string {
 	}
 	out := make([]string, 0, utf8.RuneCountInString(s)/n+1)
 	for len(s) > 0 {
-		i, k := 0, 0
-		for i < len(s) && k < n {
-			_, size := utf8.DecodeRuneInString(s[i:])
-			i += size
-			k++
-		}
-		out = append(out, s[:i])
-		s = s[i:]
+		var p string
+		p, s = piece(s, n)
+		out = append(out, p)
 	}
 	return out
+}
+
+// piece splits the first n runes (or all, if fewer) off s.
+func piece(s string, n int) (p, rest string) {
+	i, k := 0, 0
+	for i < len(s) && k < n {
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		k++
+	}
+	return s[:i], s[i:]
 }
 
 // mustJSON encodes v, which is always encodable here.

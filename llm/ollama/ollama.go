@@ -209,6 +209,100 @@ func (c *Client) encode(req *llm.Request, stream bool) ([]byte, string, error) {
 	if model == "" {
 		return nil, "", &llm.Error{Provider: provider, Message: "no model: set Config.Model or Request.Model"}
 	}
+	if b, ok := c.encodeFast(req, model, stream); ok {
+		return b, model, nil
+	}
+	return c.encodeSlow(req, model, stream)
+}
+
+// encodeFast writes the body of a request of plain messages (no tools,
+// schema, tool calls or Config.Options) without reflection, byte for byte
+// as encodeSlow writes it; ok is false for any other request, and for a
+// temperature encoding/json refuses.
+func (c *Client) encodeFast(req *llm.Request, model string, stream bool) (b []byte, ok bool) {
+	if len(req.Tools) > 0 || len(req.Schema) > 0 || len(c.cfg.Options) > 0 {
+		return nil, false
+	}
+	n := 96 + len(model) + len(c.cfg.KeepAlive)
+	for _, m := range req.Messages {
+		if len(m.ToolCalls) > 0 {
+			return nil, false
+		}
+		n += 64 + len(m.Role) + len(m.Content) + len(m.Name) + len(m.ToolCallID)
+	}
+	for _, s := range req.Stop {
+		n += 4 + len(s)
+	}
+	b = make([]byte, 0, n+n/16) // room for a few escapes
+	b = append(b, `{"model":`...)
+	b = wire.AppendString(b, model)
+	b = append(b, `,"messages":[`...)
+	for i, m := range req.Messages {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"role":`...)
+		b = wire.AppendString(b, string(m.Role))
+		b = append(b, `,"content":`...)
+		b = wire.AppendString(b, m.Content)
+		if m.Role == llm.ToolRole && m.Name != "" {
+			b = append(b, `,"tool_name":`...)
+			b = wire.AppendString(b, m.Name)
+		}
+		if m.Role == llm.ToolRole && m.ToolCallID != "" {
+			b = append(b, `,"tool_call_id":`...)
+			b = wire.AppendString(b, m.ToolCallID)
+		}
+		b = append(b, '}')
+	}
+	b = append(b, `],"stream":`...)
+	b = strconv.AppendBool(b, stream)
+	if req.Temperature != nil || req.MaxTokens > 0 || len(req.Stop) > 0 || req.Seed != nil {
+		// encoding/json writes a map's keys in sorted order.
+		b = append(b, `,"options":{`...)
+		sep := false
+		key := func(k string) {
+			if sep {
+				b = append(b, ',')
+			}
+			sep = true
+			b = append(b, k...)
+		}
+		if req.MaxTokens > 0 {
+			key(`"num_predict":`)
+			b = strconv.AppendInt(b, int64(req.MaxTokens), 10)
+		}
+		if req.Seed != nil {
+			key(`"seed":`)
+			b = strconv.AppendInt(b, *req.Seed, 10)
+		}
+		if len(req.Stop) > 0 {
+			key(`"stop":[`)
+			for i, s := range req.Stop {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				b = wire.AppendString(b, s)
+			}
+			b = append(b, ']')
+		}
+		if req.Temperature != nil {
+			key(`"temperature":`)
+			if b, ok = wire.AppendFloat(b, *req.Temperature); !ok {
+				return nil, false
+			}
+		}
+		b = append(b, '}')
+	}
+	if c.cfg.KeepAlive != "" {
+		b = append(b, `,"keep_alive":`...)
+		b = wire.AppendString(b, c.cfg.KeepAlive)
+	}
+	return append(b, '}'), true
+}
+
+// encodeSlow writes the body of any request with encoding/json.
+func (c *Client) encodeSlow(req *llm.Request, model string, stream bool) ([]byte, string, error) {
 	w := chatRequest{Model: model, Stream: stream, KeepAlive: c.cfg.KeepAlive}
 	w.Messages = make([]message, 0, len(req.Messages))
 	for _, m := range req.Messages {
@@ -271,9 +365,9 @@ func (c *Client) Chat(ctx context.Context, req *llm.Request, onChunk func(llm.Ch
 	if err != nil {
 		return nil, err
 	}
-	own := http.Header{}
+	var own http.Header
 	if c.cfg.APIKey != "" {
-		own.Set("Authorization", "Bearer "+c.cfg.APIKey)
+		own = http.Header{"Authorization": {"Bearer " + c.cfg.APIKey}}
 	}
 	resp, err := wire.Post(ctx, provider, c.hc, c.endpoint, body, c.cfg.Header, own, onChunk != nil, "application/x-ndjson", statusError)
 	if err != nil {
@@ -321,7 +415,9 @@ func readWhole(ctx context.Context, body io.Reader, out *llm.Response) error {
 
 func readStream(ctx context.Context, body io.Reader, out *llm.Response, onChunk func(llm.Chunk) error) error {
 	lr := wire.NewLineReader(body)
-	var text strings.Builder
+	defer lr.Release()
+	var text wire.Text
+	var r chatResponse
 	events := 0
 	for {
 		line, err := lr.Next()
@@ -337,24 +433,20 @@ func readStream(ctx context.Context, body io.Reader, out *llm.Response, onChunk 
 			continue
 		}
 		events++
-		if s, ok := fastText(line); ok {
-			if s != "" {
-				text.WriteString(s)
-				if err := onChunk(llm.Chunk{Text: s}); err != nil {
-					return err
-				}
+		r = chatResponse{}
+		if content, esc, ok := fastEvent(line, &r); ok {
+			r.Message.Content = text.AppendQuoted(content, esc)
+		} else {
+			r = chatResponse{}
+			if err := json.Unmarshal(line, &r); err != nil {
+				return wire.Malformed(provider, err, fmt.Sprintf("stream line %d", lr.Line), lr.Start)
 			}
-			continue
-		}
-		var r chatResponse
-		if err := json.Unmarshal(line, &r); err != nil {
-			return wire.Malformed(provider, err, fmt.Sprintf("stream line %d", lr.Line), lr.Start)
-		}
-		if r.Error != "" {
-			return &llm.Error{Provider: provider, Message: "error in the stream: " + wire.Clip(r.Error)}
+			if r.Error != "" {
+				return &llm.Error{Provider: provider, Message: "error in the stream: " + wire.Clip(r.Error)}
+			}
+			text.AppendString(r.Message.Content)
 		}
 		if s := r.Message.Content; s != "" {
-			text.WriteString(s)
 			if err := onChunk(llm.Chunk{Text: s}); err != nil {
 				return err
 			}

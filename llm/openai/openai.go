@@ -405,7 +405,8 @@ type callBuf struct {
 
 func readStream(ctx context.Context, body io.Reader, out *llm.Response, onChunk func(llm.Chunk) error) error {
 	sr := wire.NewSSEReader(body)
-	var text strings.Builder
+	defer sr.Release()
+	var text wire.Text
 	var calls []*callBuf
 	byIndex := map[int]int{} // the server's tool-call index -> ours
 	events := 0
@@ -429,9 +430,8 @@ func readStream(ctx context.Context, body io.Reader, out *llm.Response, onChunk 
 			break
 		}
 		events++
-		if s, ok := fastText(data); ok {
-			if s != "" {
-				text.WriteString(s)
+		if raw, esc, ok := fastText(data); ok {
+			if s := text.AppendQuoted(raw, esc); s != "" {
 				if err := onChunk(llm.Chunk{Text: s}); err != nil {
 					return err
 				}
@@ -457,7 +457,7 @@ func readStream(ctx context.Context, body io.Reader, out *llm.Response, onChunk 
 		}
 		c := &ch.Choices[0]
 		if s := c.Delta.Content; s != "" {
-			text.WriteString(s)
+			text.AppendString(s)
 			if err := onChunk(llm.Chunk{Text: s}); err != nil {
 				return err
 			}

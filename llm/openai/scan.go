@@ -1,11 +1,18 @@
 package openai
 
-import "github.com/weftlang/weft/llm/internal/wire"
+import (
+	"unicode/utf8"
+
+	"github.com/weftlang/weft/llm/internal/wire"
+)
 
 // fastText reads a streamed chunk that carries only text: one choice at
 // index 0 whose delta has content (and possibly a role), with no
-// finish_reason, usage or error. ok is false for any other chunk.
-func fastText(data []byte) (text string, ok bool) {
+// finish_reason, usage or error. The content is returned as it stands in
+// data (the body of the JSON string, with escapes if esc, valid UTF-8) for
+// the caller to decode into its wire.Text. ok is false for any other
+// chunk.
+func fastText(data []byte) (text []byte, esc, ok bool) {
 	s := wire.NewScanner(data)
 	var top, choice, delta uint32
 	ok = s.Object(func(key []byte) bool {
@@ -21,8 +28,8 @@ func fastText(data []byte) (text string, ok bool) {
 							switch string(k) {
 							case "content":
 								var ok bool
-								text, ok = s.Str()
-								return wire.Once(&delta, 1) && ok
+								text, esc, ok = s.RawString()
+								return wire.Once(&delta, 1) && ok && utf8.Valid(text)
 							case "role":
 								return wire.Once(&delta, 2) && s.IsString("assistant")
 							case "refusal":
@@ -48,5 +55,5 @@ func fastText(data []byte) (text string, ok bool) {
 		}
 		return !wire.FoldsTo(key, "choices", "usage", "error", "model") && s.Skip()
 	}) && s.End()
-	return text, ok && delta&1 != 0
+	return text, esc, ok && delta&1 != 0
 }

@@ -3,6 +3,8 @@ package openai
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/weftlang/weft/llm/internal/wire"
 )
 
 // FuzzFastText checks that the fast path agrees with encoding/json: it
@@ -23,10 +25,12 @@ func FuzzFastText(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		text, ok := fastText(data)
+		raw, esc, ok := fastText(data)
 		if !ok {
 			return
 		}
+		var tx wire.Text
+		text := tx.AppendQuoted(raw, esc)
 		var ch streamChunk
 		if err := json.Unmarshal(data, &ch); err != nil {
 			t.Fatalf("fast path accepted %q, which encoding/json rejects: %v", data, err)

@@ -32,12 +32,12 @@ func Post(ctx context.Context, provider string, hc *http.Client, url string, bod
 	for k, v := range extra {
 		req.Header[k] = v
 	}
-	req.Header.Set("Content-Type", "application/json")
+	accept := "application/json"
 	if stream {
-		req.Header.Set("Accept", streamAccept)
-	} else {
-		req.Header.Set("Accept", "application/json")
+		accept = streamAccept
 	}
+	vals := []string{"application/json", accept} // one allocation for both
+	req.Header["Content-Type"], req.Header["Accept"] = vals[0:1:1], vals[1:2:2]
 	for k, v := range own {
 		req.Header[k] = v
 	}

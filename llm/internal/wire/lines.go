@@ -4,7 +4,25 @@ import (
 	"bufio"
 	"bytes"
 	"io"
+	"sync"
 )
+
+// readBufSize is the buffer size of LineReaders and SSEReaders: that of
+// the net/http transport's reader under a response body, so that one
+// fill takes what one read of the body gives. Longer lines are gathered
+// in a separate buffer.
+const readBufSize = 4 << 10
+
+// keepBufSize bounds the buffers a released reader keeps for the next
+// user: one that grew beyond it for a long line or event is dropped.
+const keepBufSize = 64 << 10
+
+// lineReaders holds released LineReaders, buffers included, for reuse:
+// streamed calls then read their bodies without allocating a buffer each.
+// It and sseReaders are the package's only mutable state.
+var lineReaders = sync.Pool{New: func() any {
+	return &LineReader{r: bufio.NewReaderSize(nil, readBufSize)}
+}}
 
 // LineReader reads a body line by line, counting lines and bytes for
 // error messages.
@@ -16,9 +34,21 @@ type LineReader struct {
 	Line  int    // number of the current line, from 1
 }
 
-// NewLineReader returns a reader of the lines of r.
+// NewLineReader returns a reader of the lines of r. Call Release when
+// done with it.
 func NewLineReader(r io.Reader) *LineReader {
-	return &LineReader{r: bufio.NewReaderSize(r, 16<<10)}
+	l := lineReaders.Get().(*LineReader)
+	l.r.Reset(r)
+	return l
+}
+
+// Release returns l to a pool for reuse by a later NewLineReader. Neither
+// l nor a line it returned may be used afterwards. It does not close the
+// underlying reader.
+func (l *LineReader) Release() {
+	l.r.Reset(nil)
+	*l = LineReader{r: l.r, buf: keep(l.buf)}
+	lineReaders.Put(l)
 }
 
 // Next returns the next line without its line ending; it is valid until

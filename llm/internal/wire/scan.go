@@ -65,43 +65,66 @@ func (s *Scanner) RawString() (raw []byte, esc, ok bool) {
 	if !s.Eat('"') {
 		return nil, false, false
 	}
-	start := s.i
-	for s.i < len(s.b) {
-		c := s.b[s.i]
-		switch {
-		case c == '"':
-			raw = s.b[start:s.i]
-			s.i++
+	start, quote := s.i, -1
+	for {
+		// The next quote ends the string unless a backslash comes
+		// first; both are found by fast searches, each byte looked at
+		// once (the quote is searched for again only after an escape
+		// that held it).
+		if quote < s.i {
+			q := bytes.IndexByte(s.b[s.i:], '"')
+			if q < 0 {
+				return nil, false, false
+			}
+			quote = s.i + q
+		}
+		span := s.b[s.i:quote]
+		k := bytes.IndexByte(span, '\\')
+		if k >= 0 {
+			span = span[:k]
+		}
+		for _, c := range span {
+			if c < 0x20 {
+				return nil, false, false
+			}
+		}
+		if k < 0 {
+			raw = s.b[start:quote]
+			s.i = quote + 1
 			return raw, esc, true
-		case c == '\\':
-			esc = true
-			if s.i+1 >= len(s.b) {
-				return nil, false, false
-			}
-			switch s.b[s.i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				s.i += 2
-			case 'u':
-				if s.i+6 > len(s.b) || !hex4(s.b[s.i+2:s.i+6]) {
-					return nil, false, false
-				}
-				s.i += 6
-			default:
-				return nil, false, false
-			}
-		case c < 0x20:
+		}
+		s.i += k
+		esc = true
+		if s.i+1 >= len(s.b) {
 			return nil, false, false
+		}
+		switch s.b[s.i+1] {
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			s.i += 2
+		case 'u':
+			if s.i+6 > len(s.b) || !hex4(s.b[s.i+2:s.i+6]) {
+				return nil, false, false
+			}
+			s.i += 6
 		default:
-			s.i++
+			return nil, false, false
 		}
 	}
-	return nil, false, false
 }
 
 // Str reads a string value; invalid UTF-8 is left to encoding/json.
 func (s *Scanner) Str() (string, bool) {
 	raw, esc, ok := s.RawString()
-	if !ok || !utf8.Valid(raw) {
+	if !ok {
+		return "", false
+	}
+	return Unquote(raw, esc)
+}
+
+// Unquote decodes the body of a string RawString read, with its escapes
+// if esc; invalid UTF-8 is left to encoding/json (ok is false).
+func Unquote(raw []byte, esc bool) (string, bool) {
+	if !utf8.Valid(raw) {
 		return "", false
 	}
 	if !esc {
@@ -280,7 +303,13 @@ func hexVal(b []byte) rune {
 // unescape decodes the escapes of a checked string body, as
 // encoding/json does (lone surrogates become U+FFFD).
 func unescape(raw []byte) (string, bool) {
-	out := make([]byte, 0, len(raw))
+	out, ok := appendUnescaped(make([]byte, 0, len(raw)), raw)
+	return string(out), ok
+}
+
+// appendUnescaped appends the checked string body raw with its escapes
+// decoded, as encoding/json decodes them: never more bytes than raw has.
+func appendUnescaped(out, raw []byte) ([]byte, bool) {
 	for i := 0; i < len(raw); {
 		c := raw[i]
 		if c != '\\' {
@@ -317,11 +346,11 @@ func unescape(raw []byte) (string, bool) {
 			out = utf8.AppendRune(out, r)
 			continue
 		default:
-			return "", false
+			return out, false
 		}
 		i += 2
 	}
-	return string(out), true
+	return out, true
 }
 
 // Once marks key bit in *seen and reports whether it was not seen

@@ -4,11 +4,18 @@ import (
 	"bufio"
 	"bytes"
 	"io"
+	"sync"
 )
+
+// sseReaders holds released SSEReaders, buffers included, for reuse,
+// like lineReaders.
+var sseReaders = sync.Pool{New: func() any {
+	return &SSEReader{r: bufio.NewReaderSize(nil, readBufSize)}
+}}
 
 // SSEReader reads server-sent events, counting lines and bytes for error
 // messages. It keeps one buffer for an event's data, reused across
-// events.
+// events (and, through a pool, across readers).
 type SSEReader struct {
 	r         *bufio.Reader
 	long      []byte // a line longer than r's buffer
@@ -21,9 +28,29 @@ type SSEReader struct {
 	First     int    // number of the current event's first data line
 }
 
-// NewSSEReader returns a reader of the events in r.
+// NewSSEReader returns a reader of the events in r. Call Release when
+// done with it.
 func NewSSEReader(r io.Reader) *SSEReader {
-	return &SSEReader{r: bufio.NewReaderSize(r, 16<<10)}
+	s := sseReaders.Get().(*SSEReader)
+	s.r.Reset(r)
+	return s
+}
+
+// Release returns s to a pool for reuse by a later NewSSEReader. Neither
+// s nor an event it returned may be used afterwards. It does not close
+// the underlying reader.
+func (s *SSEReader) Release() {
+	s.r.Reset(nil)
+	*s = SSEReader{r: s.r, long: keep(s.long), data: keep(s.data), name: keep(s.name)}
+	sseReaders.Put(s)
+}
+
+// keep returns b emptied, or nil if it is too large to keep in a pool.
+func keep(b []byte) []byte {
+	if cap(b) > keepBufSize {
+		return nil
+	}
+	return b[:0]
 }
 
 // readLine returns the next line without its line ending, valid until

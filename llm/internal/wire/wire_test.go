@@ -1,6 +1,8 @@
 package wire
 
 import (
+	"encoding/json"
+	"math"
 	"strings"
 	"testing"
 )
@@ -58,5 +60,114 @@ func TestLineReader(t *testing.T) {
 	// Blank lines come back as empty lines; the caller skips them.
 	if strings.Join(lines, "|") != `{"a":1}||{"b":2}` || r.Line != 3 {
 		t.Errorf("lines = %q, line count %d", lines, r.Line)
+	}
+}
+
+// FuzzAppendString checks that AppendString writes what encoding/json
+// writes.
+func FuzzAppendString(f *testing.F) {
+	for _, s := range []string{"", "plain", "a\"b\\c\n\r\t\b\f\x00\x1f\x7f", "<a href='x'>&amp;</a>",
+		"héllo wörld \U0001F600", "\u2028\u2029", "bad \xff\xfe utf8 \xe2\x82", "\xed\xa0\x80"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		want, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := AppendString([]byte("x"), s); string(got) != "x"+string(want) {
+			t.Fatalf("AppendString(%q) = %s, want %s", s, got[1:], want)
+		}
+	})
+}
+
+// FuzzAppendFloat checks that AppendFloat writes what encoding/json
+// writes, and refuses what it refuses.
+func FuzzAppendFloat(f *testing.F) {
+	for _, x := range []float64{0, math.Copysign(0, -1), 1, -1, 0.7, 1e-6, 9.99e-7, 1e-7, 1e20, 1e21, 123456789.125,
+		math.MaxFloat64, math.SmallestNonzeroFloat64, math.Inf(1), math.Inf(-1), math.NaN()} {
+		f.Add(x)
+	}
+	f.Fuzz(func(t *testing.T, x float64) {
+		want, err := json.Marshal(x)
+		got, ok := AppendFloat(nil, x)
+		if ok != (err == nil) || string(got) != string(want) {
+			t.Fatalf("AppendFloat(%v) = %s, %v; encoding/json %s, %v", x, got, ok, want, err)
+		}
+	})
+}
+
+// TestText checks that the pieces a Text hands back stay unchanged as it
+// grows, and that it decodes escapes.
+func TestText(t *testing.T) {
+	var tx Text
+	var pieces []string
+	want := ""
+	for i := range 200 {
+		raw := []byte(strings.Repeat(string(rune('a'+i%26)), i%7+1) + `\n\u00e9`)
+		pieces = append(pieces, tx.AppendQuoted(raw, true))
+		want += strings.Repeat(string(rune('a'+i%26)), i%7+1) + "\né"
+		if i%50 == 0 {
+			tx.AppendString("<s>")
+			want += "<s>"
+		}
+	}
+	if tx.String() != want || tx.Len() != len(want) {
+		t.Fatalf("text = %q, want %q", tx.String(), want)
+	}
+	for i, p := range pieces {
+		if w := strings.Repeat(string(rune('a'+i%26)), i%7+1) + "\né"; p != w {
+			t.Fatalf("piece %d = %q, want %q", i, p, w)
+		}
+	}
+	if s := tx.AppendQuoted(nil, false); s != "" {
+		t.Errorf("empty piece %q", s)
+	}
+}
+
+// FuzzRawString checks the scanner's strings against encoding/json: a
+// string it reads is one encoding/json reads, to the same value.
+func FuzzRawString(f *testing.F) {
+	for _, s := range []string{`"plain"`, `"a\"b\\c\/\b\f\n\r\t"`, `"\u00e9\ud83d\ude00\ud800"`, `"tab	in"`,
+		`"\x"`, `"unterminated`, `"\u12"`, `"x\"`, `"é" tail`, `""`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		s := NewScanner(b)
+		got, ok := s.Str()
+		if !ok {
+			return
+		}
+		var want string
+		if err := json.Unmarshal(b[:s.i], &want); err != nil {
+			t.Fatalf("scanner read %q from %q, which encoding/json refuses: %v", got, b[:s.i], err)
+		}
+		if got != want {
+			t.Fatalf("scanner read %q from %q, encoding/json %q", got, b[:s.i], want)
+		}
+	})
+}
+
+// TestReaderReuse checks that a released reader, taken again from the
+// pool, starts afresh: no bytes, lines or counts of its last body.
+func TestReaderReuse(t *testing.T) {
+	for range 3 {
+		r := NewLineReader(strings.NewReader(strings.Repeat("x", 5000) + "\nshort\n"))
+		for _, want := range []string{strings.Repeat("x", 5000), "short"} {
+			l, err := r.Next()
+			if err != nil || string(l) != want {
+				t.Fatalf("line %.20q, %v; want %.20q", l, err, want)
+			}
+		}
+		if r.Line != 2 || r.Off != 5007 {
+			t.Fatalf("line %d, offset %d", r.Line, r.Off)
+		}
+		r.Release()
+		s := NewSSEReader(strings.NewReader("event: e\ndata: " + strings.Repeat("y", 5000) + "\n\n"))
+		name, data, err := s.Next()
+		if err != nil || string(name) != "e" || len(data) != 5000 || s.First != 2 {
+			t.Fatalf("event %q of %d bytes, %v, first line %d", name, len(data), err, s.First)
+		}
+		s.Release()
 	}
 }
