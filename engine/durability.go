@@ -50,22 +50,45 @@ type pendingRecord struct {
 // whatever has piled up while the previous append was committing goes in
 // the next, so a run of fast steps costs a few commits instead of one per
 // step. A goroutine works only while records are waiting.
+//
+// With a store that is a store.BatchWriter, a new thread is created with
+// the first records, and the run's row written with the last, in one
+// transaction each.
 type recordWriter struct {
 	th  *Threads
 	ctx context.Context
+	bw  store.BatchWriter // nil: the store writes records only
 
-	mu    sync.Mutex
-	idle  sync.Cond // signalled when the goroutine stops
-	queue []pendingRecord
-	spare []pendingRecord
-	busy  bool
-	err   error // the first failed append, as a *CheckpointError
+	mu     sync.Mutex
+	idle   sync.Cond // signalled when the goroutine stops
+	queue  []pendingRecord
+	spare  []pendingRecord
+	create *store.Thread // to create with the next batch (bw only)
+	run    *store.Run    // to put with the next batch (bw only)
+	busy   bool
+	err    error // the first failed append, as a *CheckpointError
 }
 
 func newRecordWriter(ctx context.Context, th *Threads) *recordWriter {
 	w := &recordWriter{th: th, ctx: context.WithoutCancel(ctx)}
+	w.bw, _ = th.Store.(store.BatchWriter)
 	w.idle.L = &w.mu
 	return w
+}
+
+// setRun hands the run's row to the writer, to go with the last records.
+// Only with bw, and only once every record of the run is queued.
+func (w *recordWriter) setRun(r *store.Run) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return
+	}
+	w.run = r
+	if !w.busy {
+		w.busy = true
+		go w.loop()
+	}
 }
 
 // add queues a record; it returns the error of an earlier append, if one
@@ -106,8 +129,8 @@ func (w *recordWriter) loop() {
 	recs := make([]*store.Record, 0, 16)
 	for {
 		w.mu.Lock()
-		batch := w.queue
-		if len(batch) == 0 || w.err != nil {
+		batch, create, run := w.queue, w.create, w.run
+		if len(batch) == 0 && run == nil || w.err != nil {
 			w.queue = batch[:0]
 			w.busy = false
 			w.idle.Broadcast()
@@ -115,6 +138,7 @@ func (w *recordWriter) loop() {
 			return
 		}
 		w.queue, w.spare = w.spare[:0], batch
+		w.create, w.run = nil, nil
 		w.mu.Unlock()
 
 		recs = recs[:0]
@@ -124,11 +148,24 @@ func (w *recordWriter) loop() {
 		// The run's own context is not used: a caller who cancels a
 		// run still gets the records of the steps that completed,
 		// as with Sync.
-		err := w.th.appendRetry(w.ctx, recs...)
+		var err error
+		if w.bw != nil && (create != nil || run != nil) {
+			err = w.th.writeRetry(w.ctx, recs, func() error {
+				return w.bw.WriteBatch(w.ctx, &store.Batch{Thread: create, Records: recs, Run: run})
+			})
+		} else {
+			err = w.th.appendRetry(w.ctx, recs...)
+		}
 		if err != nil {
-			first := batch[0]
+			ce := &CheckpointError{Node: "(run)", Err: err}
+			if len(batch) > 0 {
+				first := batch[0]
+				ce = &CheckpointError{Thread: first.rec.ThreadID, Seq: first.rec.Seq, Step: first.step, Node: first.node, Err: err}
+			} else if run != nil {
+				ce.Thread = run.ThreadID
+			}
 			w.mu.Lock()
-			w.err = &CheckpointError{Thread: first.rec.ThreadID, Seq: first.rec.Seq, Step: first.step, Node: first.node, Err: err}
+			w.err = ce
 			w.mu.Unlock()
 		}
 		clear(batch)

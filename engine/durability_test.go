@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/weftlang/weft/flow"
 	"github.com/weftlang/weft/store"
 	"github.com/weftlang/weft/store/memory"
+	"github.com/weftlang/weft/store/sqlite"
 )
 
 // slowStore wraps a store, counts Append calls and the records they carry,
@@ -160,5 +162,54 @@ func TestAsyncDurabilityWaitingRunIsDurable(t *testing.T) {
 	}
 	if engine.Sync.String() != "sync" || engine.Async.String() != "async" {
 		t.Errorf("Durability names: %s, %s", engine.Sync, engine.Async)
+	}
+}
+
+// TestAsyncDurabilityWithABatchWriter: on a store that writes batches
+// (SQLite), Async creates a new thread with its first records and puts
+// the run's row with its last ones; the thread, its records, its run and,
+// for a waiting run, its question are all there when Run returns.
+func TestAsyncDurabilityWithABatchWriter(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "w.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, ok := any(st).(store.BatchWriter); !ok {
+		t.Fatal("the SQLite store is not a store.BatchWriter")
+	}
+	var keys []string
+	var mu sync.Mutex
+	th := &engine.Threads{Runner: stepRunner(&keys, &mu, nil), Store: st, Durability: engine.Async}
+	res, err := th.Run(ctx, load(t, "loop.wf", loopWF), "t", nil, nil, &engine.RunOptions{Meta: map[string]string{"file": "loop.wf"}})
+	if err != nil || res.Status != engine.Completed {
+		t.Fatalf("run: %v, %v", res.Status, err)
+	}
+	thread, err := st.Thread(ctx, "t")
+	if err != nil || thread.Workflow != "Loop" || thread.Meta["file"] != "loop.wf" {
+		t.Fatalf("thread: %+v, %v", thread, err)
+	}
+	runs, err := st.Runs(ctx, "t")
+	if err != nil || len(runs) != 1 || runs[0].Status != "completed" || runs[0].Number != 1 {
+		t.Fatalf("runs: %+v, %v", runs, err)
+	}
+	if recs, err := st.Records(ctx, "t", 1); err != nil || len(recs) != 22 {
+		t.Fatalf("%d records, %v; want 22 (a snapshot and 21 steps)", len(recs), err)
+	}
+	// A second run in the thread, and a run that waits.
+	if res, err := th.Run(ctx, load(t, "loop.wf", loopWF), "t", nil, nil, nil); err != nil || res.Run != 2 {
+		t.Fatalf("second run: %v, %v", res, err)
+	}
+	counts := map[string]int{}
+	ask := &engine.Threads{Runner: countRunner(counts), Store: st, Durability: engine.Async}
+	if res, err := ask.Run(ctx, load(t, "ask.wf", askWF), "a", nil, nil, nil); err != nil || res.Status != engine.Waiting {
+		t.Fatalf("ask: %v, %v", res.Status, err)
+	}
+	if pend, err := st.Pending(ctx, "a"); err != nil || len(pend) != 1 {
+		t.Fatalf("pending: %+v, %v", pend, err)
+	}
+	if runs, err := st.Runs(ctx, "a"); err != nil || len(runs) != 1 || runs[0].Status != "waiting" {
+		t.Fatalf("waiting run: %+v, %v", runs, err)
 	}
 }

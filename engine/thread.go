@@ -422,12 +422,18 @@ func (ts *ThreadState) carry(plan *flow.Plan, fp string) []flow.Value {
 }
 
 // open loads a thread, creating it when it does not exist.
-func (th *Threads) open(ctx context.Context, plan *flow.Plan, threadID string, meta map[string]string) (*ThreadState, error) {
+func (th *Threads) open(ctx context.Context, plan *flow.Plan, threadID string, meta map[string]string, create **store.Thread) (*ThreadState, error) {
 	snap, err := th.Store.LastSnapshot(ctx, threadID)
 	if errors.Is(err, store.ErrNotFound) {
 		// A new thread, or one whose first record was never written
 		// (every thread's log starts with a snapshot).
-		err = th.Store.CreateThread(ctx, &store.Thread{ID: threadID, Workflow: plan.Workflow.Name, Meta: meta})
+		t := &store.Thread{ID: threadID, Workflow: plan.Workflow.Name, Meta: meta}
+		if create != nil {
+			// The caller creates it with its first records.
+			*create = t
+			return &ThreadState{Thread: threadID}, nil
+		}
+		err = th.Store.CreateThread(ctx, t)
 		if err != nil && !errors.Is(err, store.ErrExists) {
 			return nil, err
 		}
@@ -469,7 +475,14 @@ func (th *Threads) Run(ctx context.Context, plan *flow.Plan, threadID string, pa
 	if opts != nil {
 		meta, updates = opts.Meta, opts.Update
 	}
-	ts, err := th.open(ctx, plan, threadID, meta)
+	// With Async durability and a store that writes batches, a new
+	// thread is created with its first records, in one commit.
+	var create *store.Thread
+	lazy := (**store.Thread)(nil)
+	if _, ok := th.Store.(store.BatchWriter); ok && th.Durability == Async {
+		lazy = &create
+	}
+	ts, err := th.open(ctx, plan, threadID, meta, lazy)
 	if err != nil {
 		return nil, err
 	}
@@ -495,6 +508,7 @@ func (th *Threads) Run(ctx context.Context, plan *flow.Plan, threadID string, pa
 	d := &durable{th: th, ts: ts, created: time.Now(), info: runInfo{ID: newRunID(), Number: ts.RunNumber + 1, Plan: fp}}
 	if th.Durability == Async {
 		d.w = newRecordWriter(ctx, th)
+		d.w.create = create
 	}
 	d.prefix = threadID + "/" + strconv.Itoa(d.info.Number) + "/"
 	if ts.State == nil || ts.Plan != fp {
@@ -761,7 +775,12 @@ func (d *durable) append(ctx context.Context, kind store.Kind, step int, v any, 
 }
 
 func (th *Threads) appendRetry(ctx context.Context, recs ...*store.Record) error {
-	rec := recs[0]
+	return th.writeRetry(ctx, recs, func() error { return th.Store.Append(ctx, recs...) })
+}
+
+// writeRetry runs write, which appends recs (and perhaps more, in the same
+// transaction), retrying transient store errors as appendRetry says.
+func (th *Threads) writeRetry(ctx context.Context, recs []*store.Record, write func() error) error {
 	retryFor := th.RetryFor
 	if retryFor == 0 {
 		retryFor = 30 * time.Second
@@ -769,12 +788,13 @@ func (th *Threads) appendRetry(ctx context.Context, recs ...*store.Record) error
 	deadline := time.Now().Add(retryFor)
 	delay := 20 * time.Millisecond
 	for attempt := 1; ; attempt++ {
-		err := th.Store.Append(ctx, recs...)
+		err := write()
 		if err == nil {
 			return nil
 		}
 		var ce *store.ConflictError
-		if errors.As(err, &ce) {
+		if errors.As(err, &ce) && len(recs) > 0 {
+			rec := recs[0]
 			if attempt > 1 && ce.Got >= rec.Seq {
 				// An earlier attempt may have committed before its
 				// reply was lost (the records of one Append commit
@@ -821,19 +841,29 @@ func (d *durable) finish(ctx context.Context, res *Result, err error) (*Result, 
 	if d.err == nil && m.Status() == Failed && d.lastStatus != Failed {
 		d.commitStep(ctx, m, &stepData{Error: errText(m.Err())}, m.step)
 	}
+	run := &store.Run{ID: d.info.ID, ThreadID: d.ts.Thread, Number: d.info.Number, Status: m.Status().String(), Created: d.created, Updated: time.Now()}
+	if m.Err() != nil {
+		run.Error = m.Err().Error()
+	}
+	// A run that ends (no questions to record) hands its row to the
+	// background writer when the store writes batches: it goes in the
+	// same commit as the last records.
+	withRecords := d.w != nil && d.w.bw != nil && d.err == nil && m.Status() != Waiting && !d.resumed
+	if withRecords {
+		d.w.setRun(run)
+	}
 	d.settle()
 	if d.err != nil {
 		res.Status, res.Err = Failed, d.err
 		return res, d.err
 	}
+	if withRecords {
+		return res, err
+	}
 	if m.Status() == Waiting || d.resumed {
 		if perr := d.pending(ctx, m); perr != nil {
 			return res, perr
 		}
-	}
-	run := &store.Run{ID: d.info.ID, ThreadID: d.ts.Thread, Number: d.info.Number, Status: m.Status().String(), Created: d.created, Updated: time.Now()}
-	if m.Err() != nil {
-		run.Error = m.Err().Error()
 	}
 	if perr := d.th.Store.PutRun(ctx, run); perr != nil {
 		return res, fmt.Errorf("thread %s, run %d: recording its status: %w", d.ts.Thread, d.info.Number, perr)

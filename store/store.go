@@ -19,6 +19,28 @@ import (
 	"time"
 )
 
+// Batch is what a BatchWriter writes in one transaction.
+type Batch struct {
+	// Thread, when not nil, is created first, as CreateThread creates it,
+	// unless a thread with its ID exists (which is not an error here).
+	Thread *Thread
+	// Records are appended as Append appends them: each Seq the thread's
+	// next, all or none; Checksum and Time are set.
+	Records []*Record
+	// Run, when not nil, is put after the records, as PutRun puts it.
+	Run *Run
+}
+
+// BatchWriter is implemented by a store that can write a Batch in one
+// transaction: all of it or nothing, with Append's and PutRun's errors.
+// engine.Threads uses it when records are written in the background
+// (engine.Async), to create a new thread with its first records and to
+// record a run's end with its last ones, a commit each instead of
+// several.
+type BatchWriter interface {
+	WriteBatch(ctx context.Context, b *Batch) error
+}
+
 // Store keeps threads, runs, records and pending questions. Implementations
 // are safe for concurrent use.
 type Store interface {

@@ -609,8 +609,16 @@ func (s *Store) Append(ctx context.Context, recs ...*store.Record) error {
 // appendTx appends recs in one transaction that reads the thread's last
 // Seq first, so that a refusal says exactly why.
 func (s *Store) appendTx(ctx context.Context, recs []*store.Record, t time.Time) error {
-	id := recs[0].ThreadID
 	return s.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		return s.appendIn(ctx, tx, recs, t)
+	})
+}
+
+// appendIn appends recs inside tx, reading the thread's last Seq first so
+// that a refusal says exactly why.
+func (s *Store) appendIn(ctx context.Context, tx *sql.Tx, recs []*store.Record, t time.Time) error {
+	id := recs[0].ThreadID
+	{
 		var last int64
 		err := tx.StmtContext(ctx, s.w.lastSeq).QueryRowContext(ctx, id).Scan(&last)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -629,7 +637,90 @@ func (s *Store) appendTx(ctx context.Context, recs []*store.Record, t time.Time)
 			}
 		}
 		return nil
+	}
+}
+
+// WriteBatch implements store.BatchWriter: the thread (unless it
+// exists), the records and the run, in one transaction.
+func (s *Store) WriteBatch(ctx context.Context, b *store.Batch) error {
+	if b.Thread != nil && b.Thread.ID == "" || b.Run != nil && b.Run.ID == "" {
+		return fmt.Errorf("sqlite store: batch with a thread or run without an ID: %w", store.ErrInvalid)
+	}
+	if len(b.Records) > 0 {
+		if err := store.CheckAppend(b.Records); err != nil {
+			return fmt.Errorf("sqlite store: %w", err)
+		}
+	}
+	t := now()
+	var (
+		meta             []byte
+		created, updated time.Time
+	)
+	if th := b.Thread; th != nil {
+		var err error
+		if meta, err = json.Marshal(th.Meta); err != nil {
+			return fmt.Errorf("sqlite store: thread %s meta: %w", th.ID, err)
+		}
+		created, updated = th.Created, th.Updated
+		if created.IsZero() {
+			created = t
+		}
+		if updated.IsZero() {
+			updated = created
+		}
+	}
+	run := b.Run
+	var runCreated, runUpdated time.Time
+	if run != nil {
+		runCreated, runUpdated = run.Created, run.Updated
+		if runCreated.IsZero() {
+			runCreated = t
+		}
+		if runUpdated.IsZero() {
+			runUpdated = t
+		}
+	}
+	err := s.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		if th := b.Thread; th != nil {
+			if _, err := tx.StmtContext(ctx, s.w.insertThread).ExecContext(ctx, th.ID, th.Workflow, unix(created), unix(updated), string(meta)); err != nil {
+				return err
+			}
+		}
+		if len(b.Records) > 0 {
+			if err := s.appendIn(ctx, tx, b.Records, t); err != nil {
+				return err
+			}
+		}
+		if run != nil {
+			res, err := tx.StmtContext(ctx, s.w.putRun).ExecContext(ctx, run.ID, run.ThreadID, run.Number, run.Status, run.Error, unix(runCreated), unix(runUpdated))
+			if err != nil {
+				return err
+			}
+			if n, err := res.RowsAffected(); err != nil {
+				return err
+			} else if n == 0 {
+				return fmt.Errorf("run %s belongs to another thread than %s: %w", run.ID, run.ThreadID, store.ErrInvalid)
+			}
+		}
+		return nil
 	})
+	if err != nil {
+		var ce *store.ConflictError
+		if errors.As(err, &ce) || errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		return fmt.Errorf("sqlite store: write batch: %w", err)
+	}
+	if th := b.Thread; th != nil && th.Created.IsZero() {
+		th.Created, th.Updated = created, updated
+	}
+	for _, r := range b.Records {
+		r.Checksum, r.Time = store.Sum(r.Data), t
+	}
+	if run != nil {
+		run.Created, run.Updated = runCreated, runUpdated
+	}
+	return nil
 }
 
 // scanRecord reads a record and checks it.

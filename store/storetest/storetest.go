@@ -64,6 +64,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"MissingThread", testMissingThread},
 		{"ContextCanceled", testContextCanceled},
 		{"Corruption", testCorruption},
+		{"WriteBatch", testWriteBatch},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -368,6 +369,59 @@ func testAppendBatch(t *testing.T, s store.Store) {
 	mustAppend(t, s, rec("t", "r", 4, 3, store.Step), rec("t", "r", 5, 4, store.Step))
 	if got := seqs(mustRecords(t, s, "t", 1)); !equalSeqs(got, span(1, 5)) {
 		t.Errorf("log = %v, want 1..5", got)
+	}
+}
+
+// testWriteBatch checks a store.BatchWriter (skipped for a store that is
+// not one): a batch creates its thread unless it exists, appends and puts
+// its run in one transaction, and one that fails writes nothing of it.
+func testWriteBatch(t *testing.T, s store.Store) {
+	bw, ok := s.(store.BatchWriter)
+	if !ok {
+		t.Skip("the store is not a store.BatchWriter")
+	}
+	ctx := t.Context()
+	th := &store.Thread{ID: "b", Workflow: "W", Meta: map[string]string{"k": "v"}}
+	recs := []*store.Record{rec("b", "r1", 1, 0, store.Snapshot), rec("b", "r1", 2, 1, store.Step)}
+	if err := bw.WriteBatch(ctx, &store.Batch{Thread: th, Records: recs}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Thread(ctx, "b")
+	if err != nil || got.Workflow != "W" || got.Meta["k"] != "v" {
+		t.Fatalf("thread after the batch: %+v, %v", got, err)
+	}
+	if recs[0].Checksum != store.Sum(recs[0].Data) || recs[1].Time.IsZero() {
+		t.Errorf("WriteBatch did not set Checksum and Time: %+v", recs[1])
+	}
+	// The thread exists now: creating it again in a batch is no error, and
+	// the run goes in with the records.
+	run := &store.Run{ID: "r1", ThreadID: "b", Number: 1, Status: "completed", Created: base(), Updated: base().Add(time.Second)}
+	if err := bw.WriteBatch(ctx, &store.Batch{Thread: &store.Thread{ID: "b", Workflow: "W"}, Records: []*store.Record{rec("b", "r1", 3, 2, store.Step)}, Run: run}); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := s.Run(ctx, "r1"); err != nil || r.Status != "completed" || r.Number != 1 {
+		t.Errorf("run after the batch: %+v, %v", r, err)
+	}
+	// A batch whose records conflict writes nothing, not even its run.
+	run2 := &store.Run{ID: "r2", ThreadID: "b", Number: 2, Status: "running", Created: base(), Updated: base()}
+	err = bw.WriteBatch(ctx, &store.Batch{Records: []*store.Record{rec("b", "r2", 3, 1, store.Step)}, Run: run2})
+	var ce *store.ConflictError
+	if !errors.As(err, &ce) || ce.Want != 3 || ce.Got != 3 {
+		t.Fatalf("batch at a taken seq: %v, want *ConflictError{Want 3, Got 3}", err)
+	}
+	if _, err := s.Run(ctx, "r2"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("the run of a failed batch was written: %v", err)
+	}
+	if got := seqs(mustRecords(t, s, "b", 1)); !equalSeqs(got, span(1, 3)) {
+		t.Errorf("log = %v, want 1..3", got)
+	}
+	// A batch for a missing thread, without the thread, is refused.
+	err = bw.WriteBatch(ctx, &store.Batch{Records: []*store.Record{rec("none", "r", 1, 0, store.Snapshot)}})
+	if err == nil {
+		t.Error("a batch appending to a missing thread was accepted")
+	}
+	if _, err := s.Thread(ctx, "none"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("a failed batch created a thread: %v", err)
 	}
 }
 

@@ -183,6 +183,15 @@ func prepareWF(ctx context.Context, s harness.Shape, dir string) (harness.Run, f
 	return nil, nil, harness.ErrUnsupported
 }
 
+// openS4 opens the store of an S4 shape: in memory, or a SQLite file in
+// dir.
+func openS4(ctx context.Context, s harness.Shape, dir string) (store.Store, error) {
+	if s == harness.S4SQLite {
+		return sqlite.Open(ctx, filepath.Join(dir, "s4.db"))
+	}
+	return memory.New(), nil
+}
+
 // prepareS4 builds S1 run in threads, a new one per invocation, in memory
 // or in a SQLite file, with durability d.
 func prepareS4(ctx context.Context, s harness.Shape, dir string, d engine.Durability) (harness.Run, func() error, error) {
@@ -191,12 +200,9 @@ func prepareS4(ctx context.Context, s harness.Shape, dir string, d engine.Durabi
 	if err != nil {
 		return nil, nil, err
 	}
-	var st store.Store = memory.New()
-	if s == harness.S4SQLite {
-		st, err = sqlite.Open(ctx, filepath.Join(dir, "s4.db"))
-		if err != nil {
-			return nil, nil, err
-		}
+	st, err := openS4(ctx, s, dir)
+	if err != nil {
+		return nil, nil, err
 	}
 	th := &engine.Threads{Runner: &engine.Runner{Registry: reg}, Store: st, Durability: d}
 	return func(ctx context.Context, i int) error {
@@ -257,11 +263,9 @@ func prepareGo(ctx context.Context, s harness.Shape, dir string) (harness.Run, f
 		if err != nil {
 			return nil, nil, err
 		}
-		var st store.Store = memory.New()
-		if s == harness.S4SQLite {
-			if st, err = sqlite.Open(ctx, filepath.Join(dir, "s4.db")); err != nil {
-				return nil, nil, err
-			}
+		st, err := openS4(ctx, s, dir)
+		if err != nil {
+			return nil, nil, err
 		}
 		th := c.Threads(st, &graph.ThreadOptions{Durability: engine.Async})
 		return func(ctx context.Context, i int) error {
