@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/weftlang/weft/store"
 )
@@ -66,11 +67,18 @@ type recordWriter struct {
 	create *store.Thread // to create with the next batch (bw only)
 	run    *store.Run    // to put with the next batch (bw only)
 	busy   bool
-	err    error // the first failed append, as a *CheckpointError
+	err    error         // the first failed append, as a *CheckpointError
+	kick   chan struct{} // ends the linger of a goroutine that starts: flush or the run's row
 }
 
+// linger is how long the writer's goroutine waits, when it starts, for
+// more records before its first commit, unless the run ends or flushes
+// first: the steps of a fast stretch then share one commit instead of the
+// first of them taking one alone.
+const linger = time.Millisecond
+
 func newRecordWriter(ctx context.Context, th *Threads) *recordWriter {
-	w := &recordWriter{th: th, ctx: context.WithoutCancel(ctx)}
+	w := &recordWriter{th: th, ctx: context.WithoutCancel(ctx), kick: make(chan struct{}, 1)}
 	w.bw, _ = th.Store.(store.BatchWriter)
 	w.idle.L = &w.mu
 	return w
@@ -85,9 +93,18 @@ func (w *recordWriter) setRun(r *store.Run) {
 		return
 	}
 	w.run = r
+	w.poke()
 	if !w.busy {
 		w.busy = true
 		go w.loop()
+	}
+}
+
+// poke ends a linger in progress.
+func (w *recordWriter) poke() {
+	select {
+	case w.kick <- struct{}{}:
+	default:
 	}
 }
 
@@ -117,6 +134,7 @@ func (w *recordWriter) failed() error {
 // flush waits until every queued record is written, or an append failed,
 // and returns that failure.
 func (w *recordWriter) flush() error {
+	w.poke()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for w.busy {
@@ -127,6 +145,12 @@ func (w *recordWriter) flush() error {
 
 func (w *recordWriter) loop() {
 	recs := make([]*store.Record, 0, 16)
+	t := time.NewTimer(linger)
+	select {
+	case <-t.C:
+	case <-w.kick:
+		t.Stop()
+	}
 	for {
 		w.mu.Lock()
 		batch, create, run := w.queue, w.create, w.run

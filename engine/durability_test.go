@@ -213,3 +213,41 @@ func TestAsyncDurabilityWithABatchWriter(t *testing.T) {
 		t.Fatalf("waiting run: %+v, %v", runs, err)
 	}
 }
+
+// countingBatches counts the batches a BatchWriter store is given.
+type countingBatches struct {
+	*sqlite.Store
+	mu      sync.Mutex
+	batches []int // records per batch
+}
+
+func (c *countingBatches) WriteBatch(ctx context.Context, b *store.Batch) error {
+	c.mu.Lock()
+	c.batches = append(c.batches, len(b.Records))
+	c.mu.Unlock()
+	return c.Store.WriteBatch(ctx, b)
+}
+
+// TestAsyncDurabilityOneCommitForAFastRun: a run of fast steps in a new
+// thread is written in one transaction with Async: the thread, its
+// records and its run row.
+func TestAsyncDurabilityOneCommitForAFastRun(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "w.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	cs := &countingBatches{Store: st}
+	var keys []string
+	var mu sync.Mutex
+	th := &engine.Threads{Runner: stepRunner(&keys, &mu, nil), Store: cs, Durability: engine.Async}
+	if res, err := th.Run(ctx, load(t, "loop.wf", loopWF), "t", nil, nil, nil); err != nil || res.Status != engine.Completed {
+		t.Fatalf("run: %v, %v", res.Status, err)
+	}
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if len(cs.batches) != 1 || cs.batches[0] != 22 {
+		t.Errorf("batches of %v records; want one of 22", cs.batches)
+	}
+}
