@@ -7,6 +7,14 @@
 //	S2 loop1000:  nodes A and B, A->B, B->A while count < 1000 (each adds 1), then end: cost per node-step.
 //	S3 fanout100: start -> 100 parallel nodes each appending its name -> join -> end.
 //
+// Besides those: BenchmarkS4Checkpointed (S1 with a checkpoint per step,
+// per store and durability), BenchmarkResumeWaiting, BenchmarkWaitingThreads
+// (100,000 threads waiting for a person in one SQLite file: storage and
+// heap per thread, resuming one at random) and BenchmarkLLMBound (1,000
+// concurrent runs of a workflow of LLM calls against the fake Ollama
+// server, over HTTP and in process). The same shapes run against Eino,
+// langgraphgo and LangGraph.js in bench/peers (docs/PERFORMANCE.md).
+//
 // Run them with
 //
 //	go test ./bench -run '^$' -bench . -benchmem
