@@ -114,6 +114,9 @@ func (t *table) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Measured %s by `go run ./cmd/compare%s` (in bench/peers): %d round(s), %s per measurement (S4: %s on a fresh store).\n\n",
 		time.Now().UTC().Format("2006-01-02"), t.flags(), t.cfg.rounds, t.cfg.benchtime, t.cfg.benchtimeFor(harness.S4SQLite))
+	if t.cfg.short {
+		b.WriteString("**-short: one round of a few invocations, to check that every engine runs every shape. These figures are not measurements.**\n\n")
+	}
 	fmt.Fprintf(&b, "Machine: %s, %d cores, %s/%s; %s", cpuModel(), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version())
 	if slices.Contains(t.engines, jsEngine) {
 		fmt.Fprintf(&b, "; node %s", nodeVersion())
