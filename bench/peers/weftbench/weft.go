@@ -217,47 +217,38 @@ func prepareS4(ctx context.Context, s harness.Shape, dir string, d engine.Durabi
 	}, st.Close, nil
 }
 
+// goShape wraps a shape built with the Go API: each invocation starts from
+// the zero state and check judges the state at the end.
+func goShape[S any](c *graph.Compiled[S], err error, check func(S) error) (harness.Run, func() error, error) {
+	if err != nil {
+		return nil, nil, err
+	}
+	return func(ctx context.Context, _ int) error {
+		var zero S
+		out, err := c.Invoke(ctx, zero)
+		if err != nil {
+			return err
+		}
+		return check(out)
+	}, noClose, nil
+}
+
 func prepareGo(ctx context.Context, s harness.Shape, dir string) (harness.Run, func() error, error) {
 	switch s {
 	case harness.S1:
 		c, err := benchshapes.S1Go()
-		if err != nil {
-			return nil, nil, err
-		}
-		return func(ctx context.Context, _ int) error {
-			out, err := c.Invoke(ctx, benchshapes.ChainState{})
-			if err != nil {
-				return err
-			}
-			return wantChain(out.Count, out.Log)
-		}, noClose, nil
+		return goShape(c, err, func(s benchshapes.ChainState) error { return wantChain(s.Count, s.Log) })
 	case harness.S2:
 		c, err := benchshapes.S2Go()
-		if err != nil {
-			return nil, nil, err
-		}
-		return func(ctx context.Context, _ int) error {
-			out, err := c.Invoke(ctx, benchshapes.LoopState{})
-			if err != nil {
-				return err
-			}
-			if out.Count != 1000 {
-				return fmt.Errorf("loop1000: count %d; want 1000", out.Count)
+		return goShape(c, err, func(s benchshapes.LoopState) error {
+			if s.Count != 1000 {
+				return fmt.Errorf("loop1000: count %d; want 1000", s.Count)
 			}
 			return nil
-		}, noClose, nil
+		})
 	case harness.S3:
 		c, err := benchshapes.S3Go()
-		if err != nil {
-			return nil, nil, err
-		}
-		return func(ctx context.Context, _ int) error {
-			out, err := c.Invoke(ctx, benchshapes.FanState{})
-			if err != nil {
-				return err
-			}
-			return wantFan(out.Log)
-		}, noClose, nil
+		return goShape(c, err, func(s benchshapes.FanState) error { return wantFan(s.Log) })
 	case harness.S4Memory, harness.S4SQLite:
 		c, err := benchshapes.S1Go()
 		if err != nil {
