@@ -285,7 +285,7 @@ func (c *Client) encode(req *llm.Request, stream bool) ([]byte, string, *output,
 	}
 	var out *output
 	if len(req.Schema) > 0 {
-		out = &output{name: toolName(req.SchemaName)}
+		out = &output{name: wire.SafeName(req.SchemaName, DefaultOutputTool)}
 		schema := req.Schema
 		if !isObjectSchema(schema) {
 			out.wrapped = true
@@ -311,26 +311,6 @@ func isObjectSchema(s json.RawMessage) bool {
 		Type any `json:"type"`
 	}
 	return json.Unmarshal(s, &v) == nil && v.Type == "object"
-}
-
-// toolName makes a tool name the API accepts: [a-zA-Z0-9_-]{1,64}.
-func toolName(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		if b.Len() >= 64 {
-			break
-		}
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-':
-			b.WriteRune(r)
-		default:
-			b.WriteByte('_')
-		}
-	}
-	if b.Len() == 0 {
-		return DefaultOutputTool
-	}
-	return b.String()
 }
 
 // asObject returns args if it is a JSON object and {} otherwise: a
@@ -406,13 +386,9 @@ func finishReason(stop string, structured bool, calls int) string {
 }
 
 func readWhole(ctx context.Context, body io.Reader, r *llm.Response, out *output) error {
-	b, err := io.ReadAll(body)
+	b, err := wire.ReadBody(provider, ctx, body)
 	if err != nil {
-		if ctx.Err() != nil {
-			return wire.Cancelled(provider, ctx)
-		}
-		return &llm.Error{Provider: provider, Retryable: true, Err: err,
-			Message: fmt.Sprintf("reply cut after %d bytes: %v", len(b), err)}
+		return err
 	}
 	var m messageReply
 	if err := json.Unmarshal(b, &m); err != nil {

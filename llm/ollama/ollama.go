@@ -387,13 +387,9 @@ func (c *Client) Chat(ctx context.Context, req *llm.Request, onChunk func(llm.Ch
 }
 
 func readWhole(ctx context.Context, body io.Reader, out *llm.Response) error {
-	b, err := io.ReadAll(body)
+	b, err := wire.ReadBody(provider, ctx, body)
 	if err != nil {
-		if ctx.Err() != nil {
-			return wire.Cancelled(provider, ctx)
-		}
-		return &llm.Error{Provider: provider, Retryable: true, Err: err,
-			Message: fmt.Sprintf("reply cut after %d bytes: %v", len(b), err)}
+		return err
 	}
 	var r chatResponse
 	if err := json.Unmarshal(b, &r); err != nil {

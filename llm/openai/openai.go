@@ -265,7 +265,7 @@ func (c *Client) encode(req *llm.Request, stream bool) ([]byte, string, error) {
 	}
 	if len(req.Schema) > 0 {
 		w.ResponseFormat = &responseFormat{Type: "json_schema", JSONSchema: jsonSchema{
-			Name: schemaName(req.SchemaName), Schema: req.Schema, Strict: !c.cfg.NonStrict,
+			Name: wire.SafeName(req.SchemaName, "output"), Schema: req.Schema, Strict: !c.cfg.NonStrict,
 		}}
 	}
 	b, err := json.Marshal(w)
@@ -305,26 +305,6 @@ func argsJSON(s string) json.RawMessage {
 	return b
 }
 
-// schemaName makes a name OpenAI accepts: [a-zA-Z0-9_-]{1,64}.
-func schemaName(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		if b.Len() >= 64 {
-			break
-		}
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-':
-			b.WriteRune(r)
-		default:
-			b.WriteByte('_')
-		}
-	}
-	if b.Len() == 0 {
-		return "output"
-	}
-	return b.String()
-}
-
 // Chat sends req to /chat/completions; see llm.Model. Every failure is an
 // *llm.Error, except an error returned by onChunk, which is returned as
 // is.
@@ -358,13 +338,9 @@ func (c *Client) Chat(ctx context.Context, req *llm.Request, onChunk func(llm.Ch
 }
 
 func readWhole(ctx context.Context, body io.Reader, out *llm.Response) error {
-	b, err := io.ReadAll(body)
+	b, err := wire.ReadBody(provider, ctx, body)
 	if err != nil {
-		if ctx.Err() != nil {
-			return wire.Cancelled(provider, ctx)
-		}
-		return &llm.Error{Provider: provider, Retryable: true, Err: err,
-			Message: fmt.Sprintf("reply cut after %d bytes: %v", len(b), err)}
+		return err
 	}
 	var r completion
 	if err := json.Unmarshal(b, &r); err != nil {

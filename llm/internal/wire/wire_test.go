@@ -1,10 +1,16 @@
 package wire
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
+	"io"
 	"math"
 	"strings"
 	"testing"
+	"testing/iotest"
+
+	"github.com/weftlang/weft/llm"
 )
 
 func TestScanner(t *testing.T) {
@@ -169,5 +175,34 @@ func TestReaderReuse(t *testing.T) {
 			t.Fatalf("event %q of %d bytes, %v, first line %d", name, len(data), err, s.First)
 		}
 		s.Release()
+	}
+}
+
+func TestSafeName(t *testing.T) {
+	for in, want := range map[string]string{
+		"answer":                "answer",
+		"my schema/v2":          "my_schema_v2",
+		"":                      "fallback",
+		strings.Repeat("a", 70): strings.Repeat("a", 64),
+	} {
+		if got := SafeName(in, "fallback"); got != want {
+			t.Errorf("SafeName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestReadBodyCut(t *testing.T) {
+	_, err := ReadBody("p", context.Background(), io.MultiReader(strings.NewReader("abc"), iotest.ErrReader(io.ErrUnexpectedEOF)))
+	var le *llm.Error
+	if !errors.As(err, &le) || !le.Retryable || !strings.Contains(le.Message, "after 3 bytes") {
+		t.Errorf("cut body: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := ReadBody("p", ctx, iotest.ErrReader(io.ErrUnexpectedEOF)); !errors.As(err, &le) || le.Retryable {
+		t.Errorf("cancelled: %v", err)
+	}
+	if b, err := ReadBody("p", context.Background(), strings.NewReader("ok")); err != nil || string(b) != "ok" {
+		t.Errorf("whole body: %q, %v", b, err)
 	}
 }
