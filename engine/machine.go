@@ -355,20 +355,16 @@ func newMachine(plan *flow.Plan, params map[string]flow.Value, trace bool, prev 
 		}
 		m.cells[v.Cell] = x
 	}
-	for i := range plan.Vars {
-		v := &plan.Vars[i]
-		u, ok := updates[v.Name]
-		if !ok {
-			continue
-		}
-		if _, err := m.write(m.root, v.Cell, u); err != nil {
-			return nil, &InputError{Param: v.Name, Err: fmt.Errorf("update: %w", err)}
+	for name := range updates {
+		if !slices.ContainsFunc(plan.Vars, func(v flow.PlanVar) bool { return v.Name == name }) {
+			return nil, &InputError{Param: name, Err: fmt.Errorf("update: not a variable of workflow %s", plan.Workflow.Name)}
 		}
 	}
-	if len(updates) > 0 {
-		for name := range updates {
-			if !slices.ContainsFunc(plan.Vars, func(v flow.PlanVar) bool { return v.Name == name }) {
-				return nil, &InputError{Param: name, Err: fmt.Errorf("update: not a variable of workflow %s", plan.Workflow.Name)}
+	for i := range plan.Vars {
+		v := &plan.Vars[i]
+		if u, ok := updates[v.Name]; ok {
+			if _, err := m.write(m.root, v.Cell, u); err != nil {
+				return nil, &InputError{Param: v.Name, Err: fmt.Errorf("update: %w", err)}
 			}
 		}
 	}

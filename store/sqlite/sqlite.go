@@ -308,16 +308,9 @@ func (s *Store) CreateThread(ctx context.Context, t *store.Thread) error {
 	if t == nil || t.ID == "" {
 		return fmt.Errorf("sqlite store: create thread without an ID: %w", store.ErrInvalid)
 	}
-	meta, err := json.Marshal(t.Meta)
+	meta, created, updated, err := threadRow(t, now())
 	if err != nil {
-		return fmt.Errorf("sqlite store: thread %s meta: %w", t.ID, err)
-	}
-	created, updated := t.Created, t.Updated
-	if created.IsZero() {
-		created = now()
-	}
-	if updated.IsZero() {
-		updated = created
+		return err
 	}
 	var res sql.Result
 	err = s.write(ctx, func() (err error) {
@@ -640,6 +633,23 @@ func (s *Store) appendIn(ctx context.Context, tx *sql.Tx, recs []*store.Record, 
 	}
 }
 
+// threadRow returns what a thread's row holds beyond its ID and workflow:
+// its metadata as JSON, and its times with zero ones filled in (created
+// from now, updated from created).
+func threadRow(t *store.Thread, now time.Time) (meta []byte, created, updated time.Time, err error) {
+	if meta, err = json.Marshal(t.Meta); err != nil {
+		return nil, created, updated, fmt.Errorf("sqlite store: thread %s meta: %w", t.ID, err)
+	}
+	created, updated = t.Created, t.Updated
+	if created.IsZero() {
+		created = now
+	}
+	if updated.IsZero() {
+		updated = created
+	}
+	return meta, created, updated, nil
+}
+
 // WriteBatch implements store.BatchWriter: the thread (unless it
 // exists), the records and the run, in one transaction.
 func (s *Store) WriteBatch(ctx context.Context, b *store.Batch) error {
@@ -658,15 +668,8 @@ func (s *Store) WriteBatch(ctx context.Context, b *store.Batch) error {
 	)
 	if th := b.Thread; th != nil {
 		var err error
-		if meta, err = json.Marshal(th.Meta); err != nil {
-			return fmt.Errorf("sqlite store: thread %s meta: %w", th.ID, err)
-		}
-		created, updated = th.Created, th.Updated
-		if created.IsZero() {
-			created = t
-		}
-		if updated.IsZero() {
-			updated = created
+		if meta, created, updated, err = threadRow(th, t); err != nil {
+			return err
 		}
 	}
 	run := b.Run

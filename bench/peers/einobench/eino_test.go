@@ -75,7 +75,7 @@ func TestS4SQLiteUnsupported(t *testing.T) {
 }
 
 func BenchmarkShapes(b *testing.B) {
-	for _, s := range harness.Shapes {
+	for _, s := range harness.Shapes() {
 		b.Run(string(s), func(b *testing.B) {
 			run, closeFn, err := Engine().Prepare(context.Background(), s, b.TempDir())
 			if errors.Is(err, harness.ErrUnsupported) {

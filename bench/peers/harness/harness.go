@@ -33,8 +33,8 @@ const (
 	S4SQLite Shape = "S4sqlite"
 )
 
-// Shapes lists every shape in the order the table prints them.
-var Shapes = []Shape{S1, S2, S3, S4Memory, S4SQLite}
+// Shapes returns every shape, in the order the table prints them.
+func Shapes() []Shape { return []Shape{S1, S2, S3, S4Memory, S4SQLite} }
 
 // Steps returns the node-steps one invocation of s runs: the unit of the
 // per-step figures.

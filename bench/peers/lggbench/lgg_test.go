@@ -127,7 +127,7 @@ func countOf(st any) int {
 
 // BenchmarkShapes measures one invocation of each shape, prepared once.
 func BenchmarkShapes(b *testing.B) {
-	for _, s := range harness.Shapes {
+	for _, s := range harness.Shapes() {
 		b.Run(string(s), func(b *testing.B) {
 			run := prepareShape(b, s)
 			ctx := context.Background()

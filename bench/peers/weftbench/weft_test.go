@@ -12,7 +12,7 @@ import (
 func TestShapes(t *testing.T) {
 	ctx := context.Background()
 	for _, e := range []harness.Engine{WF(), Go(), WFSync()} {
-		for _, s := range harness.Shapes {
+		for _, s := range harness.Shapes() {
 			t.Run(e.Name+"/"+string(s), func(t *testing.T) {
 				run, closeFn, err := e.Prepare(ctx, s, t.TempDir())
 				if errors.Is(err, harness.ErrUnsupported) {

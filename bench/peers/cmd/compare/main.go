@@ -121,7 +121,7 @@ func main() {
 			cfg.shapes = append(cfg.shapes, harness.Shape(s))
 		}
 	} else {
-		cfg.shapes = harness.Shapes
+		cfg.shapes = harness.Shapes()
 	}
 	if engines != "" {
 		cfg.engines = strings.Split(engines, ",")
