@@ -29,7 +29,8 @@ type Binder struct {
 	// MaxRepairs bounds the re-asks after a reply that breaks the
 	// output schema (0: structured.DefaultMaxRepairs).
 	MaxRepairs int
-	// Tools holds the tools LLM bindings may name in `tools: [...]`.
+	// Tools holds the tools LLM bindings may name in `tools: [...]` and
+	// TOOL bindings in `tool: "name"`.
 	Tools *tool.Registry
 	// HTTPClient sends the requests of HTTP bindings. Nil means a shared
 	// client with the default transport's connection timeouts; each
@@ -42,10 +43,14 @@ type Binder struct {
 
 // Bind makes the implementation of a binding: an LLM call for LLM
 // bindings, a request with HTTPClient for HTTP ones (see HTTPAction), a
-// question for HUMAN ones.
+// call of the tool it names from Tools for other TOOL ones (see
+// ToolAction), a question for HUMAN ones.
 func (b *Binder) Bind(bd *flow.Binding) (engine.Action, error) {
 	if IsHTTP(bd) {
 		return NewHTTP(bd, b.HTTPClient)
+	}
+	if bd.Type == flow.Tool {
+		return b.bindTool(bd)
 	}
 	if bd.Type != flow.LLM {
 		return Bind(bd)
