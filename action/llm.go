@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 
@@ -276,4 +277,34 @@ func usageValue(u llm.Usage) flow.Value {
 		"input_tokens":  flow.IntValue(int64(u.InputTokens)),
 		"output_tokens": flow.IntValue(int64(u.OutputTokens)),
 	})
+}
+
+// TemplateReads returns the names the templates of an LLM binding read:
+// the placeholders of its prompt and system message, in order, each once.
+// It is flow.CompileOptions.BindingReads for workflows whose LLM actions
+// are bound in source: a prompt may then read any value in the calling
+// node's scope ({{input_text}}, {{retrieve.query}}, a variable) without
+// the node declaring it as an input. Other bindings, and templates that do
+// not parse (Bind reports those), read nothing.
+func TemplateReads(b *flow.Binding) []string {
+	if b == nil || b.Type != flow.LLM {
+		return nil
+	}
+	var names []string
+	for _, key := range []string{"system", "prompt"} {
+		v := b.Config[key]
+		if v.Kind() != flow.KindString {
+			continue
+		}
+		t, err := prompt.Parse(v.Str())
+		if err != nil {
+			continue
+		}
+		for _, n := range t.Names() {
+			if !slices.Contains(names, n) {
+				names = append(names, n)
+			}
+		}
+	}
+	return names
 }

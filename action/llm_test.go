@@ -260,3 +260,72 @@ workflow Convert {
 		t.Errorf("binding a missing tool: %v", err)
 	}
 }
+
+// TestPromptReadsValuesInScope: with TemplateReads as the compiler's
+// BindingReads, a prompt reads values its node does not declare: the
+// workflow input, another node's field, a variable.
+func TestPromptReadsValuesInScope(t *testing.T) {
+	const src = `
+action judge {
+  type: LLM
+  prompt: "Q={{input_text}} asked={{classify.input_text}} n={{tries}} text={{text}}"
+}
+workflow Reads {
+  variables {
+    tries: Int = 2
+  }
+  nodes {
+    node classify {
+      type: FUNCTION
+      action: "noop"
+      outputs {
+        ok: Bool
+      }
+    }
+    node check {
+      type: LLM
+      action: "judge"
+      inputs {
+        text: "chunk"
+      }
+      outputs {
+        verdict: String
+      }
+    }
+  }
+  edges {
+    edge { from: classify; to: check }
+  }
+  initial: classify
+  finals: [ check ]
+}
+`
+	m, ds := lang.LoadSource("reads.wf", []byte(src), nil)
+	if ds.HasErrors() {
+		t.Fatal(ds)
+	}
+	reg := engine.NewRegistry()
+	reg.Replace("noop", engine.Func(func(context.Context, map[string]flow.Value) (map[string]flow.Value, error) {
+		return map[string]flow.Value{"ok": flow.BoolValue(true)}, nil
+	}))
+	plan, ds := flow.Compile(m.Main(), &flow.CompileOptions{HasAction: reg.Has, BindingReads: action.TemplateReads})
+	if ds.HasErrors() {
+		t.Fatal(ds)
+	}
+	model := &scripted{replies: []string{"fine"}}
+	b := &action.Binder{Default: "fake:x", Open: func(string) (llm.Model, error) { return model, nil }}
+	res, err := (&engine.Runner{Registry: reg, Bind: b.Bind}).Run(context.Background(), plan,
+		map[string]flow.Value{"input_text": flow.StringValue("revenue?")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Output("verdict").Str() != "fine" {
+		t.Errorf("verdict = %v", res.Output("verdict"))
+	}
+	if got := model.reqs[0].Messages[0].Content; got != "Q=revenue? asked=revenue? n=2 text=chunk" {
+		t.Errorf("prompt = %q", got)
+	}
+	if got := action.TemplateReads(m.Main().Binding("judge")); strings.Join(got, ",") != "input_text,classify.input_text,tries,text" {
+		t.Errorf("TemplateReads = %q", got)
+	}
+}

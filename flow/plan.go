@@ -117,6 +117,16 @@ type CompileOptions struct {
 	// Functions adds expression functions to the built-in ones (a
 	// built-in of the same name wins).
 	Functions map[string]*ExprFunc
+	// BindingReads returns the names a binding's templates read: the
+	// placeholders of an LLM prompt, such as "question" or
+	// "retrieve.query". A name that a node calling the binding does not
+	// declare as an input (nor as an output) becomes an implicit input of
+	// that node, evaluated in the node's scope as if it were declared
+	// `name: name`, so a prompt can read the run's values (input_text, a
+	// variable, another node's field) without the node passing them. A
+	// name that resolves to nothing is an error at the binding's position.
+	// Nil adds no inputs.
+	BindingReads func(b *Binding) []string
 }
 
 // Compile checks w and compiles it into a Plan. It returns every problem it
@@ -148,8 +158,9 @@ type planner struct {
 	p       *Plan
 	diags   Diagnostics
 	nodeIdx map[string]int
-	names   map[string]int // variable, parameter and slot names -> cell
-	outer   []*Workflow    // the workflows this one is a subworkflow of
+	names   map[string]int               // variable, parameter and slot names -> cell
+	outer   []*Workflow                  // the workflows this one is a subworkflow of
+	reads   map[*PlanNode]map[string]Pos // implicit inputs read by bindings' templates (addReads), and where
 }
 
 func (c *planner) errorf(at Pos, code, format string, args ...any) {
@@ -282,6 +293,7 @@ func (c *planner) compile() {
 			seen[in.Name] = true
 			pn.Inputs = append(pn.Inputs, PlanInput{Name: in.Name, Cell: c.cell(Cell{Name: n.Name + "." + in.Name, Kind: CellInput, Type: TAny, Node: i})})
 		}
+		c.addReads(pn, seen)
 		outSeen := map[string]bool{}
 		for _, out := range n.Outputs {
 			if outSeen[out.Name] {
@@ -508,7 +520,51 @@ func (c *planner) inputExpr(pn *PlanNode, name string) (Expr, Pos) {
 	if !found && name == InputText {
 		e = &Ident{At: n.Pos, Name: InputText}
 	}
+	if at2, ok := c.reads[pn][name]; ok && !found {
+		e, at = dotted(name, at2), at2
+	}
 	return e, at
+}
+
+// addReads adds to pn the implicit inputs its binding's templates read
+// (CompileOptions.BindingReads); declared holds the node's inputs.
+func (c *planner) addReads(pn *PlanNode, declared map[string]bool) {
+	n := pn.Node
+	if c.opts.BindingReads == nil || n.Action == "" {
+		return
+	}
+	b := c.w.Binding(n.Action)
+	if b == nil {
+		return
+	}
+	at := b.Pos
+	if p, ok := b.ConfigPos["prompt"]; ok {
+		at = p
+	}
+	for _, name := range c.opts.BindingReads(b) {
+		if name == "" || declared[name] || slices.ContainsFunc(n.Outputs, func(o *Field) bool { return o.Name == name }) {
+			continue
+		}
+		declared[name] = true
+		if c.reads == nil {
+			c.reads = map[*PlanNode]map[string]Pos{}
+		}
+		if c.reads[pn] == nil {
+			c.reads[pn] = map[string]Pos{}
+		}
+		c.reads[pn][name] = at
+		pn.Inputs = append(pn.Inputs, PlanInput{Name: name, Cell: c.cell(Cell{Name: n.Name + "." + name, Kind: CellInput, Type: TAny, Node: pn.Index})})
+	}
+}
+
+// dotted returns the expression of a dotted name: a.b.c is a.b's field c.
+func dotted(name string, at Pos) Expr {
+	parts := strings.Split(name, ".")
+	var e Expr = &Ident{At: at, Name: parts[0]}
+	for _, p := range parts[1:] {
+		e = &Selector{At: at, X: e, Name: p}
+	}
+	return e
 }
 
 func (c *planner) compileVars() {
@@ -575,7 +631,11 @@ func (c *planner) compileNodes() {
 				c.errorf(at, "syntax", "node %s: input %s has no value", n.Name, in.Name)
 				continue
 			}
-			in.Prog = c.expr(e, c.scope(-1, false, pn.Index), Type{}, "node "+n.Name+", input "+in.Name)
+			what := "node " + n.Name + ", input " + in.Name
+			if _, implicit := c.reads[pn][in.Name]; implicit {
+				what = "node " + n.Name + ", {{" + in.Name + "}} in the prompt of action " + n.Action
+			}
+			in.Prog = c.expr(e, c.scope(-1, false, pn.Index), Type{}, what)
 			if in.Prog != nil {
 				c.p.Cells[in.Cell].Type = in.Prog.Type
 			}

@@ -122,7 +122,7 @@ func validateFile(path string, hasAction func(string) bool, show func(flow.Diagn
 	nodes, edges := 0, 0
 	if !ds.HasErrors() {
 		for _, w := range m.Workflows {
-			_, cds := flow.Compile(w, &flow.CompileOptions{HasAction: hasAction, Functions: fns})
+			_, cds := flow.Compile(w, &flow.CompileOptions{HasAction: hasAction, Functions: fns, BindingReads: action.TemplateReads})
 			ds = append(ds, cds...)
 			if w.Pos.File == path || w.Pos.File == "" {
 				nodes += len(w.Nodes)
