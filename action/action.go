@@ -6,8 +6,10 @@
 package action
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/weftlang/weft/engine"
 	"github.com/weftlang/weft/flow"
@@ -17,12 +19,37 @@ import (
 // with its "question" input until a person answers.
 const AskUser = "ask_user"
 
-// Register adds the built-in actions to reg. A name reg already holds is
-// left alone, so a caller's own implementation wins.
+// Pass is the name of the built-in action that copies each input to the
+// output of the same name: for nodes that only route, gather values into a
+// final node's outputs, or carry an edge's updates.
+const Pass = "pass"
+
+// Register adds the built-in actions (ask_user, pass) to reg. A name reg
+// already holds is left alone, so a caller's own implementation wins.
 func Register(reg *engine.Registry) {
 	if !reg.Has(AskUser) {
 		reg.Replace(AskUser, engine.Ask())
 	}
+	if !reg.Has(Pass) {
+		reg.Replace(Pass, engine.ActionFunc(pass))
+	}
+}
+
+// pass sets every output from the input of its name; an output without
+// one is an error naming it.
+func pass(_ context.Context, c *engine.Call) error {
+	for i, o := range c.Node.Outputs {
+		v := c.Input(o.Name)
+		if v.IsNull() && !slices.ContainsFunc(c.Node.Inputs, func(in flow.PlanInput) bool { return in.Name == o.Name }) {
+			return fmt.Errorf("pass: node %s has no input %q for its output %q", c.Node.Name, o.Name, o.Name)
+		}
+		cv, err := flow.Conform(v, o.Type)
+		if err != nil {
+			return fmt.Errorf("pass: node %s, output %s: %w", c.Node.Name, o.Name, err)
+		}
+		c.Outputs[i] = cv
+	}
+	return nil
 }
 
 // ErrNoProvider is returned for LLM bindings when no model provider is

@@ -96,3 +96,32 @@ func TestTokensFunction(t *testing.T) {
 		t.Errorf("tokens(\"hello world\") = %v, want 2", n)
 	}
 }
+
+func TestPassCopiesInputsToOutputs(t *testing.T) {
+	reg := engine.NewRegistry()
+	action.Register(reg)
+	a, ok := reg.Lookup(action.Pass)
+	if !ok {
+		t.Fatal("Register did not add pass")
+	}
+	pn := &flow.PlanNode{Name: "collect",
+		Inputs:  []flow.PlanInput{{Name: "n"}, {Name: "s"}, {Name: "extra"}},
+		Outputs: []flow.PlanOutput{{Name: "n", Type: flow.TFloat}, {Name: "s", Type: flow.TString}}}
+	c := &engine.Call{Node: pn, Inputs: []flow.Value{flow.IntValue(2), flow.StringValue("x"), flow.Null}, Outputs: make([]flow.Value, 2)}
+	if err := a.Run(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+	if c.Outputs[0].Kind() != flow.KindFloat || c.Outputs[0].Float() != 2 || c.Outputs[1].Str() != "x" {
+		t.Errorf("outputs = %v", c.Outputs)
+	}
+	pn.Outputs = append(pn.Outputs, flow.PlanOutput{Name: "missing", Type: flow.TString})
+	c.Outputs = make([]flow.Value, 3)
+	if err := a.Run(context.Background(), c); err == nil || !strings.Contains(err.Error(), `no input "missing"`) {
+		t.Errorf("missing input: err = %v", err)
+	}
+	pn.Outputs = []flow.PlanOutput{{Name: "s", Type: flow.TInt}}
+	c.Outputs = make([]flow.Value, 1)
+	if err := a.Run(context.Background(), c); err == nil || !strings.Contains(err.Error(), "output s") {
+		t.Errorf("wrong type: err = %v", err)
+	}
+}
