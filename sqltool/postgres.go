@@ -1,0 +1,307 @@
+package sqltool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// pgGrace is how much longer than statement_timeout a PostgreSQL query's
+// context lasts, so that the server's own timeout usually fires first and
+// the connection survives.
+const pgGrace = time.Second
+
+// pgEngine runs queries on PostgreSQL, each in a read-only transaction that
+// is rolled back.
+type pgEngine struct {
+	pool *pgxpool.Pool
+}
+
+// openPostgres connects to dsn. Sessions default to read-only
+// transactions and to statement_timeout = the time limit.
+func openPostgres(ctx context.Context, dsn string, o Options) (*pgEngine, error) {
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("sqltool: parsing the PostgreSQL URL: %w", err)
+	}
+	rp := cfg.ConnConfig.RuntimeParams
+	rp["default_transaction_read_only"] = "on"
+	rp["statement_timeout"] = strconv.FormatInt(timeoutMillis(o.Timeout), 10)
+	// Text results in a known shape: ISO dates, floats that round-trip.
+	for k, v := range map[string]string{"application_name": "weft-sqltool", "DateStyle": "ISO, YMD", "extra_float_digits": "3"} {
+		if rp[k] == "" {
+			rp[k] = v
+		}
+	}
+	// A cancelled context sends the server a cancel request, so that an
+	// abandoned query stops running there too, and closes the connection
+	// only if the server does not answer within a second.
+	cfg.ConnConfig.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {
+		return &pgconn.CancelRequestContextWatcherHandler{Conn: c, DeadlineDelay: time.Second}
+	}
+	cctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
+	pool, err := pgxpool.NewWithConfig(cctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("sqltool: connecting to PostgreSQL: %w", err)
+	}
+	if err := pool.Ping(cctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("sqltool: connecting to PostgreSQL: %w", err)
+	}
+	return &pgEngine{pool: pool}, nil
+}
+
+func (p *pgEngine) close() error {
+	p.pool.Close()
+	return nil
+}
+
+// timeoutMillis returns d in whole milliseconds, at least 1 (0 would turn
+// statement_timeout off).
+func timeoutMillis(d time.Duration) int64 {
+	return max(d.Milliseconds(), 1)
+}
+
+// readOnly runs fn in a BEGIN READ ONLY transaction with SET LOCAL
+// statement_timeout, and rolls it back whatever happens.
+func (p *pgEngine) readOnly(ctx context.Context, limit time.Duration, fn func(pgx.Tx) error) error {
+	tx, err := p.pool.BeginTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = tx.Rollback(rctx) // read-only: nothing to keep; errors mean the connection is gone
+	}()
+	if _, err := tx.Exec(ctx, "SET LOCAL statement_timeout = "+strconv.FormatInt(timeoutMillis(limit), 10)); err != nil {
+		return err
+	}
+	return fn(tx)
+}
+
+// isStatementTimeout reports whether err is PostgreSQL's statement_timeout
+// cancellation.
+func isStatementTimeout(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "57014" && strings.Contains(pe.Message, "statement timeout")
+}
+
+func (p *pgEngine) query(ctx context.Context, stmt string, maxRows int, limit time.Duration) (*Result, error) {
+	qctx, cancel := context.WithTimeout(ctx, limit+pgGrace)
+	defer cancel()
+	var res *Result
+	err := p.readOnly(qctx, limit, func(tx pgx.Tx) error {
+		// rctx lets a truncated result be abandoned rather than drained:
+		// cancelling it sends the server a cancel request.
+		rctx, rcancel := context.WithCancel(qctx)
+		defer rcancel()
+		// The extended protocol (DescribeExec) refuses several statements
+		// in one string; text results are PostgreSQL's own rendering.
+		rows, err := tx.Query(rctx, stmt, pgx.QueryExecModeDescribeExec, pgx.QueryResultFormats{pgx.TextFormatCode})
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		fields := rows.FieldDescriptions()
+		r := &Result{Columns: make([]string, len(fields)), Rows: [][]any{}}
+		for i, f := range fields {
+			r.Columns[i] = f.Name
+		}
+		for rows.Next() {
+			if len(r.Rows) == maxRows {
+				r.Truncated = true
+				rcancel()
+				res = r
+				return nil
+			}
+			raw := rows.RawValues()
+			row := make([]any, len(fields))
+			for i, f := range fields {
+				row[i] = pgValue(f.DataTypeOID, raw[i])
+			}
+			r.Rows = append(r.Rows, row)
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		res = r
+		return nil
+	})
+	if err != nil {
+		if isStatementTimeout(err) && ctx.Err() == nil {
+			return nil, &QueryError{SQL: stmt, Err: &limitError{limit: limit, err: err}}
+		}
+		return nil, stopped(ctx, qctx, stmt, limit, err)
+	}
+	return res, nil
+}
+
+// pgValue converts a value in PostgreSQL's text format to a Result value:
+// integers to int64, floats to float64, numeric to int64 when integral and
+// small enough or else float64, booleans to bool, anything else to its
+// text.
+func pgValue(oid uint32, raw []byte) any {
+	if raw == nil {
+		return nil
+	}
+	s := string(raw)
+	switch oid {
+	case pgtype.Int2OID, pgtype.Int4OID, pgtype.Int8OID, pgtype.OIDOID:
+		if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+			return n
+		}
+	case pgtype.Float4OID, pgtype.Float8OID:
+		if f, err := strconv.ParseFloat(s, 64); err == nil {
+			return finite(f)
+		}
+	case pgtype.NumericOID:
+		if !strings.ContainsAny(s, ".eE") {
+			if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+				return n
+			}
+		}
+		if f, err := strconv.ParseFloat(s, 64); err == nil {
+			return finite(f)
+		}
+	case pgtype.BoolOID:
+		return s == "t"
+	}
+	return s
+}
+
+func (p *pgEngine) tables(ctx context.Context, limit time.Duration) ([]Table, error) {
+	qctx, cancel := context.WithTimeout(ctx, limit+pgGrace)
+	defer cancel()
+	var out []Table
+	err := p.readOnly(qctx, limit, func(tx pgx.Tx) error {
+		var err error
+		out, err = pgCatalog(qctx, tx)
+		return err
+	})
+	if err != nil {
+		return nil, stopped(ctx, qctx, "(catalog queries)", limit, err)
+	}
+	for i := range out {
+		t := &out[i]
+		name := pgx.Identifier{t.Schema, t.Name}.Sanitize()
+		if !t.View {
+			cnt, err := p.query(ctx, "SELECT count(*) FROM "+name, 1, limit)
+			if err != nil {
+				return nil, err
+			}
+			if len(cnt.Rows) == 1 {
+				t.RowCount = asInt(cnt.Rows[0][0])
+			}
+		}
+		sample, err := p.query(ctx, fmt.Sprintf("SELECT * FROM %s LIMIT %d", name, sampleRows), sampleRows, limit)
+		if err != nil {
+			return nil, err
+		}
+		addSamples(t, sample)
+	}
+	return out, nil
+}
+
+// pgCatalog reads the tables and views the role may read outside the
+// system schemas, with their columns, primary and foreign keys.
+func pgCatalog(ctx context.Context, tx pgx.Tx) ([]Table, error) {
+	rows, err := tx.Query(ctx, `
+		SELECT c.oid, n.nspname, c.relname, c.relkind IN ('v', 'm')
+		FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+		WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f') AND NOT c.relispartition
+		  AND n.nspname NOT IN ('pg_catalog', 'information_schema')
+		  AND n.nspname NOT LIKE 'pg\_toast%' AND n.nspname NOT LIKE 'pg\_temp%'
+		  AND has_table_privilege(c.oid, 'SELECT')
+		ORDER BY n.nspname, c.relname`)
+	if err != nil {
+		return nil, err
+	}
+	var out []Table
+	var oids []uint32
+	byOID := map[uint32]int{}
+	for rows.Next() {
+		var oid uint32
+		t := Table{RowCount: -1}
+		if err := rows.Scan(&oid, &t.Schema, &t.Name, &t.View); err != nil {
+			return nil, err
+		}
+		byOID[oid] = len(out)
+		oids = append(oids, oid)
+		out = append(out, t)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if len(out) == 0 {
+		return out, nil
+	}
+
+	rows, err = tx.Query(ctx, `
+		SELECT a.attrelid, a.attname, pg_catalog.format_type(a.atttypid, a.atttypmod), a.attnotnull
+		FROM pg_catalog.pg_attribute a
+		WHERE a.attrelid = ANY($1) AND a.attnum > 0 AND NOT a.attisdropped
+		ORDER BY a.attrelid, a.attnum`, oids)
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var oid uint32
+		var c Column
+		if err := rows.Scan(&oid, &c.Name, &c.Type, &c.NotNull); err != nil {
+			return nil, err
+		}
+		if i, ok := byOID[oid]; ok {
+			out[i].Columns = append(out[i].Columns, c)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+
+	rows, err = tx.Query(ctx, `
+		SELECT con.conrelid, con.contype::text,
+		  ARRAY(SELECT a.attname::text FROM unnest(con.conkey) WITH ORDINALITY k(num, ord)
+		        JOIN pg_catalog.pg_attribute a ON a.attrelid = con.conrelid AND a.attnum = k.num ORDER BY k.ord),
+		  COALESCE(fn.nspname::text, ''), COALESCE(fc.relname::text, ''),
+		  ARRAY(SELECT a.attname::text FROM unnest(con.confkey) WITH ORDINALITY k(num, ord)
+		        JOIN pg_catalog.pg_attribute a ON a.attrelid = con.confrelid AND a.attnum = k.num ORDER BY k.ord)
+		FROM pg_catalog.pg_constraint con
+		LEFT JOIN pg_catalog.pg_class fc ON fc.oid = con.confrelid
+		LEFT JOIN pg_catalog.pg_namespace fn ON fn.oid = fc.relnamespace
+		WHERE con.conrelid = ANY($1) AND con.contype IN ('p', 'f')
+		ORDER BY con.conrelid, con.contype DESC, con.conname`, oids)
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var oid uint32
+		var kind string
+		var cols, refCols []string
+		var fk ForeignKey
+		if err := rows.Scan(&oid, &kind, &cols, &fk.RefSchema, &fk.RefTable, &refCols); err != nil {
+			return nil, err
+		}
+		i, ok := byOID[oid]
+		if !ok {
+			continue
+		}
+		if kind == "p" {
+			out[i].PrimaryKey = cols
+			continue
+		}
+		fk.Columns, fk.RefColumns = cols, refCols
+		out[i].ForeignKeys = append(out[i].ForeignKeys, fk)
+	}
+	return out, rows.Err()
+}

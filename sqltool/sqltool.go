@@ -1,0 +1,290 @@
+// Package sqltool is the SQL tool of a text-to-SQL analytics agent: a
+// language model writes SQL, Query runs it read-only against SQLite or
+// PostgreSQL and returns the rows, or the database's own error text so the
+// model can repair the query; Schema describes the database for the
+// model's prompt.
+//
+// Queries are read-only by construction, with several independent layers:
+//
+//   - A small SQL lexer of the package's own (string literals, quoted
+//     identifiers, comments, PostgreSQL dollar quotes) refuses anything but
+//     exactly one statement starting with SELECT, WITH, VALUES or EXPLAIN,
+//     any write keyword anywhere in it (INSERT, UPDATE, DELETE, REPLACE,
+//     INTO, CREATE, DROP, ALTER, ATTACH, DETACH, PRAGMA, VACUUM, ...), and
+//     calls to functions that reach outside the database. See Check.
+//   - SQLite databases are opened with mode=ro, so every write fails with
+//     SQLITE_READONLY, and with PRAGMA query_only=ON and defensive mode on
+//     every connection.
+//   - On PostgreSQL every query runs in its own BEGIN READ ONLY
+//     transaction with SET LOCAL statement_timeout, and is always rolled
+//     back; sessions default to read-only transactions too; queries go
+//     through the extended protocol, which refuses several statements in
+//     one string. In production, also connect as a role that has only
+//     SELECT privileges (and is not a superuser): the role is the real
+//     security boundary, the checks here are defence in depth.
+//
+// Refusals are *RefusedError and database errors *QueryError; both are
+// found with errors.As, and their messages are meant to be shown to the
+// model so it can write a better query.
+package sqltool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// The dialects Open supports, as returned by DB.Dialect and accepted by
+// Check.
+const (
+	SQLite     = "sqlite"
+	PostgreSQL = "postgres"
+)
+
+// Defaults for Options.
+const (
+	DefaultMaxRows = 1000
+	DefaultTimeout = 30 * time.Second
+)
+
+// Options tune a DB. The zero value, like a nil *Options, gives the
+// defaults.
+type Options struct {
+	// MaxRows is the most rows Query returns; further rows are not read
+	// and the Result is marked Truncated. Zero or less means
+	// DefaultMaxRows.
+	MaxRows int
+	// Timeout bounds each query (and each of the queries Schema and
+	// Tables run). Zero or less means DefaultTimeout.
+	Timeout time.Duration
+}
+
+// withDefaults returns o with zero fields set to their defaults.
+func (o *Options) withDefaults() Options {
+	var r Options
+	if o != nil {
+		r = *o
+	}
+	if r.MaxRows <= 0 {
+		r.MaxRows = DefaultMaxRows
+	}
+	if r.Timeout <= 0 {
+		r.Timeout = DefaultTimeout
+	}
+	return r
+}
+
+// Result is the outcome of a query.
+type Result struct {
+	// Columns are the names of the result's columns, in order.
+	Columns []string `json:"columns"`
+	// Rows hold the values, one slice per row, each JSON-friendly: int64,
+	// float64, string, bool or nil. Blobs are returned as strings, dates
+	// and times as text ("2009-01-01 00:00:00"), and other PostgreSQL
+	// types (numeric aside) in PostgreSQL's text form.
+	Rows [][]any `json:"rows"`
+	// Truncated is set when the query had more than MaxRows rows.
+	Truncated bool `json:"truncated,omitempty"`
+}
+
+// RefusedError reports SQL that Query refused to run because it is not a
+// single read-only query.
+type RefusedError struct {
+	SQL    string // the SQL as given
+	Reason string // why it was refused, phrased for the model that wrote it
+}
+
+// Error returns the reason, prefixed with "query refused: ".
+func (e *RefusedError) Error() string { return "query refused: " + e.Reason }
+
+// QueryError reports a query the database failed to run.
+type QueryError struct {
+	SQL string // the statement sent to the database
+	Err error  // the database's error
+}
+
+// Error returns the database's own error text, which is what a model
+// needs to repair the query.
+func (e *QueryError) Error() string {
+	if e.Err == nil {
+		return "query failed"
+	}
+	return e.Err.Error()
+}
+
+// Unwrap returns the database's error.
+func (e *QueryError) Unwrap() error { return e.Err }
+
+// limitError reports a query stopped because it ran longer than the time
+// limit; it matches context.DeadlineExceeded with errors.Is.
+type limitError struct {
+	limit time.Duration
+	err   error // the database's report of the cancellation, if any
+}
+
+func (e *limitError) Error() string {
+	msg := fmt.Sprintf("query stopped: it ran longer than the time limit of %s; simplify it or add filters", e.limit)
+	if e.err != nil && !errors.Is(e.err, context.DeadlineExceeded) {
+		msg += " (" + e.err.Error() + ")"
+	}
+	return msg
+}
+
+func (e *limitError) Unwrap() []error {
+	if e.err == nil {
+		return []error{context.DeadlineExceeded}
+	}
+	return []error{context.DeadlineExceeded, e.err}
+}
+
+// Table describes a table or view.
+type Table struct {
+	Schema      string       // the PostgreSQL schema; "" for SQLite
+	Name        string       // the table's name
+	View        bool         // a view rather than a table
+	Columns     []Column     // in declaration order
+	PrimaryKey  []string     // the primary key's columns, in key order
+	ForeignKeys []ForeignKey // in a stable order
+	RowCount    int64        // the number of rows; -1 for views (not counted)
+}
+
+// Column describes a column of a Table.
+type Column struct {
+	Name    string   // the column's name
+	Type    string   // the declared type, e.g. "NVARCHAR(160)" or "character varying(160)"
+	NotNull bool     // declared NOT NULL
+	Samples []string // a few distinct non-null values from the first rows, shortened
+}
+
+// ForeignKey describes a foreign key of a Table.
+type ForeignKey struct {
+	Columns    []string // the referencing columns
+	RefSchema  string   // the referenced table's schema ("" for SQLite)
+	RefTable   string   // the referenced table
+	RefColumns []string // the referenced columns; may be empty in SQLite (the primary key)
+}
+
+// engine is what a DB needs from each database.
+type engine interface {
+	query(ctx context.Context, stmt string, maxRows int, limit time.Duration) (*Result, error)
+	tables(ctx context.Context, limit time.Duration) ([]Table, error)
+	close() error
+}
+
+// DB is a database opened for read-only queries. It is safe for concurrent
+// use.
+type DB struct {
+	dialect string
+	opts    Options
+	eng     engine
+}
+
+// Open opens the database named by dsn: a postgres:// or postgresql:// URL
+// (any URL pgx accepts), or else a SQLite database file, as a path (taken
+// literally) or a file: URI (which may carry SQLite URI parameters), opened
+// read-only; a missing file is an error, never created. A nil opts gives
+// the defaults.
+func Open(ctx context.Context, dsn string, opts *Options) (*DB, error) {
+	o := opts.withDefaults()
+	db := &DB{opts: o}
+	var err error
+	if lower := strings.ToLower(dsn); strings.HasPrefix(lower, "postgres://") || strings.HasPrefix(lower, "postgresql://") {
+		db.dialect = PostgreSQL
+		db.eng, err = openPostgres(ctx, dsn, o)
+	} else {
+		db.dialect = SQLite
+		db.eng, err = openSQLite(ctx, dsn, o)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return db, nil
+}
+
+// Close closes the database.
+func (db *DB) Close() error {
+	if db == nil || db.eng == nil {
+		return nil
+	}
+	return db.eng.close()
+}
+
+// Dialect returns SQLite or PostgreSQL.
+func (db *DB) Dialect() string {
+	if db == nil {
+		return ""
+	}
+	return db.dialect
+}
+
+// Options returns the options in effect, defaults filled in.
+func (db *DB) Options() Options {
+	if db == nil {
+		return Options{}
+	}
+	return db.opts
+}
+
+// Query runs one read-only statement and returns at most MaxRows rows. SQL
+// that is not a single read-only query is refused with a *RefusedError
+// without reaching the database; a failure in the database is a
+// *QueryError carrying the database's own message. A query running longer
+// than Timeout, or past ctx's deadline, is stopped and reported as a
+// *QueryError that matches context.DeadlineExceeded.
+func (db *DB) Query(ctx context.Context, sql string) (*Result, error) {
+	if db == nil || db.eng == nil {
+		return nil, errors.New("sqltool: Query on a nil DB")
+	}
+	stmt, refused := check(db.dialect, sql)
+	if refused != nil {
+		return nil, refused
+	}
+	return db.eng.query(ctx, stmt, db.opts.MaxRows, db.opts.Timeout)
+}
+
+// queryUnchecked runs sql without the lexer's check, for tests of the
+// database-side layers.
+func (db *DB) queryUnchecked(ctx context.Context, sql string) (*Result, error) {
+	return db.eng.query(ctx, sql, db.opts.MaxRows, db.opts.Timeout)
+}
+
+// Tables describes the database's tables and views (for PostgreSQL, those
+// outside the system schemas that the role may read), in name order, with
+// their columns, keys, row counts and a few sample values. Row counts are
+// exact (count(*)), which on very large tables takes time; each query is
+// bounded by Timeout.
+func (db *DB) Tables(ctx context.Context) ([]Table, error) {
+	if db == nil || db.eng == nil {
+		return nil, errors.New("sqltool: Tables on a nil DB")
+	}
+	return db.eng.tables(ctx, db.opts.Timeout)
+}
+
+// Schema returns a compact description of the database for a model's
+// prompt: one CREATE TABLE-like block per table with the column types,
+// NOT NULL, primary and foreign keys, the row count and a few sample
+// values per column as comments.
+func (db *DB) Schema(ctx context.Context) (string, error) {
+	ts, err := db.Tables(ctx)
+	if err != nil {
+		return "", err
+	}
+	return FormatSchema(db.dialect, ts), nil
+}
+
+// stopped turns err, from a query run under qctx (derived from ctx with
+// the time limit), into the error Query returns.
+func stopped(ctx, qctx context.Context, stmt string, limit time.Duration, err error) error {
+	switch {
+	case ctx.Err() != nil:
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return &QueryError{SQL: stmt, Err: fmt.Errorf("query stopped at the caller's deadline: %w", ctx.Err())}
+		}
+		return &QueryError{SQL: stmt, Err: fmt.Errorf("query cancelled: %w", ctx.Err())}
+	case qctx.Err() != nil:
+		return &QueryError{SQL: stmt, Err: &limitError{limit: limit, err: err}}
+	}
+	return &QueryError{SQL: stmt, Err: err}
+}
