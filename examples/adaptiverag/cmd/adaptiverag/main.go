@@ -1,0 +1,321 @@
+// Command adaptiverag runs the adaptive RAG agent of seed 001
+// (package github.com/weftlang/weft/examples/adaptiverag) on a question,
+// or on a conversation read from standard input, one question per line.
+//
+//	adaptiverag --llm ollama:llama3.1 --docs examples/adaptiverag/testdata/docs.json \
+//	    --input "What was Acme's revenue in 2023?"
+//	adaptiverag --llm replay:examples/adaptiverag/testdata/demo.replay.jsonl \
+//	    --docs examples/adaptiverag/testdata/docs.json --thread demo --store /tmp/rag.db < questions.txt
+//
+// Flags:
+//
+//	--llm SPEC      the model: ollama:MODEL, openai:MODEL, anthropic:MODEL or
+//	                replay:FILE (offline); default $WEFT_LLM
+//	--record FILE   record every LLM exchange to FILE, for --llm replay:FILE
+//	--docs PATH     the passages: a .json array, a .jsonl file, or a directory
+//	                of .txt/.md files (see adaptiverag.LoadPassages); they are
+//	                searched in memory until the SQLite FTS5 index replaces it
+//	--thread ID     run in durable thread ID: its conversation carries over
+//	                between invocations
+//	--store PATH    the SQLite file keeping threads (default adaptiverag.db
+//	                when --thread is given)
+//	--input TEXT    the question; without it, questions are read from stdin
+//	--trace         print the run's events to stderr (the thread's step
+//	                records in thread mode)
+//	--log LEVEL     node logs to stderr: debug, info (the ---NODE--- lines),
+//	                warn (default) or error
+//
+// Without --thread and --store, the questions of one invocation still
+// form one conversation, kept in memory.
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/weftlang/weft/engine"
+	"github.com/weftlang/weft/examples/adaptiverag"
+	"github.com/weftlang/weft/graph"
+	"github.com/weftlang/weft/llm"
+	"github.com/weftlang/weft/llm/providers"
+	"github.com/weftlang/weft/llm/replay"
+	"github.com/weftlang/weft/store/sqlite"
+)
+
+// DefaultStore is the thread store's path when --thread is given without
+// --store.
+const DefaultStore = "adaptiverag.db"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv)
+	stop()
+	os.Exit(code)
+}
+
+// options are the parsed flags.
+type options struct {
+	llm, record, docs, thread, store, input, logLevel string
+	trace                                             bool
+	llmTimeout                                        time.Duration
+	historyTurns, topK                                int
+}
+
+// run is the program: it returns the exit status (0 ok, 1 failure, 2
+// usage).
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+	var o options
+	fs := flag.NewFlagSet("adaptiverag", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.llm, "llm", "", "model spec: ollama:MODEL, openai:MODEL, anthropic:MODEL or replay:FILE (default $"+providers.EnvVar+")")
+	fs.StringVar(&o.record, "record", "", "record every LLM exchange to `FILE` (JSON lines, for --llm replay:FILE)")
+	fs.StringVar(&o.docs, "docs", "", "passages to search: a .json array, a .jsonl file or a directory of .txt/.md files (required)")
+	fs.StringVar(&o.thread, "thread", "", "run in durable thread `ID` (conversation kept across invocations)")
+	fs.StringVar(&o.store, "store", "", "SQLite file keeping threads (default "+DefaultStore+" with --thread)")
+	fs.StringVar(&o.input, "input", "", "the question; without it, one question per line from stdin")
+	fs.BoolVar(&o.trace, "trace", false, "print the run's events to stderr")
+	fs.StringVar(&o.logLevel, "log", "warn", "node log `level` on stderr: debug, info, warn or error")
+	fs.DurationVar(&o.llmTimeout, "llm-timeout", 5*time.Minute, "bound on each LLM attempt")
+	fs.IntVar(&o.historyTurns, "history", adaptiverag.DefaultHistoryTurns, "earlier turns included in the prompts (0: none)")
+	fs.IntVar(&o.topK, "top-k", adaptiverag.DefaultTopK, "passages the answer is generated from")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "adaptiverag: unexpected arguments %q; the question goes in --input\n", fs.Args())
+		return 2
+	}
+	if o.docs == "" {
+		fmt.Fprintln(stderr, "adaptiverag: --docs is required (e.g. examples/adaptiverag/testdata/docs.json)")
+		return 2
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(o.logLevel)); err != nil {
+		fmt.Fprintf(stderr, "adaptiverag: --log: %v\n", err)
+		return 2
+	}
+	if err := serve(ctx, o, level, stdin, stdout, stderr, getenv); err != nil {
+		fmt.Fprintf(stderr, "adaptiverag: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// serve answers the questions.
+func serve(ctx context.Context, o options, level slog.Level, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) (err error) {
+	passages, err := adaptiverag.LoadPassages(o.docs)
+	if err != nil {
+		return fmt.Errorf("--docs: %w", err)
+	}
+	model, closeModel, err := openModel(o, getenv)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := closeModel(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
+	if o.historyTurns == 0 {
+		o.historyTurns = -1 // none; Deps reads 0 as the default
+	}
+	c, err := adaptiverag.New(adaptiverag.Deps{
+		Model:        model,
+		Retriever:    adaptiverag.NewMemoryRetriever(passages),
+		Logger:       slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})),
+		HistoryTurns: o.historyTurns,
+		TopK:         o.topK,
+	})
+	if err != nil {
+		return err
+	}
+	ask, closeAsk, err := asker(ctx, c, o, stderr)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := closeAsk(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
+
+	questions := func(yield func(string) bool) { yield(o.input) }
+	if o.input == "" {
+		sc := bufio.NewScanner(stdin)
+		sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
+		questions = func(yield func(string) bool) {
+			for sc.Scan() {
+				if q := strings.TrimSpace(sc.Text()); q != "" && !yield(q) {
+					return
+				}
+			}
+		}
+	}
+	for q := range questions {
+		out, err := ask(ctx, q)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, out.FinalResponse)
+		if o.input == "" {
+			fmt.Fprintln(stdout)
+		}
+		for _, e := range out.Errors {
+			fmt.Fprintf(stderr, "adaptiverag: recovered from %s\n", e)
+		}
+	}
+	return nil
+}
+
+// asker returns the function that answers one question: in a durable
+// thread, or in a conversation kept in memory.
+func asker(ctx context.Context, c *graph.Compiled[adaptiverag.State], o options, stderr io.Writer) (func(context.Context, string) (adaptiverag.State, error), func() error, error) {
+	if o.thread == "" && o.store == "" {
+		var history []adaptiverag.Message
+		return func(ctx context.Context, q string) (adaptiverag.State, error) {
+			var obs engine.Observer
+			if o.trace {
+				obs = engine.ObserverFunc(func(e engine.Event) { fmt.Fprintln(stderr, e.String()) })
+			}
+			res, err := c.Run(ctx, adaptiverag.State{Question: q, Messages: history}, obs)
+			if err != nil {
+				return adaptiverag.State{}, err
+			}
+			out, err := c.State(res)
+			history = out.Messages
+			return out, err
+		}, func() error { return nil }, nil
+	}
+	path := o.store
+	if path == "" {
+		path = DefaultStore
+	}
+	st, err := sqlite.Open(ctx, path)
+	if err != nil {
+		return nil, nil, err
+	}
+	id := o.thread
+	if id == "" {
+		id = fmt.Sprintf("cli-%d", time.Now().UnixNano())
+		fmt.Fprintf(stderr, "adaptiverag: thread %s in %s\n", id, path)
+	}
+	th := c.Threads(st, nil)
+	return func(ctx context.Context, q string) (adaptiverag.State, error) {
+		out, err := th.Invoke(ctx, id, adaptiverag.State{Question: q})
+		if err == nil && o.trace {
+			err = traceThread(ctx, th, id, stderr)
+		}
+		return out, err
+	}, st.Close, nil
+}
+
+// traceThread prints the records of the thread's last run: graph.Threads
+// takes no engine.Observer, so the trace of a thread run comes from its
+// history.
+func traceThread(ctx context.Context, th *graph.Threads[adaptiverag.State], id string, w io.Writer) error {
+	hist, err := th.Engine().History(ctx, id, 1)
+	if err != nil || len(hist) == 0 {
+		return err
+	}
+	last := hist[len(hist)-1].Run
+	for _, h := range hist {
+		if h.Run != last {
+			continue
+		}
+		var b strings.Builder
+		fmt.Fprintf(&b, "#%d run %d step %d", h.Seq, h.Run, h.Step)
+		switch {
+		case h.Start:
+			b.WriteString(" start")
+		case h.Node != "":
+			b.WriteString(" " + h.Node)
+		}
+		for _, ch := range h.Changes {
+			if strings.Contains(ch.Name, ".") {
+				continue // a node's output slots; the state fields say the same
+			}
+			v := ch.Value.String()
+			if r := []rune(v); len(r) > 100 {
+				v = string(r[:100]) + "…"
+			}
+			op := "="
+			if ch.Append {
+				op = "+="
+			}
+			fmt.Fprintf(&b, " %s%s%s", ch.Name, op, v)
+		}
+		if len(h.Next) > 0 {
+			b.WriteString(" -> " + strings.Join(h.Next, ","))
+		}
+		if h.Error != "" {
+			b.WriteString(" error: " + h.Error)
+		}
+		fmt.Fprintf(&b, " [%s, %d B]", h.Status, h.Bytes)
+		fmt.Fprintln(w, b.String())
+	}
+	return nil
+}
+
+// openModel opens the model the flags name, as `weft run` does:
+// "replay:FILE" serves recorded exchanges, any other spec a provider
+// wrapped in llm.Reliable; --record writes every exchange to a file. The
+// returned function closes the recording.
+func openModel(o options, getenv func(string) string) (llm.Model, func() error, error) {
+	spec := strings.TrimSpace(o.llm)
+	if spec == "" {
+		spec = strings.TrimSpace(getenv(providers.EnvVar))
+	}
+	var m llm.Model
+	if path, ok := strings.CutPrefix(spec, "replay:"); ok {
+		p, err := replay.OpenFile(path)
+		if err != nil {
+			return nil, nil, err
+		}
+		m = p
+	} else {
+		p, err := providers.Open(spec, getenv)
+		if err != nil {
+			return nil, nil, err
+		}
+		m = llm.Reliable(p, llm.Policy{Timeout: o.llmTimeout, MaxAttempts: 3, Jitter: 0.2, Concurrency: 8})
+	}
+	if o.record == "" {
+		return m, func() error { return nil }, nil
+	}
+	f, err := os.Create(o.record)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--record: %w", err)
+	}
+	var mu sync.Mutex
+	return replay.NewRecorder(m, lockedWriter{&mu, f}), func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		return f.Close()
+	}, nil
+}
+
+// lockedWriter serialises the recorder's writes with the file's closing.
+type lockedWriter struct {
+	mu *sync.Mutex
+	f  *os.File
+}
+
+// Write writes p to the file under the lock.
+func (w lockedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.f.Write(p)
+}
