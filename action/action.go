@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/weftlang/weft/engine"
 	"github.com/weftlang/weft/flow"
@@ -19,9 +18,11 @@ import (
 // with its "question" input until a person answers.
 const AskUser = "ask_user"
 
-// Pass is the name of the built-in action that copies each input to the
-// output of the same name: for nodes that only route, gather values into a
-// final node's outputs, or carry an edge's updates.
+// Pass is the name of the built-in action that sets a node's outputs from
+// its inputs, in order: the first output takes the first input, and so on
+// (a node may not name an input and an output alike). It is for nodes that
+// only route, carry an edge's updates, or gather values into a final
+// node's outputs. Extra inputs are ignored; too few is an error.
 const Pass = "pass"
 
 // Register adds the built-in actions (ask_user, pass) to reg. A name reg
@@ -35,17 +36,16 @@ func Register(reg *engine.Registry) {
 	}
 }
 
-// pass sets every output from the input of its name; an output without
-// one is an error naming it.
+// pass sets the outputs from the inputs, in order.
 func pass(_ context.Context, c *engine.Call) error {
-	for i, o := range c.Node.Outputs {
-		v := c.Input(o.Name)
-		if v.IsNull() && !slices.ContainsFunc(c.Node.Inputs, func(in flow.PlanInput) bool { return in.Name == o.Name }) {
-			return fmt.Errorf("pass: node %s has no input %q for its output %q", c.Node.Name, o.Name, o.Name)
-		}
-		cv, err := flow.Conform(v, o.Type)
+	outs := c.Node.Outputs
+	if len(c.Inputs) < len(outs) {
+		return fmt.Errorf("pass: node %s has %d outputs but only %d inputs to set them from, in order", c.Node.Name, len(outs), len(c.Inputs))
+	}
+	for i, o := range outs {
+		cv, err := flow.Conform(c.Inputs[i], o.Type)
 		if err != nil {
-			return fmt.Errorf("pass: node %s, output %s: %w", c.Node.Name, o.Name, err)
+			return fmt.Errorf("pass: node %s, output %s (from input %s): %w", c.Node.Name, o.Name, c.Node.Inputs[i].Name, err)
 		}
 		c.Outputs[i] = cv
 	}

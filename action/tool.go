@@ -16,8 +16,8 @@ import (
 // same tools a model may call can be called by a node.
 //
 // The node's declared inputs, by name, are the call's arguments (one JSON
-// object; a node that declares none passes the inputs it gets implicitly,
-// such as the initial node's input_text),
+// object; implicit inputs such as the initial node's input_text are not
+// passed),
 // decoded by the tool as a model's arguments are; the tool's result fills
 // the node's outputs by the rules of an HTTP response body (see
 // HTTPAction): an object sets each output from the field of its name, and
@@ -121,11 +121,12 @@ func (b *Binder) bindTool(bd *flow.Binding) (engine.Action, error) {
 	return NewTool(bd.Name, t), nil
 }
 
-// toolArgs returns the inputs a tool call passes: those the node declares,
-// or, when it declares none, every input it has.
+// toolArgs returns the inputs a tool call passes: those the node declares.
+// Implicit inputs (the initial node's input_text, values a template reads)
+// are not passed: a node passes input_text by declaring it.
 func toolArgs(c *engine.Call) map[string]flow.Value {
 	all := c.InputMap()
-	if c.Node == nil || c.Node.Node == nil || len(c.Node.Node.Inputs) == 0 {
+	if c.Node == nil || c.Node.Node == nil {
 		return all
 	}
 	args := make(map[string]flow.Value, len(c.Node.Node.Inputs))

@@ -146,13 +146,13 @@ func TestToolErrorNamesActionAndTool(t *testing.T) {
 
 func TestToolBadArgumentsNameTheField(t *testing.T) {
 	a := action.NewTool("find_docs", mustGet(t, searchTools(t), "search"))
-	c := httpCall(map[string]flow.Value{"query": str("x"), "k": str("three")}, out("chunks", flow.ListOf(flow.TString)))
+	c := toolCall(map[string]flow.Value{"query": str("x"), "k": str("three")}, out("chunks", flow.ListOf(flow.TString)))
 	err := a.Run(context.Background(), c)
 	var ae *tool.ArgsError
 	if !errors.As(err, &ae) || !strings.Contains(err.Error(), "k") {
 		t.Fatalf("err = %v, want an *ArgsError naming k", err)
 	}
-	c = httpCall(map[string]flow.Value{"query": str("x")}, out("chunks", flow.ListOf(flow.TString)), out("pages", flow.TInt))
+	c = toolCall(map[string]flow.Value{"query": str("x")}, out("chunks", flow.ListOf(flow.TString)), out("pages", flow.TInt))
 	if err := a.Run(context.Background(), c); err == nil || !strings.Contains(err.Error(), "no field for output pages") {
 		t.Fatalf("missing output: err = %v", err)
 	}
@@ -194,4 +194,14 @@ func mustGet(t *testing.T, r *tool.Registry, name string) *tool.Tool {
 		t.Fatalf("no tool %s", name)
 	}
 	return tl
+}
+
+// toolCall is httpCall with every input declared on the node, as a
+// compiled node has them.
+func toolCall(in map[string]flow.Value, outs ...flow.PlanOutput) *engine.Call {
+	c := httpCall(in, outs...)
+	for _, pi := range c.Node.Inputs {
+		c.Node.Node.Inputs = append(c.Node.Node.Inputs, &flow.Input{Name: pi.Name})
+	}
+	return c
 }
