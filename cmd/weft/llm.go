@@ -23,9 +23,9 @@ var defaultPolicy = llm.Policy{Timeout: 5 * time.Minute, MaxAttempts: 3, Jitter:
 // newBinder makes the binder of `weft run`: LLM bindings open their model
 // by spec (the binding's own, else --llm, else $WEFT_LLM); "replay:FILE"
 // serves recorded exchanges; --record writes every exchange to a file. The
-// returned function closes the recording. LLM bindings may use the tool
-// http_request.
-func newBinder(e env, o *runOptions) (*action.Binder, func(), error) {
+// returned function closes the recording. LLM bindings may use the tools
+// (http_request and the built-in ones, see toolset).
+func newBinder(e env, o *runOptions, tools *tool.Registry) (*action.Binder, func(), error) {
 	getenv := e.getenv
 	if getenv == nil {
 		getenv = func(string) string { return "" }
@@ -74,10 +74,6 @@ func newBinder(e env, o *runOptions) (*action.Binder, func(), error) {
 			m = replay.NewRecorder(m, lockedWriter{&mu, rec})
 		}
 		return m, nil
-	}
-	tools, err := tool.NewRegistry(tool.HTTP(nil, tool.HTTPOptions{}))
-	if err != nil {
-		return nil, nil, internal(err)
 	}
 	return &action.Binder{Open: open, Default: spec, Tools: tools}, closeRec, nil
 }

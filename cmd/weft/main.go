@@ -202,6 +202,7 @@ language: graphs of steps that call LLMs, tools and people.
 		newGraphCmd(e),
 		newConvertCmd(e),
 		newTestCmd(e),
+		newEvalCmd(e),
 		newVersionCmd(e),
 	)
 	return root

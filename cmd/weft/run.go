@@ -35,7 +35,9 @@ type runOptions struct {
 	thread     string
 	store      string
 	embed      string
-	owf        bool // the workflow is an ollama-workflows document
+	docs       string // --docs: the retrieve tool's documents
+	db         string // --db: the SQL tools' database
+	owf        bool   // the workflow is an ollama-workflows document
 }
 
 // newRunCmd builds `weft run`.
@@ -79,6 +81,7 @@ with --json a single JSON object describes the run instead.`,
 	f.StringVar(&o.thread, "thread", "", "run in the durable thread `ID`: every step is recorded in the store, the run can be resumed after a crash or a question, and the thread's variables carry over to its next run")
 	f.StringVar(&o.embed, "embed", "", "the embedding model of an ollama-workflows file system: `SPEC` ollama:MODEL or openai:MODEL (default $WEFT_EMBED, else the reference's)")
 	f.StringVar(&o.store, "store", "", "where threads are kept: a SQLite file `PATH` or a postgres:// URL (default $WEFT_STORE, else "+defaultStoreHint+"); without --thread, starts a new thread")
+	toolFlags(f, &o)
 	return cmd
 }
 
@@ -106,8 +109,14 @@ func prepare(e env, path string, o *runOptions) (*prepared, error) {
 	if err != nil {
 		return nil, err
 	}
+	tools := newToolset(e, o)
+	treg, err := tools.registry()
+	if err != nil {
+		return nil, internal(err)
+	}
 	reg := engine.NewRegistry()
 	action.Register(reg)
+	action.RegisterTools(reg, treg)
 	if o.stubs != "" {
 		var stubbed []string
 		if reg, stubbed, err = stubRegistry(reg, o.stubs); err != nil {
@@ -119,7 +128,7 @@ func prepare(e env, path string, o *runOptions) (*prepared, error) {
 	closeLLM := func() {}
 	o.owf = isOWF(path)
 	if o.owf || usesOWF(w) {
-		if binder, closeLLM, err = newBinder(e, o); err != nil {
+		if binder, closeLLM, err = newBinder(e, o, treg); err != nil {
 			return nil, err
 		}
 		if err := registerOWF(e, o, w, reg, binder.Open); err != nil {
@@ -143,12 +152,22 @@ func prepare(e env, path string, o *runOptions) (*prepared, error) {
 		}
 		return nil, silent(exitFailed)
 	}
-	if binder == nil {
-		if binder, closeLLM, err = newBinder(e, o); err != nil {
+	if o.stubs == "" {
+		if err := tools.checkTools(plan); err != nil {
+			closeLLM()
 			return nil, err
 		}
 	}
-	return &prepared{mod: m, plan: plan, runner: &engine.Runner{Registry: reg, Bind: binder.Bind}, close: closeLLM}, nil
+	if binder == nil {
+		if binder, closeLLM, err = newBinder(e, o, treg); err != nil {
+			return nil, err
+		}
+	}
+	closeAll := func() {
+		closeLLM()
+		tools.close()
+	}
+	return &prepared{mod: m, plan: plan, runner: &engine.Runner{Registry: reg, Bind: binder.Bind}, close: closeAll}, nil
 }
 
 // observers builds the observers of a run from the flags, and its status

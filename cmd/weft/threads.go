@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -37,6 +38,8 @@ const (
 	metaWorkflow = "workflow"
 	metaStubs    = "stubs"
 	metaLLM      = "llm"
+	metaDocs     = "docs"
+	metaDB       = "db" // without its password: PGPASSWORD or ~/.pgpass supplies it on resume
 )
 
 // storeSpec resolves the store: --store, else $WEFT_STORE, else a SQLite
@@ -102,6 +105,23 @@ func redactDSN(dsn string) string {
 	return dsn
 }
 
+// withoutPassword removes the password of a database URL (a file path is
+// returned as is, made absolute).
+func withoutPassword(dsn string) string {
+	if !strings.Contains(dsn, "://") {
+		if abs, err := filepath.Abs(dsn); err == nil {
+			return abs
+		}
+		return dsn
+	}
+	u, err := url.Parse(dsn)
+	if err != nil || u.User == nil {
+		return dsn
+	}
+	u.User = url.User(u.User.Username())
+	return u.String()
+}
+
 func newThreadID() string {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
@@ -134,6 +154,14 @@ func runInThread(ctx context.Context, e env, path string, o *runOptions, p *prep
 	}
 	if o.llm != "" {
 		meta[metaLLM] = o.llm
+	}
+	if o.docs != "" {
+		if abs, err := filepath.Abs(o.docs); err == nil {
+			meta[metaDocs] = abs
+		}
+	}
+	if o.db != "" {
+		meta[metaDB] = withoutPassword(o.db)
 	}
 	th := &engine.Threads{Runner: p.runner, Store: st}
 	obs, status := observers(e, o)
@@ -193,8 +221,8 @@ runs again. A run whose process stopped before it ended (a crash, a kill)
 continues from its last recorded step: the steps that were in flight run
 again, with the same idempotency keys.
 
-The workflow file, the stubs file and the --llm of the thread's first run
-are used again unless given here.`,
+The workflow file, the stubs file, the --llm, --docs and --db (without its
+password) of the thread's first run are used again unless given here.`,
 		Example: `  weft resume support-42 --answer "fiscal 2019"
   weft resume t-3f2a --id 4 --answer yes --id 5 --answer no
   weft resume batch-7            # after a crash`,
@@ -215,6 +243,7 @@ are used again unless given here.`,
 	f.BoolVar(&o.json, "json", false, "print the result as one JSON object")
 	f.StringVar(&o.record, "record", "", "record every LLM exchange to `FILE`")
 	f.DurationVar(&o.llmTimeout, "llm-timeout", defaultPolicy.Timeout, "bound on each LLM call (`DURATION`)")
+	toolFlags(f, &o.runOptions)
 	return cmd
 }
 
@@ -249,6 +278,12 @@ func resumeThread(ctx context.Context, e env, id string, o *resumeOptions, stubs
 	}
 	if !llmSet {
 		o.llm = thr.Meta[metaLLM]
+	}
+	if o.docs == "" {
+		o.docs = thr.Meta[metaDocs]
+	}
+	if o.db == "" {
+		o.db = thr.Meta[metaDB]
 	}
 	p, err := prepare(e, file, &o.runOptions)
 	if err != nil {

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/weftlang/weft/internal/datadir"
+	"github.com/weftlang/weft/llm/llmtest"
+)
+
+// weft eval spider scores the SQL the sqlanalyst agent writes: with a
+// scripted model writing the gold SQL, a wrong query and a broken one for
+// the first three questions, the report says correct, wrong and error.
+func TestEvalSpiderScoresRightWrongBroken(t *testing.T) {
+	questions := datadir.Require(t, "spider-chinook/chinook_spider_gold.json")
+	db := datadir.Require(t, "chinook/Chinook_Sqlite.sqlite")
+	agent := func(sql string, analysis ...llmtest.Reply) []llmtest.Reply {
+		r := []llmtest.Reply{
+			llmtest.JSON(map[string]any{"decision": "continue"}),
+			llmtest.JSON(map[string]any{"clarity": "clear"}),
+			llmtest.Text("count the rows"),
+			llmtest.JSON(map[string]any{"queries": []string{sql}}),
+		}
+		return append(append(r, analysis...), llmtest.Text("the answer"))
+	}
+	var script []llmtest.Reply
+	script = append(script, agent("SELECT count(*) FROM ALBUM", llmtest.Text("insight"), llmtest.Text("explanation"))...)
+	script = append(script, agent("SELECT count(*) FROM Artist", llmtest.Text("insight"), llmtest.Text("explanation"))...)
+	broken := "SELECT Name FRM Genre"
+	script = append(script, agent(broken, llmtest.Text(broken), llmtest.Text(broken), llmtest.Text(broken))...)
+	srv := llmtest.NewOpenAIServer(script...)
+	defer srv.Close()
+	getenv := func(k string) string {
+		switch k {
+		case "OPENAI_BASE_URL":
+			return srv.BaseURL()
+		case "OPENAI_API_KEY":
+			return "sk-test"
+		}
+		return ""
+	}
+	r := weft(t, []string{"eval", "spider", filepath.Join("..", "..", "examples", "sqlanalyst", "sqlanalyst.wf"),
+		"--questions", questions, "--db", db, "--limit", "3", "--llm", "openai:scripted", "--json"}, func(e *env) { e.getenv = getenv })
+	r.wantCode(t, 0)
+	var rep struct {
+		Total, Correct, Wrong, Errors int
+		Results                       []struct {
+			SQL     string
+			Outcome string
+			Message string
+		}
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatalf("%v\n%s", err, r.stdout)
+	}
+	if rep.Total != 3 || rep.Correct != 1 || rep.Wrong != 1 || rep.Errors != 1 {
+		t.Fatalf("report = %+v", rep)
+	}
+	want := []string{"correct", "wrong", "error"}
+	for i, res := range rep.Results {
+		if !strings.EqualFold(res.Outcome, want[i]) {
+			t.Errorf("question %d: outcome %s (%s), want %s", i, res.Outcome, res.Message, want[i])
+		}
+	}
+	if rep.Results[2].SQL != broken || !strings.Contains(rep.Results[2].Message, "syntax error") {
+		t.Errorf("broken SQL result = %+v", rep.Results[2])
+	}
+	if n := len(srv.Requests()); n != len(script) {
+		t.Errorf("%d model calls, want %d", n, len(script))
+	}
+}
+
+// weft eval recall measures the retrieve tool on TAT-QA without a model.
+func TestEvalRecall(t *testing.T) {
+	docs := datadir.Require(t, "tatqa/tatqa_dataset_dev.json")
+	r := weft(t, []string{"eval", "recall", "--docs", docs, "-k", "10,5"})
+	r.wantCode(t, 0)
+	if !strings.HasPrefix(r.stdout, "recall@5 0.") || !strings.Contains(r.stdout, "recall@10 0.9") || !strings.Contains(r.stdout, "over 1668 questions, 278 contexts") {
+		t.Errorf("stdout = %q", r.stdout)
+	}
+}

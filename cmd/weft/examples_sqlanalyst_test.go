@@ -1,0 +1,81 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/weftlang/weft/llm/llmtest"
+)
+
+// The recorded sessions of examples/sqlanalyst: seed 002's scenarios A-D on
+// the Chinook database, scenario A with a syntax repair and a refinement of
+// a result over 500 tokens. The model's replies are scripted; the SQL runs
+// for real, read-only.
+func sqlanalystSessions() []session {
+	const (
+		badAlbums = "SELECT ar.Name AS artist, COUNT(al.AlbumId) AS albums FROM Artists ar JOIN Album al ON al.ArtistId = ar.ArtistId GROUP BY ar.ArtistId ORDER BY albums DESC LIMIT 5"
+		albums    = "SELECT ar.Name AS artist, COUNT(al.AlbumId) AS albums FROM Artist ar JOIN Album al ON al.ArtistId = ar.ArtistId GROUP BY ar.ArtistId ORDER BY albums DESC LIMIT 5"
+		longGenre = "SELECT t.Name AS track, g.Name AS genre FROM Track t JOIN Genre g ON g.GenreId = t.GenreId"
+		genres    = "SELECT g.Name AS genre, COUNT(*) AS tracks FROM Track t JOIN Genre g ON g.GenreId = t.GenreId GROUP BY g.GenreId ORDER BY tracks DESC LIMIT 5"
+	)
+	return []session{
+		{
+			example: "sqlanalyst", name: "scenario_a", file: "sqlanalyst.wf", data: chinook,
+			input: "Which artists have the most albums, and which genres have the most tracks?",
+			script: []llmtest.Reply{
+				llmtest.JSON(map[string]any{"decision": "continue"}),
+				llmtest.JSON(map[string]any{"clarity": "clear"}),
+				llmtest.Text("Two rankings: (1) artists by number of albums (Artist joined to Album on ArtistId, count per artist, top 5); (2) genres by number of tracks (Track joined to Genre on GenreId, count per genre, top 5)."),
+				llmtest.JSON(map[string]any{"queries": []string{badAlbums, longGenre}}),
+				// query 1: no such table: Artists -> corrected
+				llmtest.Text(albums),
+				llmtest.Text("Iron Maiden has the most albums (21), then Led Zeppelin (14) and Deep Purple (11)."),
+				llmtest.Text("- FROM Artist JOIN Album: pairs each album with its artist\n- GROUP BY ArtistId: one row per artist\n- ORDER BY albums DESC LIMIT 5: the five with most albums"),
+				// query 2: every track with its genre, far over 500 tokens -> refined
+				llmtest.Text(genres),
+				llmtest.Text("Rock leads with 1,297 tracks, then Latin (579) and Metal (374)."),
+				llmtest.Text("- FROM Track JOIN Genre: each track with its genre\n- GROUP BY GenreId: one row per genre\n- ORDER BY tracks DESC LIMIT 5: the five largest genres"),
+				llmtest.Text("Iron Maiden has the most albums (21), ahead of Led Zeppelin (14) and Deep Purple (11); Rock has the most tracks (1,297), ahead of Latin (579) and Metal (374).\n\nKey Assumptions: an album counts for the artist it is filed under; every track has one genre."),
+			},
+			path: []string{"load_schema", "orchestrator", "extract_analytical_intent", "refine_intent", "next_tool",
+				"create_sql_query_or_queries", "execute_sql_query", "next_tool", "generate_answer", "answer_a", "remember"},
+			outputs: map[string]string{"answer": "Key Assumptions", "scenario": `"A"`, "sql": "GROUP BY g.GenreId"},
+		},
+		{
+			example: "sqlanalyst", name: "scenario_b", file: "sqlanalyst.wf", data: chinook,
+			input: "Hi! Thanks for your help earlier.",
+			script: []llmtest.Reply{
+				llmtest.JSON(map[string]any{"decision": "B"}),
+				llmtest.Text("You're welcome! Ask me anything about the music store's data."),
+			},
+			path:    []string{"load_schema", "orchestrator", "generate_answer", "answer_b", "remember"},
+			outputs: map[string]string{"answer": "welcome", "scenario": `"B"`, "sql": "[]"},
+		},
+		{
+			example: "sqlanalyst", name: "scenario_c", file: "sqlanalyst.wf", data: chinook,
+			input: "What is the average customer satisfaction score per store?",
+			script: []llmtest.Reply{
+				llmtest.JSON(map[string]any{"decision": "C"}),
+				llmtest.Text("The schema has no satisfaction scores, but invoice totals per customer country would show where customers spend most."),
+				llmtest.Text("The database holds no customer satisfaction scores. Instead, I can compare invoice totals per customer country to show where customers spend most."),
+			},
+			path:    []string{"load_schema", "orchestrator", "suggest_analysis", "generate_answer", "answer_c", "remember"},
+			outputs: map[string]string{"answer": "no customer satisfaction", "scenario": `"C"`, "notes": "invoice totals"},
+		},
+		{
+			example: "sqlanalyst", name: "scenario_d", file: "sqlanalyst.wf", data: chinook,
+			input: "Who are our best customers?",
+			script: []llmtest.Reply{
+				llmtest.JSON(map[string]any{"decision": "continue"}),
+				llmtest.JSON(map[string]any{"clarity": "ambiguous"}),
+				llmtest.Text("1. Customers by total amount invoiced\n2. Customers by number of invoices\n3. Customers by number of tracks bought"),
+				llmtest.Text("\"Best\" can mean the most money spent, the most purchases or the most tracks bought; each gives a different ranking."),
+				llmtest.Text("Which ranking do you mean: 1. total amount invoiced, 2. number of invoices, or 3. number of tracks bought?"),
+			},
+			path: []string{"load_schema", "orchestrator", "extract_analytical_intent", "list_alternatives", "explain_ambiguity",
+				"generate_answer", "answer_d", "remember"},
+			outputs: map[string]string{"answer": "Which ranking", "scenario": `"D"`, "notes": "most money spent"},
+		},
+	}
+}
+
+func TestSQLAnalystSessions(t *testing.T) { runSessions(t, sqlanalystSessions()) }

@@ -1,0 +1,348 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/spf13/pflag"
+	"github.com/weftlang/weft/flow"
+	"github.com/weftlang/weft/llm/tool"
+	"github.com/weftlang/weft/retrieval"
+	"github.com/weftlang/weft/sqltool"
+)
+
+// The built-in tools `weft run` offers, beside http_request. Each is
+// always registered, so the static checks know its name; it opens what it
+// works on (from its flag or environment variable) at its first call.
+const (
+	toolRetrieve  = "retrieve"   // --docs
+	toolSQLQuery  = "sql_query"  // --db
+	toolSQLSchema = "sql_schema" // --db
+)
+
+// Environment variables giving the tools' flags a default.
+const (
+	envDocs = "WEFT_DOCS"
+	envDB   = "WEFT_DB"
+)
+
+// toolFlag names the flag (and variable) a built-in tool needs.
+func toolFlag(name string) (flag, env string) {
+	switch name {
+	case toolRetrieve:
+		return "--docs PATH", envDocs
+	case toolSQLQuery, toolSQLSchema:
+		return "--db DSN", envDB
+	}
+	return "", ""
+}
+
+// toolset holds the built-in tools of one command and what they opened.
+type toolset struct {
+	docs, db string
+
+	mu sync.Mutex
+	ix *retrieval.Index
+	sq *sqltool.DB
+}
+
+// newToolset reads the tools' settings from o, else the environment.
+func newToolset(e env, o *runOptions) *toolset {
+	getenv := e.getenv
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	ts := &toolset{docs: o.docs, db: o.db}
+	if ts.docs == "" {
+		ts.docs = getenv(envDocs)
+	}
+	if ts.db == "" {
+		ts.db = getenv(envDB)
+	}
+	return ts
+}
+
+// configured reports whether the built-in tool name has what it needs.
+func (ts *toolset) configured(name string) bool {
+	switch name {
+	case toolRetrieve:
+		return ts.docs != ""
+	case toolSQLQuery, toolSQLSchema:
+		return ts.db != ""
+	}
+	return true
+}
+
+// close closes what the tools opened.
+func (ts *toolset) close() {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if ts.ix != nil {
+		ts.ix.Close()
+		ts.ix = nil
+	}
+	if ts.sq != nil {
+		ts.sq.Close()
+		ts.sq = nil
+	}
+}
+
+// registry returns the tools: http_request and the built-in ones.
+func (ts *toolset) registry() (*tool.Registry, error) {
+	retrieve, err := tool.Func(toolRetrieve,
+		"Search the documents (financial reports) for passages about a query; returns the best passages, most relevant first.",
+		ts.retrieve)
+	if err != nil {
+		return nil, err
+	}
+	query, err := tool.Func(toolSQLQuery,
+		"Run one read-only SQL SELECT statement on the database; returns its rows as text, or the database's error.",
+		ts.sqlQuery)
+	if err != nil {
+		return nil, err
+	}
+	schema, err := tool.Func(toolSQLSchema,
+		"Describe the database: its tables, columns, keys and a few sample values.",
+		ts.sqlSchema)
+	if err != nil {
+		return nil, err
+	}
+	return tool.NewRegistry(tool.HTTP(nil, tool.HTTPOptions{}), retrieve, query, schema)
+}
+
+// notConfigured is the error of a built-in tool called without its flag.
+func notConfigured(name string) error {
+	flag, env := toolFlag(name)
+	return fmt.Errorf("the %s tool needs %s (or $%s)", name, flag, env)
+}
+
+// retrieveArgs are the arguments of the retrieve tool.
+type retrieveArgs struct {
+	Query string `json:"query" jsonschema:"description=what to search for"`
+	K     int    `json:"k,omitempty" jsonschema:"description=how many passages (default 5)"`
+	Year  string `json:"year,omitempty" jsonschema:"description=only passages of this fiscal year"`
+}
+
+// retrieveResult is what the retrieve tool returns.
+type retrieveResult struct {
+	Chunks  []string `json:"chunks"`
+	Sources []string `json:"sources"`
+}
+
+// defaultRetrieveK is how many passages retrieve returns unless asked.
+const defaultRetrieveK = 5
+
+func (ts *toolset) retrieve(ctx context.Context, a retrieveArgs) (retrieveResult, error) {
+	ix, err := ts.index(ctx)
+	if err != nil {
+		return retrieveResult{}, err
+	}
+	q := retrieval.Query{Text: a.Query, K: a.K}
+	if q.K <= 0 {
+		q.K = defaultRetrieveK
+	}
+	if a.Year != "" {
+		q.Filter = map[string][]string{"year": {a.Year}}
+	}
+	hits, err := ix.Search(ctx, q)
+	if err != nil {
+		return retrieveResult{}, err
+	}
+	r := retrieveResult{Chunks: []string{}, Sources: []string{}}
+	for _, h := range hits {
+		r.Chunks = append(r.Chunks, h.Text)
+		r.Sources = append(r.Sources, h.ID)
+	}
+	return r, nil
+}
+
+// index opens the documents of --docs once: a TAT-QA JSON file is
+// indexed in memory; any other file is a retrieval index (SQLite).
+func (ts *toolset) index(ctx context.Context) (*retrieval.Index, error) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if ts.ix != nil {
+		return ts.ix, nil
+	}
+	if ts.docs == "" {
+		return nil, notConfigured(toolRetrieve)
+	}
+	if _, err := os.Stat(ts.docs); err != nil {
+		return nil, fmt.Errorf("--docs: %w", err)
+	}
+	if strings.EqualFold(filepath.Ext(ts.docs), ".json") {
+		data, err := retrieval.LoadTATQA(ts.docs)
+		if err != nil {
+			return nil, fmt.Errorf("--docs %s: %w", ts.docs, err)
+		}
+		ix, err := retrieval.Open(ctx, ":memory:", nil)
+		if err != nil {
+			return nil, err
+		}
+		if err := ix.Add(ctx, data.Documents...); err != nil {
+			ix.Close()
+			return nil, fmt.Errorf("--docs %s: %w", ts.docs, err)
+		}
+		ts.ix = ix
+		return ix, nil
+	}
+	ix, err := retrieval.Open(ctx, ts.docs, nil)
+	if err != nil {
+		return nil, fmt.Errorf("--docs %s: %w", ts.docs, err)
+	}
+	ts.ix = ix
+	return ix, nil
+}
+
+// sqlArgs are the arguments of the sql_query tool.
+type sqlArgs struct {
+	SQL string `json:"sql" jsonschema:"description=one read-only SELECT statement"`
+}
+
+// sqlResult is what the sql_query tool returns: the rows as text (for a
+// prompt and a token budget), and their count.
+type sqlResult struct {
+	Text      string   `json:"text"`
+	RowCount  int      `json:"row_count"`
+	Columns   []string `json:"columns"`
+	Rows      [][]any  `json:"rows"`
+	Truncated bool     `json:"truncated"`
+}
+
+func (ts *toolset) sqlQuery(ctx context.Context, a sqlArgs) (sqlResult, error) {
+	db, err := ts.database(ctx)
+	if err != nil {
+		return sqlResult{}, err
+	}
+	res, err := db.Query(ctx, a.SQL)
+	if err != nil {
+		return sqlResult{}, err
+	}
+	return sqlResult{Text: formatRows(res), RowCount: len(res.Rows), Columns: res.Columns, Rows: res.Rows, Truncated: res.Truncated}, nil
+}
+
+// schemaResult is what the sql_schema tool returns.
+type schemaResult struct {
+	Schema  string `json:"schema"`
+	Dialect string `json:"dialect"`
+}
+
+func (ts *toolset) sqlSchema(ctx context.Context, _ struct{}) (schemaResult, error) {
+	db, err := ts.database(ctx)
+	if err != nil {
+		return schemaResult{}, err
+	}
+	s, err := db.Schema(ctx)
+	if err != nil {
+		return schemaResult{}, err
+	}
+	return schemaResult{Schema: s, Dialect: db.Dialect()}, nil
+}
+
+func (ts *toolset) database(ctx context.Context) (*sqltool.DB, error) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if ts.sq != nil {
+		return ts.sq, nil
+	}
+	if ts.db == "" {
+		return nil, notConfigured(toolSQLQuery)
+	}
+	db, err := sqltool.Open(ctx, ts.db, nil)
+	if err != nil {
+		return nil, fmt.Errorf("--db %s: %w", redactDSN(ts.db), err)
+	}
+	ts.sq = db
+	return db, nil
+}
+
+// formatRows writes a result as text: a header line of column names, then
+// one line per row, values separated by " | ", JSON for non-strings.
+func formatRows(r *sqltool.Result) string {
+	var b strings.Builder
+	b.WriteString(strings.Join(r.Columns, " | "))
+	for _, row := range r.Rows {
+		b.WriteByte('\n')
+		for i, v := range row {
+			if i > 0 {
+				b.WriteString(" | ")
+			}
+			switch x := v.(type) {
+			case nil:
+				b.WriteString("NULL")
+			case string:
+				b.WriteString(x)
+			default:
+				j, _ := json.Marshal(x)
+				b.Write(j)
+			}
+		}
+	}
+	if r.Truncated {
+		fmt.Fprintf(&b, "\n... (more rows than the %d shown)", len(r.Rows))
+	}
+	return b.String()
+}
+
+// usedTools lists the built-in tools a plan calls, with who calls each:
+// TOOL nodes by name, TOOL bindings by their `tool`, LLM bindings by
+// their `tools`.
+func usedTools(p *flow.Plan) map[string]string {
+	used := map[string]string{}
+	var walk func(p *flow.Plan)
+	seen := map[*flow.Plan]bool{}
+	walk = func(p *flow.Plan) {
+		if p == nil || seen[p] {
+			return
+		}
+		seen[p] = true
+		for _, pn := range p.Nodes {
+			n := pn.Node
+			who := "node " + n.Name
+			if b := p.Workflow.Binding(n.Action); b != nil {
+				who += " (action " + b.Name + ")"
+				if t := b.Config["tool"]; b.Type == flow.Tool && t.Kind() == flow.KindString {
+					used[t.Str()] = who
+				}
+				for _, t := range b.Config["tools"].List() {
+					used[t.Str()] = who
+				}
+			} else if n.Type == flow.Tool {
+				used[n.Action] = who
+			}
+			walk(pn.Sub)
+		}
+	}
+	walk(p)
+	return used
+}
+
+// checkTools fails, before a run, when the plan calls a built-in tool
+// whose flag is not set.
+func (ts *toolset) checkTools(p *flow.Plan) error {
+	used := usedTools(p)
+	names := make([]string, 0, len(used))
+	for name := range used {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		if !ts.configured(name) {
+			flag, env := toolFlag(name)
+			return usageErrorf("%s calls the %s tool, which needs %s (or $%s)", used[name], name, flag, env)
+		}
+	}
+	return nil
+}
+
+// toolFlags adds the flags of the built-in tools to f.
+func toolFlags(f *pflag.FlagSet, o *runOptions) {
+	f.StringVar(&o.docs, "docs", "", "the documents of the retrieve tool: a TAT-QA JSON `PATH` (indexed in memory) or a retrieval index file (default $"+envDocs+")")
+	f.StringVar(&o.db, "db", "", "the database of the sql_query and sql_schema tools, opened read-only: a SQLite file or a postgres:// URL `DSN` (default $"+envDB+")")
+}
