@@ -12,9 +12,9 @@
 //	--llm SPEC      the model: ollama:MODEL, openai:MODEL, anthropic:MODEL or
 //	                replay:FILE (offline); default $WEFT_LLM
 //	--record FILE   record every LLM exchange to FILE, for --llm replay:FILE
-//	--docs PATH     the passages: a .json array, a .jsonl file, or a directory
-//	                of .txt/.md files (see adaptiverag.LoadPassages); they are
-//	                searched in memory until the SQLite FTS5 index replaces it
+//	--docs PATH     the documents: a TAT-QA JSON file, a .json array or .jsonl
+//	                file of passages, or a directory of .txt/.md files (see
+//	                adaptiverag.OpenIndex); indexed in memory with SQLite FTS5
 //	--thread ID     run in durable thread ID: its conversation carries over
 //	                between invocations
 //	--store PATH    the SQLite file keeping threads (default adaptiverag.db
@@ -79,7 +79,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.llm, "llm", "", "model spec: ollama:MODEL, openai:MODEL, anthropic:MODEL or replay:FILE (default $"+providers.EnvVar+")")
 	fs.StringVar(&o.record, "record", "", "record every LLM exchange to `FILE` (JSON lines, for --llm replay:FILE)")
-	fs.StringVar(&o.docs, "docs", "", "passages to search: a .json array, a .jsonl file or a directory of .txt/.md files (required)")
+	fs.StringVar(&o.docs, "docs", "", "documents to search, indexed in memory with SQLite FTS5: a TAT-QA JSON file, a .json array or .jsonl file of passages, or a directory of .txt/.md files (required)")
 	fs.StringVar(&o.thread, "thread", "", "run in durable thread `ID` (conversation kept across invocations)")
 	fs.StringVar(&o.store, "store", "", "SQLite file keeping threads (default "+DefaultStore+" with --thread)")
 	fs.StringVar(&o.input, "input", "", "the question; without it, one question per line from stdin")
@@ -116,10 +116,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 
 // serve answers the questions.
 func serve(ctx context.Context, o options, level slog.Level, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) (err error) {
-	passages, err := adaptiverag.LoadPassages(o.docs)
+	ix, err := adaptiverag.OpenIndex(ctx, o.docs)
 	if err != nil {
 		return fmt.Errorf("--docs: %w", err)
 	}
+	defer ix.Close()
 	model, closeModel, err := openModel(o, getenv)
 	if err != nil {
 		return err
@@ -134,7 +135,7 @@ func serve(ctx context.Context, o options, level slog.Level, stdin io.Reader, st
 	}
 	c, err := adaptiverag.New(adaptiverag.Deps{
 		Model:        model,
-		Retriever:    adaptiverag.NewMemoryRetriever(passages),
+		Retriever:    adaptiverag.IndexRetriever{Index: ix},
 		Logger:       slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})),
 		HistoryTurns: o.historyTurns,
 		TopK:         o.topK,
