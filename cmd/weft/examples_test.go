@@ -46,7 +46,7 @@ func (s session) recording() string {
 }
 
 // args are the command line of the session, without --llm.
-func (s session) args(t *testing.T) []string {
+func (s session) args(tb testing.TB) []string {
 	args := []string{"run", filepath.Join("..", "..", "examples", s.example, s.file), "--input", s.input, "--json"}
 	keys := make([]string, 0, len(s.data))
 	for k := range s.data {
@@ -54,7 +54,7 @@ func (s session) args(t *testing.T) []string {
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		args = append(args, k, datadir.Require(t, s.data[k]))
+		args = append(args, k, datadir.Require(tb, s.data[k]))
 	}
 	for _, a := range s.answers {
 		args = append(args, "--answer", a)
@@ -117,5 +117,47 @@ func runSessions(t *testing.T, sessions []session) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkSessions times each recorded session replayed offline: the whole
+// `weft run` (load, check, index or open the data, every node, tools,
+// replayed model calls) without a model's own time.
+func BenchmarkSessions(b *testing.B) {
+	all := append(intentqaSessions(), sqlanalystSessions()...)
+	for _, s := range all {
+		b.Run(s.example+"/"+s.name, func(b *testing.B) {
+			args := append(s.args(b), "--llm", "replay:"+s.recording())
+			for b.Loop() {
+				var stdout, stderr strings.Builder
+				if code := run(args, env{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr}); code != 0 {
+					b.Fatalf("exit %d: %s", code, stderr.String())
+				}
+			}
+		})
+	}
+}
+
+// The graphs in the examples' READMEs are what `weft graph` draws.
+func TestExampleREADMEGraphs(t *testing.T) {
+	for _, c := range []struct{ readme, file, workflow string }{
+		{"intentqa/README.md", "intentqa/intentqa.wf", ""},
+		{"sqlanalyst/README.md", "sqlanalyst/sqlanalyst.wf", ""},
+		{"sqlanalyst/README.md", "sqlanalyst/sqlanalyst.wf", "ProcessQuery"},
+	} {
+		dir := filepath.Join("..", "..", "examples")
+		args := []string{"graph", filepath.Join(dir, c.file)}
+		if c.workflow != "" {
+			args = append(args, "--workflow", c.workflow)
+		}
+		r := weft(t, args)
+		r.wantCode(t, 0)
+		readme, err := os.ReadFile(filepath.Join(dir, c.readme))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(readme), "```mermaid\n"+r.stdout+"```") {
+			t.Errorf("examples/%s does not hold the graph `weft %s` draws; paste it in again", c.readme, strings.Join(args, " "))
+		}
 	}
 }

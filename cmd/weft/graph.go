@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/weftlang/weft/action"
 	"github.com/weftlang/weft/flow"
 	"github.com/weftlang/weft/viz"
 )
@@ -65,7 +66,11 @@ func drawGraph(e env, path, format, out, workflow string) error {
 	if err != nil {
 		return err
 	}
-	plan, cds := flow.Compile(w, nil)
+	fns, err := action.Functions()
+	if err != nil {
+		return internal(err)
+	}
+	plan, cds := flow.Compile(w, &flow.CompileOptions{Functions: fns, BindingReads: action.TemplateReads})
 	printDiags(e.stderr, dedupe(append(ds, cds...)), m)
 	var buf bytes.Buffer
 	if err := render(&buf, workflowGraph(w, plan)); err != nil {
