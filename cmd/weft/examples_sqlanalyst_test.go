@@ -1,8 +1,11 @@
 package main
 
 import (
+	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/weftlang/weft/internal/datadir"
 	"github.com/weftlang/weft/llm/llmtest"
 )
 
@@ -79,3 +82,43 @@ func sqlanalystSessions() []session {
 }
 
 func TestSQLAnalystSessions(t *testing.T) { runSessions(t, sqlanalystSessions()) }
+
+// Chat memory: in a thread, the second turn's prompts see the first turn,
+// and chat_history holds both.
+func TestSQLAnalystChatMemoryInAThread(t *testing.T) {
+	db := datadir.Require(t, "chinook/Chinook_Sqlite.sqlite")
+	srv := llmtest.NewOpenAIServer(
+		llmtest.JSON(map[string]any{"decision": "B"}),
+		llmtest.Text("Hello! Ask me about the music store's sales."),
+		llmtest.JSON(map[string]any{"decision": "B"}),
+		llmtest.Text("You said hello, and I offered to help with the store's sales."),
+	)
+	defer srv.Close()
+	getenv := func(k string) string {
+		switch k {
+		case "OPENAI_BASE_URL":
+			return srv.BaseURL()
+		case "OPENAI_API_KEY":
+			return "sk-test"
+		}
+		return ""
+	}
+	store := filepath.Join(t.TempDir(), "threads.db")
+	file := filepath.Join("..", "..", "examples", "sqlanalyst", "sqlanalyst.wf")
+	for _, input := range []string{"Hello!", "What did I say first?"} {
+		r := weft(t, []string{"run", file, "--db", db, "--llm", "openai:scripted", "--thread", "chat1", "--store", store,
+			"--input", input, "--json"}, func(e *env) { e.getenv = getenv })
+		r.wantCode(t, 0)
+		if input != "Hello!" && !strings.Contains(r.stdout, `"question": "Hello!"`) {
+			t.Errorf("the second turn's chat_history lacks the first: %s", r.stdout)
+		}
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 4 {
+		t.Fatalf("%d model calls, want 4", len(reqs))
+	}
+	third := string(reqs[2].Body)
+	if !strings.Contains(third, `Human: Hello!\nAI: Hello! Ask me about the music store's sales.`) {
+		t.Errorf("the second turn's orchestrator prompt lacks the first turn:\n%s", third)
+	}
+}
