@@ -161,3 +161,18 @@ func TestExampleREADMEGraphs(t *testing.T) {
 		}
 	}
 }
+
+// A workflow that calls a built-in tool whose flag is not set stops before
+// it runs, naming the first node that calls it and the flag.
+func TestToolFlagCheckedBeforeTheRun(t *testing.T) {
+	r := weft(t, []string{"run", filepath.Join("..", "..", "examples", "sqlanalyst", "sqlanalyst.wf"), "--input", "How many albums?", "--llm", "replay:/dev/null"})
+	r.wantCode(t, exitUsage)
+	if !strings.Contains(r.stderr, "node load_schema (action get_schema) calls the sql_schema tool, which needs --db DSN (or $WEFT_DB)") {
+		t.Errorf("stderr = %q", r.stderr)
+	}
+	r = weft(t, []string{"run", filepath.Join("..", "..", "examples", "intentqa", "app.wf"), "--input", "x", "--llm", "replay:/dev/null"})
+	r.wantCode(t, exitUsage)
+	if !strings.Contains(r.stderr, "node retrieve (action retrieve_financial_documents) calls the retrieve tool, which needs --docs PATH") {
+		t.Errorf("stderr = %q", r.stderr)
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 
@@ -290,10 +289,10 @@ func formatRows(r *sqltool.Result) string {
 	return b.String()
 }
 
-// usedTools lists the built-in tools a plan calls, with who calls each:
-// TOOL nodes by name, TOOL bindings by their `tool`, LLM bindings by
-// their `tools`.
-func usedTools(p *flow.Plan) map[string]string {
+// usedTools lists the tools a plan calls, each with the first node that
+// calls it (the plan's own nodes before its subworkflows'): TOOL nodes by
+// name, TOOL bindings by their `tool`, LLM bindings by their `tools`.
+func usedTools(p *flow.Plan) (names []string, callers map[string]string) {
 	used := map[string]string{}
 	var walk func(p *flow.Plan)
 	seen := map[*flow.Plan]bool{}
@@ -302,36 +301,39 @@ func usedTools(p *flow.Plan) map[string]string {
 			return
 		}
 		seen[p] = true
+		use := func(tool, who string) {
+			if _, ok := used[tool]; !ok {
+				used[tool] = who
+				names = append(names, tool)
+			}
+		}
 		for _, pn := range p.Nodes {
 			n := pn.Node
 			who := "node " + n.Name
 			if b := p.Workflow.Binding(n.Action); b != nil {
 				who += " (action " + b.Name + ")"
 				if t := b.Config["tool"]; b.Type == flow.Tool && t.Kind() == flow.KindString {
-					used[t.Str()] = who
+					use(t.Str(), who)
 				}
 				for _, t := range b.Config["tools"].List() {
-					used[t.Str()] = who
+					use(t.Str(), who)
 				}
 			} else if n.Type == flow.Tool {
-				used[n.Action] = who
+				use(n.Action, who)
 			}
+		}
+		for _, pn := range p.Nodes {
 			walk(pn.Sub)
 		}
 	}
 	walk(p)
-	return used
+	return names, used
 }
 
 // checkTools fails, before a run, when the plan calls a built-in tool
 // whose flag is not set.
 func (ts *toolset) checkTools(p *flow.Plan) error {
-	used := usedTools(p)
-	names := make([]string, 0, len(used))
-	for name := range used {
-		names = append(names, name)
-	}
-	slices.Sort(names)
+	names, used := usedTools(p)
 	for _, name := range names {
 		if !ts.configured(name) {
 			flag, env := toolFlag(name)
