@@ -1,8 +1,11 @@
 package main
 
 import (
+	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/weftlang/weft/internal/datadir"
 	"github.com/weftlang/weft/llm/llmtest"
 )
 
@@ -85,3 +88,22 @@ func intentqaSessions() []session {
 }
 
 func TestIntentQASessions(t *testing.T) { runSessions(t, intentqaSessions()) }
+
+// The ask_user route across two processes: the run waits in a thread, and
+// `weft resume` answers it with the thread's --docs and --llm.
+func TestIntentQAAskUserResumes(t *testing.T) {
+	docs := datadir.Require(t, "tatqa/tatqa_dataset_dev.json")
+	rec := filepath.Join("..", "..", "examples", "intentqa", "sessions", "ask_user.jsonl")
+	store := filepath.Join(t.TempDir(), "threads.db")
+	r := weft(t, []string{"run", filepath.Join("..", "..", "examples", "intentqa", "app.wf"), "--input", "numbers?",
+		"--docs", docs, "--llm", "replay:" + rec, "--thread", "q1", "--store", store})
+	r.wantCode(t, exitWaiting)
+	if !strings.Contains(r.stdout+r.stderr, "Could you clarify your request?") {
+		t.Errorf("the waiting run does not show the question: %q %q", r.stdout, r.stderr)
+	}
+	r = weft(t, []string{"resume", "q1", "--store", store, "--answer", "What is the amount of total sales in 2019?"})
+	r.wantCode(t, 0)
+	if !strings.Contains(r.stdout, "$1,496.5 million") {
+		t.Errorf("resumed stdout = %q", r.stdout)
+	}
+}

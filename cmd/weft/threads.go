@@ -154,6 +154,11 @@ func runInThread(ctx context.Context, e env, path string, o *runOptions, p *prep
 	}
 	if o.llm != "" {
 		meta[metaLLM] = o.llm
+		if path, ok := strings.CutPrefix(o.llm, "replay:"); ok {
+			if abs, err := filepath.Abs(path); err == nil {
+				meta[metaLLM] = "replay:" + abs // resumable from another directory
+			}
+		}
 	}
 	if o.docs != "" {
 		if abs, err := filepath.Abs(o.docs); err == nil {
