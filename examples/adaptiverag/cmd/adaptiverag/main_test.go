@@ -13,14 +13,14 @@ import (
 	"github.com/weftlang/weft/llm/llmtest"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/demo.replay.jsonl and demo.out from the scripted fake server")
+var update = flag.Bool("update", false, "rewrite testdata/demo.replay.jsonl and demo.expected.txt from the scripted fake server")
 
 const (
 	testdata   = "../../testdata"
 	docs       = testdata + "/docs.json"
 	questions  = testdata + "/demo.questions.txt"
 	demoReplay = testdata + "/demo.replay.jsonl"
-	demoOut    = testdata + "/demo.out"
+	demoOut    = testdata + "/demo.expected.txt"
 )
 
 // demoModel answers the demo's questions as a model might, telling the
