@@ -39,6 +39,7 @@ const (
 	metaStubs    = "stubs"
 	metaLLM      = "llm"
 	metaDocs     = "docs"
+	metaES       = "es"
 	metaDB       = "db" // without its password: PGPASSWORD or ~/.pgpass supplies it on resume
 )
 
@@ -168,6 +169,16 @@ func runInThread(ctx context.Context, e env, path string, o *runOptions, p *prep
 	if o.db != "" {
 		meta[metaDB] = withoutPassword(o.db)
 	}
+	if o.es != "" {
+		meta[metaES] = o.es
+		if dir, ok := strings.CutPrefix(o.es, "bleve:"); ok {
+			if abs, err := filepath.Abs(dir); err == nil {
+				meta[metaES] = "bleve:" + abs
+			}
+		} else {
+			meta[metaES] = withoutPassword(o.es)
+		}
+	}
 	th := &engine.Threads{Runner: p.runner, Store: st}
 	obs, status := observers(e, o)
 	res, err := withStatus(status, e.tick, func() (*engine.Result, error) {
@@ -226,8 +237,8 @@ runs again. A run whose process stopped before it ended (a crash, a kill)
 continues from its last recorded step: the steps that were in flight run
 again, with the same idempotency keys.
 
-The workflow file, the stubs file, the --llm, --docs and --db (without its
-password) of the thread's first run are used again unless given here.`,
+The workflow file, the stubs file, the --llm, --docs, --db and --es (URLs
+without their password) of the thread's first run are used again unless given here.`,
 		Example: `  weft resume support-42 --answer "fiscal 2019"
   weft resume t-3f2a --id 4 --answer yes --id 5 --answer no
   weft resume batch-7            # after a crash`,
@@ -289,6 +300,9 @@ func resumeThread(ctx context.Context, e env, id string, o *resumeOptions, stubs
 	}
 	if o.db == "" {
 		o.db = thr.Meta[metaDB]
+	}
+	if o.es == "" {
+		o.es = thr.Meta[metaES]
 	}
 	p, err := prepare(e, file, &o.runOptions)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/elastic/go-elasticsearch/v8"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,9 @@ import (
 	"github.com/weftlang/weft/flow"
 	"github.com/weftlang/weft/llm/tool"
 	"github.com/weftlang/weft/retrieval"
+	"github.com/weftlang/weft/search"
+	blevesearch "github.com/weftlang/weft/search/bleve"
+	"github.com/weftlang/weft/search/es"
 	"github.com/weftlang/weft/sqltool"
 )
 
@@ -23,12 +27,14 @@ const (
 	toolRetrieve  = "retrieve"   // --docs
 	toolSQLQuery  = "sql_query"  // --db
 	toolSQLSchema = "sql_schema" // --db
+	toolESSearch  = "es_search"  // --es
 )
 
 // Environment variables giving the tools' flags a default.
 const (
 	envDocs = "WEFT_DOCS"
 	envDB   = "WEFT_DB"
+	envES   = "WEFT_ES"
 )
 
 // toolFlag names the flag (and variable) a built-in tool needs.
@@ -38,17 +44,20 @@ func toolFlag(name string) (flag, env string) {
 		return "--docs PATH", envDocs
 	case toolSQLQuery, toolSQLSchema:
 		return "--db DSN", envDB
+	case toolESSearch:
+		return "--es URL|bleve:DIR", envES
 	}
 	return "", ""
 }
 
 // toolset holds the built-in tools of one command and what they opened.
 type toolset struct {
-	docs, db string
+	docs, db, es string
 
 	mu sync.Mutex
 	ix *retrieval.Index
 	sq *sqltool.DB
+	sb search.Backend
 }
 
 // newToolset reads the tools' settings from o, else the environment.
@@ -64,6 +73,10 @@ func newToolset(e env, o *runOptions) *toolset {
 	if ts.db == "" {
 		ts.db = getenv(envDB)
 	}
+	ts.es = o.es
+	if ts.es == "" {
+		ts.es = getenv(envES)
+	}
 	return ts
 }
 
@@ -74,6 +87,8 @@ func (ts *toolset) configured(name string) bool {
 		return ts.docs != ""
 	case toolSQLQuery, toolSQLSchema:
 		return ts.db != ""
+	case toolESSearch:
+		return ts.es != ""
 	}
 	return true
 }
@@ -90,6 +105,10 @@ func (ts *toolset) close() {
 		ts.sq.Close()
 		ts.sq = nil
 	}
+	if c, ok := ts.sb.(interface{ Close() error }); ok {
+		c.Close()
+	}
+	ts.sb = nil
 }
 
 // registry returns the tools: http_request and the built-in ones.
@@ -112,7 +131,79 @@ func (ts *toolset) registry() (*tool.Registry, error) {
 	if err != nil {
 		return nil, err
 	}
-	return tool.NewRegistry(tool.HTTP(nil, tool.HTTPOptions{}), retrieve, query, schema)
+	es, err := tool.Func(toolESSearch,
+		"Run an Elasticsearch _search request body (query DSL: bool, term, terms, match, range, sort, from, size) on an index; returns the total, the page of matching documents and its offset.",
+		ts.esSearch)
+	if err != nil {
+		return nil, err
+	}
+	return tool.NewRegistry(tool.HTTP(nil, tool.HTTPOptions{}), retrieve, query, schema, es)
+}
+
+// esArgs are the arguments of the es_search tool.
+type esArgs struct {
+	Index string         `json:"index" jsonschema:"description=the index to search"`
+	Body  map[string]any `json:"body" jsonschema:"description=the _search request body: query, sort, from, size"`
+}
+
+// esResult is what the es_search tool returns.
+type esResult struct {
+	Total int64             `json:"total"`
+	Hits  []json.RawMessage `json:"hits"`
+	IDs   []string          `json:"ids"`
+	From  int               `json:"from"`
+	Size  int               `json:"size"`
+}
+
+func (ts *toolset) esSearch(ctx context.Context, a esArgs) (esResult, error) {
+	b, err := ts.searchBackend()
+	if err != nil {
+		return esResult{}, err
+	}
+	body, err := json.Marshal(a.Body)
+	if err != nil {
+		return esResult{}, err
+	}
+	res, err := b.Search(ctx, a.Index, body)
+	if err != nil {
+		return esResult{}, err
+	}
+	r := esResult{Total: res.Total, From: res.From, Size: res.Size, Hits: []json.RawMessage{}, IDs: []string{}}
+	for _, h := range res.Hits {
+		r.Hits = append(r.Hits, h.Source)
+		r.IDs = append(r.IDs, h.ID)
+	}
+	return r, nil
+}
+
+// searchBackend opens --es once: a URL is a cluster, bleve:DIR the
+// embedded indexes kept in DIR.
+func (ts *toolset) searchBackend() (search.Backend, error) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if ts.sb != nil {
+		return ts.sb, nil
+	}
+	if ts.es == "" {
+		return nil, notConfigured(toolESSearch)
+	}
+	if dir, ok := strings.CutPrefix(ts.es, "bleve:"); ok {
+		if _, err := os.Stat(dir); err != nil {
+			return nil, fmt.Errorf("--es: %w", err)
+		}
+		b, err := blevesearch.New(blevesearch.Options{Dir: dir, StrictFields: true})
+		if err != nil {
+			return nil, fmt.Errorf("--es %s: %w", ts.es, err)
+		}
+		ts.sb = b
+		return b, nil
+	}
+	b, err := es.New(es.Options{Config: elasticsearch.Config{Addresses: []string{ts.es}}})
+	if err != nil {
+		return nil, fmt.Errorf("--es %s: %w", redactDSN(ts.es), err)
+	}
+	ts.sb = b
+	return b, nil
 }
 
 // notConfigured is the error of a built-in tool called without its flag.
@@ -346,5 +437,6 @@ func (ts *toolset) checkTools(p *flow.Plan) error {
 // toolFlags adds the flags of the built-in tools to f.
 func toolFlags(f *pflag.FlagSet, o *runOptions) {
 	f.StringVar(&o.docs, "docs", "", "the documents of the retrieve tool: a TAT-QA JSON `PATH` (indexed in memory) or a retrieval index file (default $"+envDocs+")")
+	f.StringVar(&o.es, "es", "", "the search backend of the es_search tool: an Elasticsearch `URL`, or bleve:DIR for the embedded indexes in DIR (default $"+envES+")")
 	f.StringVar(&o.db, "db", "", "the database of the sql_query and sql_schema tools, opened read-only: a SQLite file or a postgres:// URL `DSN` (default $"+envDB+")")
 }

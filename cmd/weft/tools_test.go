@@ -1,0 +1,73 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/weftlang/weft/search"
+	blevesearch "github.com/weftlang/weft/search/bleve"
+)
+
+const esWF = `
+workflow Find {
+  nodes {
+    node find {
+      type: TOOL
+      tool: "es_search"
+      inputs {
+        index: "shipments"
+        body: {query: {bool: {filter: [{term: {carrier: "Maersk"}}]}}, sort: [{weight_kg: "desc"}], size: 1}
+      }
+      outputs {
+        total: Int
+        hits: List[Object]
+      }
+    }
+  }
+  initial: find
+  finals: [ find ]
+}
+`
+
+// The es_search tool runs a query-DSL body on the embedded Bleve indexes of
+// --es bleve:DIR.
+func TestESSearchToolOnBleve(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	b, err := blevesearch.New(blevesearch.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema := search.Schema{Fields: map[string]search.Field{"carrier": {Type: search.Keyword}, "weight_kg": {Type: search.Long}}}
+	if err := b.CreateIndex(ctx, "shipments", schema); err != nil {
+		t.Fatal(err)
+	}
+	var docs []search.Doc
+	for i, d := range []string{`{"carrier":"Maersk","weight_kg":1200}`, `{"carrier":"MSC","weight_kg":9000}`, `{"carrier":"Maersk","weight_kg":5000}`} {
+		docs = append(docs, search.Doc{ID: string(rune('a' + i)), Source: json.RawMessage(d)})
+	}
+	if err := b.Index(ctx, "shipments", docs); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	wf := filepath.Join(t.TempDir(), "find.wf")
+	if err := os.WriteFile(wf, []byte(esWF), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := weft(t, []string{"run", wf, "--es", "bleve:" + dir, "--json"})
+	r.wantCode(t, 0)
+	if !strings.Contains(r.stdout, `"total": 2`) || !strings.Contains(r.stdout, `"weight_kg": 5000`) || strings.Contains(r.stdout, "1200") {
+		t.Errorf("stdout = %s", r.stdout)
+	}
+	r = weft(t, []string{"run", wf})
+	r.wantCode(t, exitUsage)
+	if !strings.Contains(r.stderr, "node find calls the es_search tool, which needs --es URL|bleve:DIR") {
+		t.Errorf("stderr = %q", r.stderr)
+	}
+}
