@@ -107,3 +107,25 @@ func TestIntentQAAskUserResumes(t *testing.T) {
 		t.Errorf("resumed stdout = %q", r.stdout)
 	}
 }
+
+// weft index writes a retrieval index that --docs opens instead of indexing
+// TAT-QA again; the recorded qa session runs the same on it.
+func TestIntentQAOnAnIndexFile(t *testing.T) {
+	docs := datadir.Require(t, "tatqa/tatqa_dataset_dev.json")
+	idx := filepath.Join(t.TempDir(), "tatqa.db")
+	r := weft(t, []string{"index", docs, "-o", idx})
+	r.wantCode(t, 0)
+	if !strings.Contains(r.stdout, "278 documents") {
+		t.Errorf("index stdout = %q", r.stdout)
+	}
+	r = weft(t, []string{"run", filepath.Join("..", "..", "examples", "intentqa", "app.wf"), "--docs", idx,
+		"--llm", "replay:" + filepath.Join("..", "..", "examples", "intentqa", "sessions", "qa.jsonl"),
+		"--input", "What is the amount of total sales in 2019?"})
+	r.wantCode(t, 0)
+	if !strings.Contains(r.stdout, "$1,496.5 million") {
+		t.Errorf("stdout = %q", r.stdout)
+	}
+	if r := weft(t, []string{"index", docs}); r.code != exitUsage {
+		t.Errorf("index without -o: exit %d", r.code)
+	}
+}

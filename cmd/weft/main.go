@@ -203,6 +203,7 @@ language: graphs of steps that call LLMs, tools and people.
 		newConvertCmd(e),
 		newTestCmd(e),
 		newEvalCmd(e),
+		newIndexCmd(e),
 		newVersionCmd(e),
 	)
 	return root

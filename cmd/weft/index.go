@@ -1,0 +1,69 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/weftlang/weft/retrieval"
+)
+
+// newIndexCmd builds `weft index`: a retrieval index file for --docs.
+func newIndexCmd(e env) *cobra.Command {
+	var out string
+	cmd := &cobra.Command{
+		Use:   "index FILE",
+		Short: "Build a retrieval index file from documents, for --docs",
+		Long: `Index reads the documents of FILE (a TAT-QA JSON file) and writes them into a
+retrieval index, a SQLite file with a full-text (FTS5) index, at --output. A
+run given --docs with that file opens it instead of indexing the documents
+again. An existing index is updated: documents with the same id are replaced.`,
+		Example: `  weft index $WEFT_DATA/tatqa/tatqa_dataset_dev.json -o tatqa.db
+  weft run examples/intentqa/app.wf --docs tatqa.db --llm ollama:llama3.1 --input "..."`,
+		Args: exactFiles(1, "one documents file"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return buildIndex(cmd.Context(), e, args[0], out)
+		},
+	}
+	cmd.Flags().StringVarP(&out, "output", "o", "", "the index `FILE` to write (required)")
+	return cmd
+}
+
+func buildIndex(ctx context.Context, e env, path, out string) error {
+	if out == "" {
+		return usageErrorf("--output FILE is required")
+	}
+	if !strings.EqualFold(filepath.Ext(path), ".json") {
+		return usageErrorf("%s: only TAT-QA JSON files can be indexed", path)
+	}
+	if _, err := os.Stat(path); err != nil {
+		return usageErrorf("%v", err)
+	}
+	start := time.Now()
+	data, err := retrieval.LoadTATQA(path)
+	if err != nil {
+		return failed(err)
+	}
+	ix, err := retrieval.Open(ctx, out, nil)
+	if err != nil {
+		return failed(fmt.Errorf("--output %s: %w", out, err))
+	}
+	if err := ix.Add(ctx, data.Documents...); err != nil {
+		ix.Close()
+		return failed(err)
+	}
+	n, err := ix.Len(ctx)
+	if cerr := ix.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return failed(err)
+	}
+	fmt.Fprintf(e.stdout, "%s: %d documents (%d added) in %s\n", out, n, len(data.Documents), time.Since(start).Round(time.Millisecond))
+	return nil
+}
