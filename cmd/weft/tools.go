@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/elastic/go-elasticsearch/v8"
 	"os"
 	"path/filepath"
 	"strings"
@@ -198,7 +197,7 @@ func (ts *toolset) searchBackend() (search.Backend, error) {
 		ts.sb = b
 		return b, nil
 	}
-	b, err := es.New(es.Options{Config: elasticsearch.Config{Addresses: []string{ts.es}}})
+	b, err := es.New(es.Options{Addresses: []string{ts.es}})
 	if err != nil {
 		return nil, fmt.Errorf("--es %s: %w", redactDSN(ts.es), err)
 	}

@@ -1,12 +1,15 @@
 // Package es is a search.Backend for real Elasticsearch clusters (8.x),
-// through the official go-elasticsearch client (its esapi package only).
+// through the esapi package of the official go-elasticsearch client and its
+// transport, elastic-transport-go. The root go-elasticsearch package (and
+// its typed API) is not used: Options holds the few connection settings
+// the backend needs.
 //
 // Request bodies are sent as they are, so every construct of the query DSL
 // works, not only the subset the embedded backend implements. Error
 // responses become an *Error carrying Elasticsearch's error type and reason;
 // requests that got no response become a *TransportError.
 //
-//	b, err := es.New(es.Options{Config: elasticsearch.Config{Addresses: []string{"http://localhost:9200"}}})
+//	b, err := es.New(es.Options{Addresses: []string{"http://localhost:9200"}})
 //	res, err := b.Search(ctx, "shipments", []byte(`{"query": {"term": {"carrier": "Maersk"}}}`))
 package es
 
@@ -19,10 +22,14 @@ import (
 	"io"
 	"maps"
 	"net/http"
+	"net/url"
+	"os"
+	"runtime"
 	"slices"
 	"strings"
+	"sync/atomic"
 
-	"github.com/elastic/go-elasticsearch/v8"
+	"github.com/elastic/elastic-transport-go/v8/elastictransport"
 	"github.com/elastic/go-elasticsearch/v8/esapi"
 
 	"github.com/weftlang/weft/search"
@@ -31,14 +38,49 @@ import (
 // DefaultBulkSize is the number of documents sent per bulk request.
 const DefaultBulkSize = 1000
 
+// DefaultAddress is the node New connects to when Options.Addresses is
+// empty and the ELASTICSEARCH_URL environment variable is not set.
+const DefaultAddress = "http://localhost:9200"
+
 // maxErrorBody bounds the part of an unparsable error body kept in Error.
 const maxErrorBody = 2048
 
-// Options configure a Backend.
+// ErrNotElasticsearch is the cause of the *TransportError returned when a
+// successful response lacks the "X-Elastic-Product: Elasticsearch" header,
+// as the official client does: the server is not Elasticsearch (or not a
+// supported version of it).
+var ErrNotElasticsearch = errors.New("the server is not Elasticsearch (no X-Elastic-Product: Elasticsearch header in the response)")
+
+// Options configure a Backend. The connection fields (Addresses through
+// DisableRetry) are used by New only; NewFromTransport ignores them.
 type Options struct {
-	// Config configures the client: addresses, credentials, TLS, retries,
-	// transport.
-	Config elasticsearch.Config
+	// Addresses are the URLs of the nodes, for example
+	// "https://es1.example.com:9200"; requests are spread over them. When
+	// empty, the comma-separated URLs of the ELASTICSEARCH_URL environment
+	// variable are used, or else DefaultAddress. A URL with user
+	// information (https://user:password@host:9200) authenticates with it.
+	Addresses []string
+	// Username and Password authenticate with HTTP Basic authentication
+	// (when both are set).
+	Username string
+	Password string
+	// APIKey is a base64-encoded API key (the "encoded" value returned by
+	// the create API key API); when set, it is used instead of Username
+	// and Password.
+	APIKey string
+	// Header is added to every request (a header of the request itself
+	// wins).
+	Header http.Header
+	// Transport makes the HTTP requests, for example an *http.Transport
+	// with a TLSClientConfig for a private certificate authority; nil
+	// means a clone of http.DefaultTransport.
+	Transport http.RoundTripper
+	// MaxRetries is the number of retries of a request that failed with a
+	// network error or got a 502, 503 or 504 response; 0 means 3.
+	MaxRetries int
+	// DisableRetry disables retries.
+	DisableRetry bool
+
 	// Refresh is the refresh parameter of bulk requests: "wait_for" (the
 	// default when empty: documents are searchable when Index returns),
 	// "true" or "false".
@@ -51,9 +93,12 @@ type Options struct {
 // Backend is a search.Backend and search.IndexManager on an Elasticsearch
 // cluster. It is safe for concurrent use.
 type Backend struct {
-	client   *elasticsearch.Client
-	refresh  string
-	bulkSize int
+	transport esapi.Transport
+	refresh   string
+	bulkSize  int
+	// genuine is set by the first successful response that carried the
+	// X-Elastic-Product header; later responses are not checked.
+	genuine atomic.Bool
 }
 
 var (
@@ -61,20 +106,23 @@ var (
 	_ search.IndexManager = (*Backend)(nil)
 )
 
-// New connects a Backend with a new client built from opts.Config. No
-// request is made until the first call.
+// New returns a Backend on a new elastictransport.Client built from the
+// connection fields of opts. No request is made until the first call. An
+// address that is not an http or https URL is a *TransportError.
 func New(opts Options) (*Backend, error) {
-	c, err := elasticsearch.NewClient(opts.Config)
+	t, err := newTransport(opts)
 	if err != nil {
 		return nil, &TransportError{Op: "connect", Err: err}
 	}
-	return NewFromClient(c, opts), nil
+	return NewFromTransport(t, opts), nil
 }
 
-// NewFromClient returns a Backend using an existing client; opts.Config is
-// ignored.
-func NewFromClient(c *elasticsearch.Client, opts Options) *Backend {
-	b := &Backend{client: c, refresh: opts.Refresh, bulkSize: opts.BulkSize}
+// NewFromTransport returns a Backend that performs its requests through t,
+// for example an *elastictransport.Client configured beyond what Options
+// offers, or an *elasticsearch.Client. The connection fields of opts are
+// ignored. Responses are product-checked as with New.
+func NewFromTransport(t esapi.Transport, opts Options) *Backend {
+	b := &Backend{transport: t, refresh: opts.Refresh, bulkSize: opts.BulkSize}
 	if b.refresh == "" {
 		b.refresh = "wait_for"
 	}
@@ -82,6 +130,81 @@ func NewFromClient(c *elasticsearch.Client, opts Options) *Backend {
 		b.bulkSize = DefaultBulkSize
 	}
 	return b
+}
+
+// newTransport builds the transport of New, with the defaults of the
+// official client: retries of network errors and of 502, 503 and 504
+// responses, at most 3 unless opts.MaxRetries says otherwise.
+func newTransport(opts Options) (*elastictransport.Client, error) {
+	addrs := opts.Addresses
+	if len(addrs) == 0 {
+		if env := os.Getenv("ELASTICSEARCH_URL"); env != "" {
+			for a := range strings.SplitSeq(env, ",") {
+				if a = strings.TrimSpace(a); a != "" {
+					addrs = append(addrs, a)
+				}
+			}
+		}
+	}
+	if len(addrs) == 0 {
+		addrs = []string{DefaultAddress}
+	}
+	urls := make([]*url.URL, 0, len(addrs))
+	for i, a := range addrs {
+		u, err := parseAddress(a)
+		if err != nil {
+			return nil, fmt.Errorf("address %d: %w", i+1, err)
+		}
+		urls = append(urls, u)
+	}
+	topts := []elastictransport.Option{
+		elastictransport.WithUserAgent(userAgent()),
+		elastictransport.WithURLs(urls...),
+	}
+	// As the official client: an API key replaces the other credentials.
+	if opts.APIKey != "" {
+		topts = append(topts, elastictransport.WithAPIKey(opts.APIKey))
+	} else if opts.Username != "" || opts.Password != "" {
+		topts = append(topts, elastictransport.WithBasicAuth(opts.Username, opts.Password))
+	}
+	if opts.Header != nil {
+		topts = append(topts, elastictransport.WithHeader(opts.Header.Clone()))
+	}
+	if opts.Transport != nil {
+		topts = append(topts, elastictransport.WithTransport(opts.Transport))
+	}
+	if opts.DisableRetry {
+		topts = append(topts, elastictransport.WithDisableRetry())
+	}
+	if opts.MaxRetries != 0 {
+		// A negative count is an error of WithMaxRetries.
+		topts = append(topts, elastictransport.WithMaxRetries(opts.MaxRetries))
+	}
+	return elastictransport.NewClient(topts...)
+}
+
+// parseAddress parses a node URL; its error does not repeat the address,
+// which may hold a password.
+func parseAddress(a string) (*url.URL, error) {
+	u, err := url.Parse(strings.TrimRight(strings.TrimSpace(a), "/"))
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return nil, fmt.Errorf("invalid URL: %w", err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
+		return nil, fmt.Errorf("not an http or https URL: %q", u.Redacted())
+	}
+	return u, nil
+}
+
+// userAgent is the User-Agent of the requests: the official client's, with
+// weft added.
+func userAgent() string {
+	return fmt.Sprintf("go-elasticsearch/%s (%s %s; Go %s; weft)", esapi.Version,
+		runtime.GOOS, runtime.GOARCH, strings.TrimPrefix(runtime.Version(), "go"))
 }
 
 // Cause is one entry of the root_cause or caused_by of an Elasticsearch
@@ -154,11 +277,19 @@ func (e *TransportError) Unwrap() error { return e.Err }
 // do runs an esapi request and returns the body of a successful response,
 // or an *Error or *TransportError.
 func (b *Backend) do(ctx context.Context, op, index string, req esapi.Request) ([]byte, error) {
-	res, err := req.Do(ctx, b.client)
+	res, err := req.Do(ctx, b.transport)
 	if err != nil {
 		return nil, &TransportError{Op: op, Index: index, Err: err}
 	}
 	defer res.Body.Close()
+	// The product check of the official client: the first successful
+	// response must come from Elasticsearch.
+	if res.StatusCode >= 200 && res.StatusCode < 300 && !b.genuine.Load() {
+		if res.Header.Get("X-Elastic-Product") != "Elasticsearch" {
+			return nil, &TransportError{Op: op, Index: index, Err: ErrNotElasticsearch}
+		}
+		b.genuine.Store(true)
+	}
 	body, err := io.ReadAll(res.Body)
 	if err != nil {
 		return nil, &TransportError{Op: op, Index: index, Err: fmt.Errorf("reading the response: %w", err)}

@@ -13,8 +13,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/elastic/go-elasticsearch/v8"
-
 	"github.com/weftlang/weft/search"
 	"github.com/weftlang/weft/search/es"
 	"github.com/weftlang/weft/search/searchtest"
@@ -47,7 +45,7 @@ func newFake(t *testing.T, handle func(w http.ResponseWriter, r *http.Request, b
 		f.handle(w, r, body)
 	}))
 	t.Cleanup(srv.Close)
-	b, err := es.New(es.Options{Config: elasticsearch.Config{Addresses: []string{srv.URL}, DisableRetry: true}})
+	b, err := es.New(es.Options{Addresses: []string{srv.URL}, DisableRetry: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +212,7 @@ func TestSearchNotElasticsearch(t *testing.T) {
 		writeJSON(w, 200, searchResponse) // no X-Elastic-Product header
 	}))
 	defer srv.Close()
-	b, err := es.New(es.Options{Config: elasticsearch.Config{Addresses: []string{srv.URL}}})
+	b, err := es.New(es.Options{Addresses: []string{srv.URL}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -303,7 +301,7 @@ func TestBulkChunks(t *testing.T) {
 		writeJSON(w, 200, `{"errors": false, "took": 1, "items": []}`)
 	}))
 	defer srv.Close()
-	b, err := es.New(es.Options{Config: elasticsearch.Config{Addresses: []string{srv.URL}}, BulkSize: 2, Refresh: "false"})
+	b, err := es.New(es.Options{Addresses: []string{srv.URL}, BulkSize: 2, Refresh: "false"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -405,8 +403,8 @@ func TestConformanceCluster(t *testing.T) {
 		t.Skip("WEFT_ES_URL is not set: skipping the conformance suite on a real Elasticsearch cluster")
 	}
 	searchtest.Run(t, func(t *testing.T) search.Backend {
-		b, err := es.New(es.Options{Config: elasticsearch.Config{Addresses: []string{url},
-			Username: os.Getenv("WEFT_ES_USERNAME"), Password: os.Getenv("WEFT_ES_PASSWORD")}})
+		b, err := es.New(es.Options{Addresses: []string{url},
+			Username: os.Getenv("WEFT_ES_USERNAME"), Password: os.Getenv("WEFT_ES_PASSWORD")})
 		if err != nil {
 			t.Fatal(err)
 		}
