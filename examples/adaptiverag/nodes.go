@@ -5,13 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/weftlang/weft/examples/internal/modelcall"
 	"log/slog"
 	"slices"
 	"strings"
-
-	"github.com/weftlang/weft/flow"
-	"github.com/weftlang/weft/llm"
-	"github.com/weftlang/weft/llm/structured"
 )
 
 // Fallback values of the nodes, used when their LLM or retriever call
@@ -32,8 +29,9 @@ const (
 // nodes holds the settings every node reads: the seed's partial-bound
 // dependencies.
 type nodes struct {
-	s   *settings
-	log *slog.Logger
+	s    *settings
+	log  *slog.Logger
+	call modelcall.Caller
 }
 
 // enter logs the node's ---NAME--- line, as the seed's nodes do.
@@ -53,73 +51,6 @@ func (n *nodes) fellBack(ctx context.Context, s State, node string, err error) *
 // is done), in which case a node returns the error instead of falling
 // back.
 func stopped(ctx context.Context) error { return context.Cause(ctx) }
-
-// callCtx bounds one model or retriever call by Deps.CallTimeout.
-func (n *nodes) callCtx(ctx context.Context) (context.Context, context.CancelFunc) {
-	if n.s.CallTimeout > 0 {
-		return context.WithTimeout(ctx, n.s.CallTimeout)
-	}
-	return context.WithCancel(ctx)
-}
-
-func (n *nodes) request(system, user string) *llm.Request {
-	return &llm.Request{Model: n.s.ModelName, Messages: []llm.Message{
-		{Role: llm.System, Content: system},
-		{Role: llm.User, Content: user},
-	}}
-}
-
-// ask makes a structured-output call and returns its values, or an error
-// when it fell back (provider error, or no reply matched the schema).
-func (n *nodes) ask(ctx context.Context, req *llm.Request, fields []*flow.Field) (map[string]flow.Value, error) {
-	cctx, cancel := n.callCtx(ctx)
-	defer cancel()
-	res, err := structured.Ask(cctx, n.s.Model, req, fields, structured.Options{MaxRepairs: n.s.MaxRepairs})
-	switch {
-	case err != nil:
-		return nil, err
-	case res.FellBack && res.Err != nil:
-		return nil, res.Err
-	case res.FellBack:
-		vs := make([]string, len(res.Violations))
-		for i, v := range res.Violations {
-			vs[i] = v.String()
-		}
-		return nil, fmt.Errorf("no reply matched the schema after %d attempt(s): %s", res.Attempts, strings.Join(vs, "; "))
-	}
-	return res.Values, nil
-}
-
-// chat makes a plain call and returns the reply's text.
-func (n *nodes) chat(ctx context.Context, req *llm.Request) (string, error) {
-	cctx, cancel := n.callCtx(ctx)
-	defer cancel()
-	resp, err := n.s.Model.Chat(cctx, req, nil)
-	if err != nil {
-		return "", err
-	}
-	text := strings.TrimSpace(stripThinking(resp.Message.Content))
-	if text == "" {
-		return "", errors.New("the model replied with no text")
-	}
-	return text, nil
-}
-
-// stripThinking removes <think>...</think> blocks that reasoning models
-// served through Ollama put before their answer.
-func stripThinking(s string) string {
-	for {
-		i := strings.Index(s, "<think>")
-		if i < 0 {
-			return s
-		}
-		j := strings.Index(s[i:], "</think>")
-		if j < 0 {
-			return s[:i]
-		}
-		s = s[:i] + s[i+j+len("</think>"):]
-	}
-}
 
 func (n *nodes) history(s State) string {
 	return FormatHistory(s.Messages, s.Question, n.s.HistoryTurns)
@@ -144,7 +75,7 @@ func (n *nodes) classifyIntent(ctx context.Context, s State) (IntentUpdate, erro
 		return up, nil
 	}
 	system, user := n.s.intentPrompt(q, n.history(s))
-	vals, err := n.ask(ctx, n.request(system, user), intentFields())
+	vals, err := n.call.Ask(ctx, n.call.Request(system, user), intentFields())
 	if err != nil {
 		if cerr := stopped(ctx); cerr != nil {
 			return up, cerr
@@ -175,7 +106,7 @@ func (n *nodes) analyzeQuery(ctx context.Context, s State) (QueryAnalysisUpdate,
 	// threshold (so it is not sent back to the user), without filters.
 	up := QueryAnalysisUpdate{QueryQuality: max(n.s.MinQueryQuality, 0), Queries: []string{q}}
 	system, user := n.s.queryPrompt(q, n.history(s))
-	vals, err := n.ask(ctx, n.request(system, user), queryFields())
+	vals, err := n.call.Ask(ctx, n.call.Request(system, user), queryFields())
 	if err != nil {
 		if cerr := stopped(ctx); cerr != nil {
 			return up, cerr
@@ -218,7 +149,7 @@ func (n *nodes) retrieve(ctx context.Context, s State) (RetrievalUpdate, error) 
 		var out []Passage
 		at := map[string]int{} // passage key -> index in out
 		for _, q := range queries {
-			cctx, cancel := n.callCtx(ctx)
+			cctx, cancel := n.call.Context(ctx)
 			res, err := n.s.Retriever.Search(cctx, q, f, n.s.SearchK)
 			cancel()
 			if err != nil {
@@ -275,7 +206,7 @@ func (n *nodes) rerank(ctx context.Context, s State) (RetrievalUpdate, error) {
 	// The question and its rewrites: a follow-up's standalone form
 	// carries the terms the question leaves implicit.
 	query := strings.Join(append([]string{s.Question}, s.Queries...), "\n")
-	cctx, cancel := n.callCtx(ctx)
+	cctx, cancel := n.call.Context(ctx)
 	out, err := n.s.Reranker.Rerank(cctx, query, docs, n.s.TopK)
 	cancel()
 	if err != nil {
@@ -305,9 +236,9 @@ func (n *nodes) generateAnswer(ctx context.Context, s State) (AnswerUpdate, erro
 		return up, nil
 	}
 	system, user := n.s.answerPrompt(st, s.Question, n.history(s), docs)
-	req := n.request(system, user)
+	req := n.call.Request(system, user)
 	req.Effort = st.Effort
-	answer, err := n.chat(ctx, req)
+	answer, err := n.call.Chat(ctx, req)
 	if err != nil {
 		if cerr := stopped(ctx); cerr != nil {
 			return up, cerr
@@ -349,7 +280,7 @@ func (n *nodes) clarify(ctx context.Context, s State) (ClarifyUpdate, error) {
 	n.enter(ctx, node)
 	system, user := n.s.clarifyPrompt(s.Question, n.history(s))
 	var up ClarifyUpdate
-	text, err := n.chat(ctx, n.request(system, user))
+	text, err := n.call.Chat(ctx, n.call.Request(system, user))
 	if err != nil {
 		if cerr := stopped(ctx); cerr != nil {
 			return up, cerr

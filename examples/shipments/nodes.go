@@ -5,14 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/weftlang/weft/examples/internal/modelcall"
 	"log/slog"
 	"slices"
 	"strings"
 
 	"github.com/weftlang/weft/examples/shipments/dataset"
 	"github.com/weftlang/weft/flow"
-	"github.com/weftlang/weft/llm"
-	"github.com/weftlang/weft/llm/structured"
 	"github.com/weftlang/weft/search"
 )
 
@@ -35,8 +34,9 @@ const (
 
 // nodes holds the settings every node reads.
 type nodes struct {
-	s   *settings
-	log *slog.Logger
+	s    *settings
+	log  *slog.Logger
+	call modelcall.Caller
 }
 
 // enter logs the node's id and name as it starts.
@@ -72,73 +72,6 @@ func (n *nodes) warned(ctx context.Context, s State, node string, ws []string) *
 // done): a node then returns the error instead of falling back.
 func stopped(ctx context.Context) error { return context.Cause(ctx) }
 
-// callCtx bounds one model or search call by Deps.CallTimeout.
-func (n *nodes) callCtx(ctx context.Context) (context.Context, context.CancelFunc) {
-	if n.s.CallTimeout > 0 {
-		return context.WithTimeout(ctx, n.s.CallTimeout)
-	}
-	return context.WithCancel(ctx)
-}
-
-func (n *nodes) request(system, user string) *llm.Request {
-	return &llm.Request{Model: n.s.ModelName, Messages: []llm.Message{
-		{Role: llm.System, Content: system},
-		{Role: llm.User, Content: user},
-	}}
-}
-
-// ask makes a structured-output call and returns its values, or an error
-// when it fell back (provider error, or no reply matched the schema).
-func (n *nodes) ask(ctx context.Context, req *llm.Request, fields []*flow.Field) (map[string]flow.Value, error) {
-	cctx, cancel := n.callCtx(ctx)
-	defer cancel()
-	res, err := structured.Ask(cctx, n.s.Model, req, fields, structured.Options{MaxRepairs: n.s.MaxRepairs})
-	switch {
-	case err != nil:
-		return nil, err
-	case res.FellBack && res.Err != nil:
-		return nil, res.Err
-	case res.FellBack:
-		vs := make([]string, len(res.Violations))
-		for i, v := range res.Violations {
-			vs[i] = v.String()
-		}
-		return nil, fmt.Errorf("no reply matched the schema after %d attempt(s): %s", res.Attempts, strings.Join(vs, "; "))
-	}
-	return res.Values, nil
-}
-
-// chat makes a plain call and returns the reply's text.
-func (n *nodes) chat(ctx context.Context, req *llm.Request) (string, error) {
-	cctx, cancel := n.callCtx(ctx)
-	defer cancel()
-	resp, err := n.s.Model.Chat(cctx, req, nil)
-	if err != nil {
-		return "", err
-	}
-	text := strings.TrimSpace(stripThinking(resp.Message.Content))
-	if text == "" {
-		return "", errors.New("the model replied with no text")
-	}
-	return text, nil
-}
-
-// stripThinking removes the <think>...</think> blocks reasoning models
-// served through Ollama put before their answer.
-func stripThinking(s string) string {
-	for {
-		i := strings.Index(s, "<think>")
-		if i < 0 {
-			return s
-		}
-		j := strings.Index(s[i:], "</think>")
-		if j < 0 {
-			return s[:i]
-		}
-		s = s[:i] + s[i+j+len("</think>"):]
-	}
-}
-
 // reiterateCall is F01's model call: the ReiterateResult of question given
 // the history (its last HistoryTurns turns), and warnings about the reply.
 // It returns an error when the call failed or no reply matched the schema.
@@ -147,7 +80,7 @@ func (n *nodes) reiterateCall(ctx context.Context, question string, history []Tu
 	if err != nil {
 		return ReiterateResult{}, nil, fmt.Errorf("formatting the history: %w", err)
 	}
-	vals, err := n.ask(ctx, n.request(reiterateSystem, reiterateUser(question, h)), ReiterateFields())
+	vals, err := n.call.Ask(ctx, n.call.Request(reiterateSystem, reiterateUser(question, h)), ReiterateFields())
 	if err != nil {
 		return ReiterateResult{}, nil, err
 	}
@@ -277,7 +210,7 @@ func (n *nodes) buildQuery(ctx context.Context, s State) (BuildUpdate, error) {
 	var intent SearchIntent
 	if err == nil {
 		var vals map[string]flow.Value
-		vals, err = n.ask(ctx, n.request(intentSystem(n.s.Now()), intentUser(s.Question, h)), IntentFields())
+		vals, err = n.call.Ask(ctx, n.call.Request(intentSystem(n.s.Now()), intentUser(s.Question, h)), IntentFields())
 		if err == nil {
 			intent = intentFromValues(vals)
 			up.SearchIntent = &intent
@@ -368,7 +301,7 @@ func (n *nodes) execute(ctx context.Context, s State) (ExecuteUpdate, error) {
 		return fail(up, "the query does not encode as JSON: "+err.Error())
 	}
 	n.log.DebugContext(ctx, "F07: search", slog.String("index", n.s.Index), slog.String("body", string(raw)))
-	cctx, cancel := n.callCtx(ctx)
+	cctx, cancel := n.call.Context(ctx)
 	res, err := n.s.Backend.Search(cctx, n.s.Index, raw)
 	cancel()
 	if err != nil {
@@ -437,7 +370,7 @@ func (n *nodes) summarize(ctx context.Context, s State) (ReplyUpdate, error) {
 	if len(p.Hits) == 0 && p.From > 0 {
 		return done(PastTheEnd(p))
 	}
-	summary, err := n.chat(ctx, n.request(summarizeSystem, summarizeUser(s.Question, p)))
+	summary, err := n.call.Chat(ctx, n.call.Request(summarizeSystem, summarizeUser(s.Question, p)))
 	if err != nil {
 		if cerr := stopped(ctx); cerr != nil {
 			return up, cerr
