@@ -1,14 +1,11 @@
 package adaptiverag_test
 
 import (
-	"bytes"
 	"flag"
-	"os"
-	"strings"
 	"testing"
 
 	"github.com/weftlang/weft/examples/adaptiverag"
-	"github.com/weftlang/weft/flow"
+	"github.com/weftlang/weft/examples/internal/readme"
 	"github.com/weftlang/weft/llm/llmtest"
 	"github.com/weftlang/weft/viz"
 )
@@ -17,80 +14,27 @@ var update = flag.Bool("update", false, "rewrite the Mermaid graph in README.md 
 
 // nodeDetail says what each node calls, drawn as the node's second line;
 // the nodes that call the model are drawn as LLM nodes.
-func nodeDetail() map[string]struct {
-	detail string
-	llm    bool
-} {
-	return map[string]struct {
-		detail string
-		llm    bool
-	}{
-		"classify_intent":       {"patterns, else LLM (structured)", true},
-		"analyze_query":         {"LLM (structured)", true},
-		"clarify":               {"LLM (plain)", true},
-		"retrieve":              {"Retriever", false},
-		"rerank":                {"Reranker", false},
-		"generate_answer":       {"LLM (plain)", true},
-		"generate_ood_response": {"no LLM", false},
-		"finalize":              {"", false},
+func nodeDetail() map[string]readme.Node {
+	return map[string]readme.Node{
+		"classify_intent":       {Detail: "patterns, else LLM (structured)", Kind: viz.LLM},
+		"analyze_query":         {Detail: "LLM (structured)", Kind: viz.LLM},
+		"clarify":               {Detail: "LLM (plain)", Kind: viz.LLM},
+		"retrieve":              {Detail: "Retriever", Kind: viz.Task},
+		"rerank":                {Detail: "Reranker", Kind: viz.Task},
+		"generate_answer":       {Detail: "LLM (plain)", Kind: viz.LLM},
+		"generate_ood_response": {Detail: "no LLM", Kind: viz.Task},
+		"finalize":              {Kind: viz.Task},
 	}
-}
-
-// mermaid draws the compiled IR: every node and edge of the workflow,
-// conditions as the IR states them.
-func mermaid(t *testing.T, w *flow.Workflow, plan *flow.Plan) string {
-	t.Helper()
-	finals := map[string]bool{}
-	for _, pn := range plan.Nodes {
-		finals[pn.Name] = pn.Final
-	}
-	g := &viz.Graph{Name: w.Name}
-	details := nodeDetail()
-	for _, n := range w.Nodes {
-		kind := viz.Task
-		d := details[n.Name]
-		if d.llm {
-			kind = viz.LLM
-		}
-		g.Nodes = append(g.Nodes, viz.Node{ID: n.Name, Detail: d.detail, Kind: kind, Initial: n.Name == w.Initial, Final: finals[n.Name]})
-	}
-	for _, e := range w.Edges {
-		kind, label := viz.Normal, ""
-		if e.Cond != nil {
-			kind, label = viz.Conditional, e.Cond.String()
-		}
-		for _, to := range e.To {
-			g.Edges = append(g.Edges, viz.Edge{From: e.From, To: to, Label: label, Kind: kind})
-		}
-	}
-	var b bytes.Buffer
-	if err := viz.Mermaid(&b, g); err != nil {
-		t.Fatal(err)
-	}
-	return b.String()
 }
 
 // README.md shows the graph exactly as compiled.
 func TestREADMEMermaid(t *testing.T) {
 	e := newEnv(t, llmtest.Ollama, nil, func(d *adaptiverag.Deps) {})
-	got := "```mermaid\n" + mermaid(t, e.c.Workflow(), e.c.Plan()) + "```\n"
-	const begin, end = "<!-- mermaid:begin (go test -run TestREADMEMermaid -update) -->\n", "<!-- mermaid:end -->"
-	readme, err := os.ReadFile("README.md")
+	m, err := readme.Mermaid(e.c.Workflow(), e.c.Plan(), nodeDetail())
 	if err != nil {
 		t.Fatal(err)
 	}
-	text := string(readme)
-	i, j := strings.Index(text, begin), strings.Index(text, end)
-	if i < 0 || j < i {
-		t.Fatalf("README.md lacks the markers %q and %q", begin, end)
-	}
-	if cur := text[i+len(begin) : j]; cur != got {
-		if !*update {
-			t.Fatalf("README.md's graph is stale; run go test -run TestREADMEMermaid -update\nwant:\n%s", got)
-		}
-		text = text[:i+len(begin)] + got + text[j:]
-		if err := os.WriteFile("README.md", []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
+	if err := readme.Sync("README.md", m, *update); err != nil {
+		t.Fatal(err)
 	}
 }
