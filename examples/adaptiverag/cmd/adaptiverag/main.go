@@ -35,21 +35,16 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/weftlang/weft/examples/internal/agentcli"
 	"io"
 	"log/slog"
 	"os"
 	"os/signal"
 	"strings"
-	"sync"
 	"time"
 
-	"github.com/weftlang/weft/engine"
 	"github.com/weftlang/weft/examples/adaptiverag"
-	"github.com/weftlang/weft/graph"
-	"github.com/weftlang/weft/llm"
 	"github.com/weftlang/weft/llm/providers"
-	"github.com/weftlang/weft/llm/replay"
-	"github.com/weftlang/weft/store/sqlite"
 )
 
 // DefaultStore is the thread store's path when --thread is given without
@@ -121,7 +116,7 @@ func serve(ctx context.Context, o options, level slog.Level, stdin io.Reader, st
 		return fmt.Errorf("--docs: %w", err)
 	}
 	defer ix.Close()
-	model, closeModel, err := openModel(o, getenv)
+	model, closeModel, err := agentcli.OpenModel(o.llm, o.record, o.llmTimeout, getenv)
 	if err != nil {
 		return err
 	}
@@ -143,7 +138,19 @@ func serve(ctx context.Context, o options, level slog.Level, stdin io.Reader, st
 	if err != nil {
 		return err
 	}
-	ask, closeAsk, err := asker(ctx, c, o, stderr)
+	turns := &agentcli.Turns[adaptiverag.State]{
+		Graph: c,
+		Start: func(msg string, prev adaptiverag.State) adaptiverag.State {
+			return adaptiverag.State{Question: msg, Messages: prev.Messages}
+		},
+		Thread:       o.thread,
+		Store:        o.store,
+		DefaultStore: DefaultStore,
+		Trace:        o.trace,
+		Log:          stderr,
+		Name:         "adaptiverag",
+	}
+	ask, closeAsk, err := turns.Open(ctx)
 	if err != nil {
 		return err
 	}
@@ -179,144 +186,4 @@ func serve(ctx context.Context, o options, level slog.Level, stdin io.Reader, st
 		}
 	}
 	return nil
-}
-
-// asker returns the function that answers one question: in a durable
-// thread, or in a conversation kept in memory.
-func asker(ctx context.Context, c *graph.Compiled[adaptiverag.State], o options, stderr io.Writer) (func(context.Context, string) (adaptiverag.State, error), func() error, error) {
-	if o.thread == "" && o.store == "" {
-		var history []adaptiverag.Message
-		return func(ctx context.Context, q string) (adaptiverag.State, error) {
-			var obs engine.Observer
-			if o.trace {
-				obs = engine.ObserverFunc(func(e engine.Event) { fmt.Fprintln(stderr, e.String()) })
-			}
-			res, err := c.Run(ctx, adaptiverag.State{Question: q, Messages: history}, obs)
-			if err != nil {
-				return adaptiverag.State{}, err
-			}
-			out, err := c.State(res)
-			history = out.Messages
-			return out, err
-		}, func() error { return nil }, nil
-	}
-	path := o.store
-	if path == "" {
-		path = DefaultStore
-	}
-	st, err := sqlite.Open(ctx, path)
-	if err != nil {
-		return nil, nil, err
-	}
-	id := o.thread
-	if id == "" {
-		id = fmt.Sprintf("cli-%d", time.Now().UnixNano())
-		fmt.Fprintf(stderr, "adaptiverag: thread %s in %s\n", id, path)
-	}
-	th := c.Threads(st, nil)
-	return func(ctx context.Context, q string) (adaptiverag.State, error) {
-		out, err := th.Invoke(ctx, id, adaptiverag.State{Question: q})
-		if err == nil && o.trace {
-			err = traceThread(ctx, th, id, stderr)
-		}
-		return out, err
-	}, st.Close, nil
-}
-
-// traceThread prints the records of the thread's last run: graph.Threads
-// takes no engine.Observer, so the trace of a thread run comes from its
-// history.
-func traceThread(ctx context.Context, th *graph.Threads[adaptiverag.State], id string, w io.Writer) error {
-	hist, err := th.Engine().History(ctx, id, 1)
-	if err != nil || len(hist) == 0 {
-		return err
-	}
-	last := hist[len(hist)-1].Run
-	for _, h := range hist {
-		if h.Run != last {
-			continue
-		}
-		var b strings.Builder
-		fmt.Fprintf(&b, "#%d run %d step %d", h.Seq, h.Run, h.Step)
-		switch {
-		case h.Start:
-			b.WriteString(" start")
-		case h.Node != "":
-			b.WriteString(" " + h.Node)
-		}
-		for _, ch := range h.Changes {
-			if strings.Contains(ch.Name, ".") {
-				continue // a node's output slots; the state fields say the same
-			}
-			v := ch.Value.String()
-			if r := []rune(v); len(r) > 100 {
-				v = string(r[:100]) + "…"
-			}
-			op := "="
-			if ch.Append {
-				op = "+="
-			}
-			fmt.Fprintf(&b, " %s%s%s", ch.Name, op, v)
-		}
-		if len(h.Next) > 0 {
-			b.WriteString(" -> " + strings.Join(h.Next, ","))
-		}
-		if h.Error != "" {
-			b.WriteString(" error: " + h.Error)
-		}
-		fmt.Fprintf(&b, " [%s, %d B]", h.Status, h.Bytes)
-		fmt.Fprintln(w, b.String())
-	}
-	return nil
-}
-
-// openModel opens the model the flags name, as `weft run` does:
-// "replay:FILE" serves recorded exchanges, any other spec a provider
-// wrapped in llm.Reliable; --record writes every exchange to a file. The
-// returned function closes the recording.
-func openModel(o options, getenv func(string) string) (llm.Model, func() error, error) {
-	spec := strings.TrimSpace(o.llm)
-	if spec == "" {
-		spec = strings.TrimSpace(getenv(providers.EnvVar))
-	}
-	var m llm.Model
-	if path, ok := strings.CutPrefix(spec, "replay:"); ok {
-		p, err := replay.OpenFile(path)
-		if err != nil {
-			return nil, nil, err
-		}
-		m = p
-	} else {
-		p, err := providers.Open(spec, getenv)
-		if err != nil {
-			return nil, nil, err
-		}
-		m = llm.Reliable(p, llm.Policy{Timeout: o.llmTimeout, MaxAttempts: 3, Jitter: 0.2, Concurrency: 8})
-	}
-	if o.record == "" {
-		return m, func() error { return nil }, nil
-	}
-	f, err := os.Create(o.record)
-	if err != nil {
-		return nil, nil, fmt.Errorf("--record: %w", err)
-	}
-	var mu sync.Mutex
-	return replay.NewRecorder(m, lockedWriter{&mu, f}), func() error {
-		mu.Lock()
-		defer mu.Unlock()
-		return f.Close()
-	}, nil
-}
-
-// lockedWriter serialises the recorder's writes with the file's closing.
-type lockedWriter struct {
-	mu *sync.Mutex
-	f  *os.File
-}
-
-// Write writes p to the file under the lock.
-func (w lockedWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.f.Write(p)
 }
