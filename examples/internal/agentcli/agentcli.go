@@ -6,9 +6,11 @@
 package agentcli
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
+	"iter"
 	"os"
 	"strings"
 	"sync"
@@ -186,4 +188,21 @@ func TraceThread[S any](ctx context.Context, th *graph.Threads[S], id string, w 
 		fmt.Fprintln(w, b.String())
 	}
 	return nil
+}
+
+// Messages yields the messages of a session: input when it is set, else
+// each non-blank line of r (a line may be up to 1 MiB), trimmed.
+func Messages(input string, r io.Reader) iter.Seq[string] {
+	if input != "" {
+		return func(yield func(string) bool) { yield(input) }
+	}
+	return func(yield func(string) bool) {
+		sc := bufio.NewScanner(r)
+		sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
+		for sc.Scan() {
+			if q := strings.TrimSpace(sc.Text()); q != "" && !yield(q) {
+				return
+			}
+		}
+	}
 }

@@ -30,7 +30,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"flag"
@@ -40,7 +39,6 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"strings"
 	"time"
 
 	"github.com/weftlang/weft/examples/adaptiverag"
@@ -160,19 +158,7 @@ func serve(ctx context.Context, o options, level slog.Level, stdin io.Reader, st
 		}
 	}()
 
-	questions := func(yield func(string) bool) { yield(o.input) }
-	if o.input == "" {
-		sc := bufio.NewScanner(stdin)
-		sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
-		questions = func(yield func(string) bool) {
-			for sc.Scan() {
-				if q := strings.TrimSpace(sc.Text()); q != "" && !yield(q) {
-					return
-				}
-			}
-		}
-	}
-	for q := range questions {
+	for q := range agentcli.Messages(o.input, stdin) {
 		out, err := ask(ctx, q)
 		if err != nil {
 			return err

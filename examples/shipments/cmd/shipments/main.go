@@ -43,7 +43,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"flag"
@@ -210,19 +209,7 @@ func serve(ctx context.Context, o options, level slog.Level, now func() time.Tim
 		}
 	}()
 
-	messages := func(yield func(string) bool) { yield(o.input) }
-	if o.input == "" {
-		sc := bufio.NewScanner(stdin)
-		sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
-		messages = func(yield func(string) bool) {
-			for sc.Scan() {
-				if q := strings.TrimSpace(sc.Text()); q != "" && !yield(q) {
-					return
-				}
-			}
-		}
-	}
-	for q := range messages {
+	for q := range agentcli.Messages(o.input, stdin) {
 		out, err := ask(ctx, q)
 		if err != nil {
 			return err
