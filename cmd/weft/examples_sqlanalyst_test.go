@@ -1,12 +1,15 @@
 package main
 
 import (
+	"context"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/weftlang/weft/internal/chinooktest"
 	"github.com/weftlang/weft/internal/datadir"
 	"github.com/weftlang/weft/llm/llmtest"
+	"github.com/weftlang/weft/sqltool"
 )
 
 // The recorded sessions of examples/sqlanalyst: seed 002's scenarios A-D on
@@ -120,5 +123,61 @@ func TestSQLAnalystChatMemoryInAThread(t *testing.T) {
 	third := string(reqs[2].Body)
 	if !strings.Contains(third, `Human: Hello!\nAI: Hello! Ask me about the music store's sales.`) {
 		t.Errorf("the second turn's orchestrator prompt lacks the first turn:\n%s", third)
+	}
+}
+
+// The agent on PostgreSQL (--db postgres://...): the schema it is given is
+// PostgreSQL's, its SQL runs there read-only, and a DROP the model writes
+// is refused, repaired from the refusal, and changes nothing.
+func TestSQLAnalystOnPostgreSQL(t *testing.T) {
+	dsn := chinooktest.PostgreSQL(t)
+	srv := llmtest.NewOpenAIServer(
+		llmtest.JSON(map[string]any{"decision": "continue"}),
+		llmtest.JSON(map[string]any{"clarity": "clear"}),
+		llmtest.Text("count the albums"),
+		llmtest.JSON(map[string]any{"queries": []string{"DROP TABLE album"}}),
+		llmtest.Text("SELECT count(*) AS albums FROM album"),
+		llmtest.Text("There are 347 albums."),
+		llmtest.Text("- count(*) over album"),
+		llmtest.Text("The store has 347 albums."),
+	)
+	defer srv.Close()
+	getenv := func(k string) string {
+		switch k {
+		case "OPENAI_BASE_URL":
+			return srv.BaseURL()
+		case "OPENAI_API_KEY":
+			return "sk-test"
+		}
+		return ""
+	}
+	r := weft(t, []string{"run", filepath.Join("..", "..", "examples", "sqlanalyst", "sqlanalyst.wf"), "--db", dsn,
+		"--llm", "openai:scripted", "--input", "How many albums are there?", "--json"}, func(e *env) { e.getenv = getenv })
+	r.wantCode(t, 0)
+	if !strings.Contains(r.stdout, `"SELECT count(*) AS albums FROM album"`) || !strings.Contains(r.stdout, "347 albums") {
+		t.Errorf("stdout = %s", r.stdout)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 8 {
+		t.Fatalf("%d model calls, want 8", len(reqs))
+	}
+	if schema := string(reqs[0].Body); !strings.Contains(schema, "PostgreSQL") || !strings.Contains(schema, "artist_id") {
+		t.Errorf("the orchestrator was not given PostgreSQL's schema: %.400s", schema)
+	}
+	if repair := string(reqs[4].Body); !strings.Contains(repair, "DROP TABLE album") || !strings.Contains(repair, "query refused") {
+		t.Errorf("the repair prompt lacks the refused query and the reason: %.600s", repair)
+	}
+	if analysis := string(reqs[5].Body); !strings.Contains(analysis, "347") {
+		t.Errorf("the analysis prompt lacks the result: %.600s", analysis)
+	}
+	// The table is still there.
+	db, err := sqltool.Open(context.Background(), dsn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	res, err := db.Query(context.Background(), "SELECT count(*) FROM album")
+	if err != nil || len(res.Rows) != 1 || res.Rows[0][0] != int64(347) {
+		t.Errorf("album after the run: %v, %v", res, err)
 	}
 }
