@@ -71,7 +71,7 @@ no SQL is scored as such. The report lists every question and the totals.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.data, "data", "", "the data `DIR` (default $WEFT_DATA, else ../shared/data)")
-	f.StringVar(&o.questions, "questions", "", "the questions: a JSON `FILE` of {id, question, gold_sql} (default DATA/spider-chinook/chinook_spider_gold.json)")
+	f.StringVar(&o.questions, "questions", "", "the questions: a JSON `FILE` of {id, question, gold_sql}, or a directory of N.sql files with a \"-- question:\" line (default DATA/spider-chinook/chinook_spider_gold.json)")
 	f.StringVar(&o.output, "output", "sql", "the final output holding the SQL (`NAME`)")
 	f.IntVar(&o.limit, "limit", 0, "evaluate only the first `N` questions (0: all)")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "print every question's outcome")

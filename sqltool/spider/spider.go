@@ -17,6 +17,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -34,8 +37,18 @@ type Question struct {
 	GoldRows int `json:"gold_rows"`
 }
 
-// Load reads a JSON array of questions from path.
+// Load reads the questions at path: a JSON array of questions, or a
+// directory of files N.sql as Spider's Chinook split is published (a
+// "-- question: ..." line, optionally "-- db_id: ...", then the gold SQL),
+// ordered by N.
 func Load(path string) ([]Question, error) {
+	info, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("spider: %w", err)
+	}
+	if info.IsDir() {
+		return loadDir(path)
+	}
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("spider: %w", err)
@@ -49,6 +62,52 @@ func Load(path string) ([]Question, error) {
 			return nil, fmt.Errorf("spider: %s: question %d (id %d) has no gold_sql", path, i, q.ID)
 		}
 	}
+	return qs, nil
+}
+
+// loadDir reads the N.sql files of dir.
+func loadDir(dir string) ([]Question, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("spider: %w", err)
+	}
+	var qs []Question
+	for _, e := range entries {
+		num, ok := strings.CutSuffix(e.Name(), ".sql")
+		if !ok || e.IsDir() {
+			continue
+		}
+		id, err := strconv.Atoi(num)
+		if err != nil {
+			continue
+		}
+		file := filepath.Join(dir, e.Name())
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("spider: %w", err)
+		}
+		q := Question{ID: id}
+		var sql []string
+		for _, line := range strings.Split(string(b), "\n") {
+			switch t := strings.TrimSpace(line); {
+			case strings.HasPrefix(t, "-- question:"):
+				q.Question = strings.TrimSpace(strings.TrimPrefix(t, "-- question:"))
+			case strings.HasPrefix(t, "-- db_id:"):
+				q.DBID = strings.TrimSpace(strings.TrimPrefix(t, "-- db_id:"))
+			case t != "":
+				sql = append(sql, t)
+			}
+		}
+		q.GoldSQL = strings.Join(sql, " ")
+		if q.Question == "" || q.GoldSQL == "" {
+			return nil, fmt.Errorf("spider: %s: want a \"-- question:\" line and the gold SQL", file)
+		}
+		qs = append(qs, q)
+	}
+	if len(qs) == 0 {
+		return nil, fmt.Errorf("spider: %s holds no N.sql question files", dir)
+	}
+	slices.SortFunc(qs, func(a, b Question) int { return a.ID - b.ID })
 	return qs, nil
 }
 

@@ -3,6 +3,7 @@ package spider
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -253,5 +254,44 @@ func TestEvaluateCancel(t *testing.T) {
 	}
 	if _, err := Evaluate(context.Background(), nil, qs, nil); err == nil {
 		t.Error("Evaluate without a database succeeded")
+	}
+}
+
+// A directory of N.sql files, as Spider's Chinook split is published,
+// loads as the same questions as the JSON list.
+func TestLoadDir(t *testing.T) {
+	path := datadir.Require(t, "spider-chinook/chinook_spider_gold.json")
+	want, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, q := range want[:12] {
+		text := fmt.Sprintf("-- db_id: %s\n-- question: %s\n%s\n", q.DBID, q.Question, q.GoldSQL)
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("%d.sql", q.ID)), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(dir, "README.md"), []byte("not a question"), 0o644)
+	got, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 12 {
+		t.Fatalf("%d questions, want 12", len(got))
+	}
+	for i, q := range got {
+		w := want[i]
+		if q.ID != w.ID || q.Question != w.Question || q.GoldSQL != w.GoldSQL || q.DBID != w.DBID {
+			t.Errorf("question %d = %+v, want %+v", i, q, w)
+		}
+	}
+	bad := t.TempDir()
+	os.WriteFile(filepath.Join(bad, "0.sql"), []byte("SELECT 1\n"), 0o644)
+	if _, err := Load(bad); err == nil || !strings.Contains(err.Error(), "-- question:") {
+		t.Errorf("a file without a question: err = %v", err)
+	}
+	if _, err := Load(t.TempDir()); err == nil {
+		t.Error("an empty directory loaded")
 	}
 }
