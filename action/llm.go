@@ -140,6 +140,7 @@ type LLMAction struct {
 	system     *prompt.Template
 	maxRepairs int
 	tools      *tool.Registry // nil: no tools
+	askers     sync.Map       // *flow.Node -> *structured.Asker, made at the node's first structured call
 }
 
 // NewLLM makes the action of an LLM binding for model m.
@@ -217,7 +218,11 @@ func (a *LLMAction) Run(ctx context.Context, c *engine.Call) error {
 		}
 		return nil
 	}
-	res, err := structured.Ask(ctx, a.model, req, fields, structured.Options{MaxRepairs: a.maxRepairs, OnChunk: stream})
+	asker, err := a.asker(c.Node.Node, fields)
+	if err != nil {
+		return err
+	}
+	res, err := asker.Ask(ctx, a.model, req, stream)
 	if err != nil {
 		return err
 	}
@@ -277,6 +282,23 @@ func usageValue(u llm.Usage) flow.Value {
 		"input_tokens":  flow.IntValue(int64(u.InputTokens)),
 		"output_tokens": flow.IntValue(int64(u.OutputTokens)),
 	})
+}
+
+// asker returns the structured.Asker of a node's outputs, made once per
+// node (a node's outputs never change once compiled). The key is the
+// workflow's node, not the plan node: the Runner keeps this action under a
+// weak key to the plan node, which a strong reference from here would
+// keep alive.
+func (a *LLMAction) asker(n *flow.Node, fields []*flow.Field) (*structured.Asker, error) {
+	if v, ok := a.askers.Load(n); ok {
+		return v.(*structured.Asker), nil
+	}
+	asker, err := structured.NewAsker(fields, structured.Options{MaxRepairs: a.maxRepairs})
+	if err != nil {
+		return nil, err
+	}
+	v, _ := a.askers.LoadOrStore(n, asker)
+	return v.(*structured.Asker), nil
 }
 
 // TemplateReads returns the names the templates of an LLM binding read:

@@ -36,7 +36,7 @@ func New(deps Deps) (*graph.Compiled[State], error) {
 	if err != nil {
 		return nil, err
 	}
-	n := &nodes{s: s, log: s.Logger, call: modelcall.Caller{Model: s.Model, Name: s.ModelName, Timeout: s.CallTimeout, MaxRepairs: s.MaxRepairs}}
+	n := &nodes{s: s, log: s.Logger, call: &modelcall.Caller{Model: s.Model, Name: s.ModelName, Timeout: s.CallTimeout, MaxRepairs: s.MaxRepairs}}
 	g := graph.New[State](GraphName)
 	g.Describe("Adaptive RAG (seed 001): intent classification with a fast out-of-domain layer, query analysis, retrieval with filter fallback, reranking and intent-specific generation.")
 	graph.AddNode(g, NodeClassifyIntent, n.classifyIntent,

@@ -31,7 +31,7 @@ const (
 type nodes struct {
 	s    *settings
 	log  *slog.Logger
-	call modelcall.Caller
+	call *modelcall.Caller
 }
 
 // enter logs the node's ---NAME--- line, as the seed's nodes do.

@@ -64,7 +64,7 @@ func New(deps Deps) (*graph.Compiled[State], error) {
 	if err != nil {
 		return nil, err
 	}
-	n := &nodes{s: s, log: s.Logger, call: modelcall.Caller{Model: s.Model, Name: s.ModelName, Timeout: s.CallTimeout, MaxRepairs: s.MaxRepairs}}
+	n := &nodes{s: s, log: s.Logger, call: &modelcall.Caller{Model: s.Model, Name: s.ModelName, Timeout: s.CallTimeout, MaxRepairs: s.MaxRepairs}}
 	g := graph.New[State](GraphName)
 	g.Describe("Elasticsearch query agent for container shipments (seed 003): F01 restates the intent with the history, a deterministic planner dispatches parsing, query building, execution with pagination, summaries and clarifications.")
 	graph.AddNode(g, NodeReiterate, n.reiterate,

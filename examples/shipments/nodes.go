@@ -36,7 +36,7 @@ const (
 type nodes struct {
 	s    *settings
 	log  *slog.Logger
-	call modelcall.Caller
+	call *modelcall.Caller
 }
 
 // enter logs the node's id and name as it starts.

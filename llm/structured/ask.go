@@ -121,12 +121,28 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 // *CallError for a model error that is not an *llm.Error (a replayed run
 // asking for an exchange that was never recorded, say).
 func Ask(ctx context.Context, m llm.Model, req *llm.Request, fields []*flow.Field, opts Options) (*Result, error) {
-	if m == nil {
-		return nil, &ConfigError{Err: errors.New("no model")}
+	a, err := NewAsker(fields, opts)
+	if err != nil {
+		return nil, err
 	}
-	if req == nil {
-		return nil, &ConfigError{Err: errors.New("no request")}
-	}
+	return a.Ask(ctx, m, req, opts.OnChunk)
+}
+
+// Asker asks for one list of declared outputs, as Ask does, with their JSON
+// Schema derived and compiled, and their fallback values made, once: a
+// node that asks again and again makes an Asker once. An Asker is
+// immutable and safe for concurrent use.
+type Asker struct {
+	fields   []*flow.Field
+	raw      json.RawMessage
+	v        *Validator
+	fallback map[string]flow.Value
+	opts     Options
+}
+
+// NewAsker makes the Asker of fields with opts (its OnChunk is not kept:
+// pass one to each Ask). Its error is a *ConfigError.
+func NewAsker(fields []*flow.Field, opts Options) (*Asker, error) {
 	raw, err := schema.FromFields(fields)
 	if err != nil {
 		return nil, &ConfigError{Err: err}
@@ -139,6 +155,24 @@ func Ask(ctx context.Context, m llm.Model, req *llm.Request, fields []*flow.Fiel
 	if err != nil {
 		return nil, &ConfigError{Err: err}
 	}
+	opts.OnChunk = nil
+	return &Asker{fields: slices.Clone(fields), raw: raw, v: v, fallback: fallback, opts: opts}, nil
+}
+
+// Schema returns the JSON Schema the Asker asks for.
+func (a *Asker) Schema() json.RawMessage { return slices.Clone(a.raw) }
+
+// Ask asks m, as the package's Ask does; onChunk, if set, receives the
+// streamed reply of every attempt.
+func (a *Asker) Ask(ctx context.Context, m llm.Model, req *llm.Request, onChunk func(llm.Chunk) error) (*Result, error) {
+	if m == nil {
+		return nil, &ConfigError{Err: errors.New("no model")}
+	}
+	if req == nil {
+		return nil, &ConfigError{Err: errors.New("no request")}
+	}
+	opts, raw, v, fields, fallback := a.opts, a.raw, a.v, a.fields, a.fallback
+	opts.OnChunk = onChunk
 	repairs := opts.MaxRepairs
 	switch {
 	case repairs == 0:
@@ -156,7 +190,7 @@ func Ask(ctx context.Context, m llm.Model, req *llm.Request, fields []*flow.Fiel
 
 	res := &Result{}
 	var chunkErr error
-	onChunk := opts.OnChunk
+	onChunk = opts.OnChunk
 	if onChunk != nil {
 		onChunk = func(c llm.Chunk) error {
 			if err := opts.OnChunk(c); err != nil {

@@ -499,3 +499,55 @@ func TestConcurrentAsk(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// An Asker made once answers many calls, concurrently, as Ask does: the
+// schema it sends is Ask's, each call streams to its own onChunk, and a
+// reply that never fits falls back to the Asker's fallback values.
+func TestAskerReused(t *testing.T) {
+	a, err := structured.NewAsker(classify(), structured.Options{MaxRepairs: -1, Fallback: map[string]flow.Value{"intent": flow.StringValue("not_clear")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 8
+	m := &fakeModel{}
+	for i := range n {
+		text := `{"intent": "qa"}`
+		if i%2 == 1 {
+			text = `{"intent": "nonsense"}`
+		}
+		m.script = append(m.script, reply{text: text})
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	got := map[string]int{}
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			chunks := 0
+			res, err := a.Ask(context.Background(), m, request(), func(llm.Chunk) error { chunks++; return nil })
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if chunks != 2 {
+				t.Errorf("onChunk got %d chunks, want 2", chunks)
+			}
+			mu.Lock()
+			got[res.Values["intent"].Str()]++
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if got["qa"] != n/2 || got["not_clear"] != n/2 {
+		t.Errorf("answers = %v, want %d qa and %d fallbacks", got, n/2, n/2)
+	}
+	m.streams = false
+	res, err := structured.Ask(context.Background(), script(`{"intent": "qa"}`), request(), classify(), structured.Options{})
+	if err != nil || string(m.reqs[0].Schema) != string(a.Schema()) || res.Values["intent"].Str() != "qa" {
+		t.Errorf("Ask and the Asker disagree: %v, schema %s vs %s", err, m.reqs[0].Schema, a.Schema())
+	}
+	if _, err := structured.NewAsker([]*flow.Field{field("x", flow.TInt)}, structured.Options{Fallback: map[string]flow.Value{"x": flow.StringValue("no")}}); err == nil {
+		t.Error("a fallback of the wrong type was accepted")
+	}
+}

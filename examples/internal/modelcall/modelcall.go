@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/weftlang/weft/flow"
@@ -18,17 +19,21 @@ import (
 )
 
 // Caller makes the calls of one agent. The zero Timeout leaves calls
-// bounded only by their context; MaxRepairs is structured.Options'.
+// bounded only by their context; MaxRepairs is structured.Options'. A
+// Caller keeps the compiled schema of each list of fields it is asked
+// for, so use one by pointer; it is safe for concurrent use.
 type Caller struct {
 	Model      llm.Model
 	Name       string // the model name put in requests ("" lets the provider choose)
 	Timeout    time.Duration
 	MaxRepairs int
+
+	askers sync.Map // the fields' signature -> *structured.Asker
 }
 
 // Context bounds one call (a model's, or a tool's the node makes) by
 // Timeout.
-func (c Caller) Context(ctx context.Context) (context.Context, context.CancelFunc) {
+func (c *Caller) Context(ctx context.Context) (context.Context, context.CancelFunc) {
 	if c.Timeout > 0 {
 		return context.WithTimeout(ctx, c.Timeout)
 	}
@@ -36,7 +41,7 @@ func (c Caller) Context(ctx context.Context) (context.Context, context.CancelFun
 }
 
 // Request is a request of a system and a user message.
-func (c Caller) Request(system, user string) *llm.Request {
+func (c *Caller) Request(system, user string) *llm.Request {
 	return &llm.Request{Model: c.Name, Messages: []llm.Message{
 		{Role: llm.System, Content: system},
 		{Role: llm.User, Content: user},
@@ -46,10 +51,14 @@ func (c Caller) Request(system, user string) *llm.Request {
 // Ask makes a structured-output call for fields and returns its values,
 // or an error when it fell back: the provider failed, or no reply matched
 // the schema after the repairs (the error lists the violations).
-func (c Caller) Ask(ctx context.Context, req *llm.Request, fields []*flow.Field) (map[string]flow.Value, error) {
+func (c *Caller) Ask(ctx context.Context, req *llm.Request, fields []*flow.Field) (map[string]flow.Value, error) {
+	asker, err := c.asker(fields)
+	if err != nil {
+		return nil, err
+	}
 	cctx, cancel := c.Context(ctx)
 	defer cancel()
-	res, err := structured.Ask(cctx, c.Model, req, fields, structured.Options{MaxRepairs: c.MaxRepairs})
+	res, err := asker.Ask(cctx, c.Model, req, nil)
 	switch {
 	case err != nil:
 		return nil, err
@@ -65,12 +74,32 @@ func (c Caller) Ask(ctx context.Context, req *llm.Request, fields []*flow.Field)
 	return res.Values, nil
 }
 
+// asker returns the Asker of fields, made at their first call.
+func (c *Caller) asker(fields []*flow.Field) (*structured.Asker, error) {
+	var key strings.Builder
+	for _, f := range fields {
+		key.WriteString(f.Name)
+		key.WriteByte(':')
+		key.WriteString(f.Type.String())
+		key.WriteByte(';')
+	}
+	if a, ok := c.askers.Load(key.String()); ok {
+		return a.(*structured.Asker), nil
+	}
+	a, err := structured.NewAsker(fields, structured.Options{MaxRepairs: c.MaxRepairs})
+	if err != nil {
+		return nil, err
+	}
+	v, _ := c.askers.LoadOrStore(key.String(), a)
+	return v.(*structured.Asker), nil
+}
+
 // ErrNoText is returned by Chat for a reply with no text.
 var ErrNoText = errors.New("the model replied with no text")
 
 // Chat makes a plain call and returns the reply's text, trimmed, without
 // reasoning blocks (StripThinking).
-func (c Caller) Chat(ctx context.Context, req *llm.Request) (string, error) {
+func (c *Caller) Chat(ctx context.Context, req *llm.Request) (string, error) {
 	cctx, cancel := c.Context(ctx)
 	defer cancel()
 	resp, err := c.Model.Chat(cctx, req, nil)

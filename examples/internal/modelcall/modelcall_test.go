@@ -41,7 +41,7 @@ func TestStripThinking(t *testing.T) {
 
 func TestChat(t *testing.T) {
 	m := &replies{"<think>plan</think>  The answer. ", "<think>only thinking</think>"}
-	c := Caller{Model: m}
+	c := &Caller{Model: m}
 	got, err := c.Chat(context.Background(), c.Request("sys", "user"))
 	if err != nil || got != "The answer." {
 		t.Fatalf("Chat = %q, %v", got, err)
@@ -54,7 +54,7 @@ func TestChat(t *testing.T) {
 func TestAskReportsFallbackAsError(t *testing.T) {
 	fields := []*flow.Field{{Name: "n", Type: flow.TInt}}
 	m := &replies{`{"n": 3}`, "not json", "still not json", "nor this"}
-	c := Caller{Model: m, MaxRepairs: 2}
+	c := &Caller{Model: m, MaxRepairs: 2}
 	vals, err := c.Ask(context.Background(), c.Request("sys", "give n"), fields)
 	if err != nil || vals["n"].Int() != 3 {
 		t.Fatalf("Ask = %v, %v", vals, err)
@@ -66,13 +66,13 @@ func TestAskReportsFallbackAsError(t *testing.T) {
 }
 
 func TestContextBoundsACall(t *testing.T) {
-	c := Caller{Timeout: time.Millisecond}
+	c := &Caller{Timeout: time.Millisecond}
 	ctx, cancel := c.Context(context.Background())
 	defer cancel()
 	if _, ok := ctx.Deadline(); !ok {
 		t.Error("no deadline with a Timeout")
 	}
-	ctx2, cancel2 := Caller{}.Context(context.Background())
+	ctx2, cancel2 := (&Caller{}).Context(context.Background())
 	defer cancel2()
 	if _, ok := ctx2.Deadline(); ok {
 		t.Error("a deadline without a Timeout")
