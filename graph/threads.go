@@ -62,10 +62,22 @@ func (t *Threads[S]) Engine() *engine.Threads { return t.th }
 // thread whose last run waits, or did not finish, is an
 // *engine.ThreadError.
 func (t *Threads[S]) Invoke(ctx context.Context, threadID string, in S) (S, error) {
-	params, err := t.c.params(&in)
-	if err != nil {
+	res, err := t.Run(ctx, threadID, in, nil)
+	if res == nil {
 		var zero S
 		return zero, err
+	}
+	return t.c.outcome(res, err)
+}
+
+// Run starts a new run in thread threadID from state in, as Invoke does,
+// with obs (which may be nil) receiving its events as they happen, and
+// returns the engine's result: its status, path, thread and run number;
+// Compiled.State converts it to S. Invoke is Run without an observer.
+func (t *Threads[S]) Run(ctx context.Context, threadID string, in S, obs engine.Observer) (*engine.Result, error) {
+	params, err := t.c.params(&in)
+	if err != nil {
+		return nil, err
 	}
 	// A field with a reducer takes in's value as an update, through its
 	// reducer, onto what the thread carries (or its zero value in a new
@@ -77,8 +89,7 @@ func (t *Threads[S]) Invoke(ctx context.Context, threadID string, in S) (S, erro
 			params[f.param] = t.zero[f.param]
 		}
 	}
-	res, err := t.th.Run(ctx, t.c.plan, threadID, params, nil, &engine.RunOptions{Update: updates})
-	return t.c.outcome(res, err)
+	return t.th.Run(ctx, t.c.plan, threadID, params, obs, &engine.RunOptions{Update: updates})
 }
 
 // Resume continues the last run of thread threadID: one that waits for a

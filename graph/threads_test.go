@@ -114,3 +114,36 @@ func TestThreadsCarryStateAndWaitAcrossProcesses(t *testing.T) {
 		})
 	}
 }
+
+// Threads.Run is Invoke with an observer and the engine's result: the
+// events of the run as they happen, its thread, run number and path.
+func TestThreadsRunObserves(t *testing.T) {
+	ctx := context.Background()
+	c := chatGraph(t)
+	th := c.Threads(memory.New(), nil)
+	if _, err := th.Invoke(ctx, "t1", chat{Messages: []string{"hi"}}); err != nil {
+		t.Fatal(err)
+	}
+	var nodes []string
+	res, err := th.Run(ctx, "t1", chat{Messages: []string{"again"}}, engine.ObserverFunc(func(e engine.Event) {
+		if e.Type == engine.NodeStarted {
+			nodes = append(nodes, e.Node)
+		}
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Thread != "t1" || res.Run != 2 || res.Status != engine.Completed || !slices.Contains(res.Path, "reply") {
+		t.Errorf("result: thread %q run %d status %v path %v", res.Thread, res.Run, res.Status, res.Path)
+	}
+	if !slices.Equal(nodes, []string{"reply", "__end__"}) {
+		t.Errorf("observed nodes %v, want [reply __end__]", nodes)
+	}
+	out, err := c.State(res)
+	if err != nil || out.Turns != 1 || !slices.Equal(out.Messages, []string{"hi", "reply to hi", "again", "reply to again"}) {
+		t.Errorf("state = %+v, %v", out, err)
+	}
+	if _, err := th.Run(ctx, "t2", chat{}, nil); err == nil {
+		t.Error("a run whose node fails (no message to reply to) returned no error")
+	}
+}

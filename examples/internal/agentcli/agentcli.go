@@ -88,8 +88,8 @@ type Turns[S any] struct {
 	// Thread (a new id when empty) kept in the SQLite file Store
 	// (DefaultStore when empty).
 	Thread, Store, DefaultStore string
-	// Trace prints every event (in memory) or the run's records (in a
-	// thread, whose runs take no observer) to Log.
+	// Trace prints every event of a run to Log, and in a thread the run's
+	// number and status after it.
 	Trace bool
 	// Log receives the trace and notices, such as a new thread's id.
 	Log io.Writer
@@ -135,59 +135,19 @@ func (t *Turns[S]) Open(ctx context.Context) (func(context.Context, string) (S, 
 	th := t.Graph.Threads(st, nil)
 	return func(ctx context.Context, msg string) (S, error) {
 		var zero S
-		out, err := th.Invoke(ctx, id, t.Start(msg, zero))
-		if err == nil && t.Trace {
-			err = TraceThread(ctx, th, id, t.Log)
+		var obs engine.Observer
+		if t.Trace {
+			obs = engine.ObserverFunc(func(e engine.Event) { fmt.Fprintln(t.Log, e.String()) })
 		}
-		return out, err
+		res, err := th.Run(ctx, id, t.Start(msg, zero), obs)
+		if res != nil && t.Trace {
+			fmt.Fprintf(t.Log, "thread %s run %d: %s\n", res.Thread, res.Run, res.Status)
+		}
+		if err != nil {
+			return zero, err
+		}
+		return t.Graph.State(res)
 	}, st.Close, nil
-}
-
-// TraceThread prints the records of the thread's last run, one a line:
-// graph.Threads takes no engine.Observer, so the trace of a thread run
-// comes from its history.
-func TraceThread[S any](ctx context.Context, th *graph.Threads[S], id string, w io.Writer) error {
-	hist, err := th.Engine().History(ctx, id, 1)
-	if err != nil || len(hist) == 0 {
-		return err
-	}
-	last := hist[len(hist)-1].Run
-	for _, h := range hist {
-		if h.Run != last {
-			continue
-		}
-		var b strings.Builder
-		fmt.Fprintf(&b, "#%d run %d step %d", h.Seq, h.Run, h.Step)
-		switch {
-		case h.Start:
-			b.WriteString(" start")
-		case h.Node != "":
-			b.WriteString(" " + h.Node)
-		}
-		for _, ch := range h.Changes {
-			if strings.Contains(ch.Name, ".") {
-				continue // a node's output slots; the state fields say the same
-			}
-			v := ch.Value.String()
-			if r := []rune(v); len(r) > 100 {
-				v = string(r[:100]) + "…"
-			}
-			op := "="
-			if ch.Append {
-				op = "+="
-			}
-			fmt.Fprintf(&b, " %s%s%s", ch.Name, op, v)
-		}
-		if len(h.Next) > 0 {
-			b.WriteString(" -> " + strings.Join(h.Next, ","))
-		}
-		if h.Error != "" {
-			b.WriteString(" error: " + h.Error)
-		}
-		fmt.Fprintf(&b, " [%s, %d B]", h.Status, h.Bytes)
-		fmt.Fprintln(w, b.String())
-	}
-	return nil
 }
 
 // Messages yields the messages of a session: input when it is set, else

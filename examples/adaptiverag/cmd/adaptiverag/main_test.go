@@ -168,7 +168,7 @@ func TestThreadAcrossInvocations(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "$1,496.5 million") {
 		t.Fatalf("exit %d: %s%s", code, out, stderr)
 	}
-	for _, want := range []string{"---CLASSIFY_INTENT---", "---GENERATE_ANSWER---", "run 1 step 1 classify_intent", "-> analyze_query", "[completed, "} {
+	for _, want := range []string{"---CLASSIFY_INTENT---", "---GENERATE_ANSWER---", "step 1: classify_intent", "classify_intent -> analyze_query", "thread C42 run 1: completed"} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr)
 		}
@@ -178,7 +178,7 @@ func TestThreadAcrossInvocations(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "Conclusion:") {
 		t.Fatalf("exit %d: %s%s", code, out, stderr)
 	}
-	if !strings.Contains(stderr, "run 2 step 1 classify_intent") {
+	if !strings.Contains(stderr, "step 1: classify_intent") || !strings.Contains(stderr, "thread C42 run 2: completed") {
 		t.Errorf("trace of run 2:\n%s", stderr)
 	}
 	if p := s.Requests()[first].Request.Messages[1].Content; !strings.Contains(p, "Human: What was Acme's revenue in 2023?") {

@@ -340,7 +340,7 @@ func TestThreadAcrossInvocations(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "showing 1-20.") || strings.Contains(out, "SHP-") {
 		t.Fatalf("exit %d: %s%s", code, out, stderr)
 	}
-	for _, want := range []string{"node_id=F01 node=reiterate_intention", "node_id=F07 node=execute_query", "run 1 step 1 reiterate_intention", "-> plan", "[completed, "} {
+	for _, want := range []string{"node_id=F01 node=reiterate_intention", "node_id=F07 node=execute_query", "step 1: reiterate_intention", "reiterate_intention -> plan", "thread C42 run 1: completed"} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr)
 		}
@@ -350,7 +350,7 @@ func TestThreadAcrossInvocations(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "showing 21-") {
 		t.Fatalf("exit %d: %s%s", code, out, stderr)
 	}
-	if !strings.Contains(stderr, "run 2 step 1 reiterate_intention") || strings.Contains(stderr, "build_query") {
+	if !strings.Contains(stderr, "thread C42 run 2: completed") || strings.Contains(stderr, ": build_query {") {
 		t.Errorf("trace of run 2:\n%s", stderr)
 	}
 	if p := s.Requests()[first].Request.Messages[1].Content; !strings.Contains(p, "Human: "+askMaersk+"\nAI: Found ") || !strings.Contains(p, "[Prior queries: Find shipments carried by Maersk to Los Angeles]") {
