@@ -52,23 +52,16 @@ func newBinder(e env, o *runOptions, tools *tool.Registry) (*action.Binder, func
 		}
 	}
 	open := func(spec string) (llm.Model, error) {
-		var m llm.Model
-		if path, ok := strings.CutPrefix(spec, "replay:"); ok {
-			p, err := replay.OpenFile(path)
-			if err != nil {
-				return nil, err
-			}
-			m = p
-		} else {
-			p, err := providers.Open(spec, getenv)
-			if err != nil {
-				return nil, err
-			}
+		m, err := providers.Open(spec, getenv) // "replay:FILE" included
+		if err != nil {
+			return nil, err
+		}
+		if !isReplay(spec) {
 			policy := defaultPolicy
 			if o.llmTimeout > 0 {
 				policy.Timeout = o.llmTimeout
 			}
-			m = llm.Reliable(p, policy)
+			m = llm.Reliable(m, policy)
 		}
 		if rec != nil {
 			m = replay.NewRecorder(m, lockedWriter{&mu, rec})
@@ -88,4 +81,11 @@ func (w lockedWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.f.Write(p)
+}
+
+// isReplay reports whether spec serves a recording ("replay:FILE"), which
+// needs no retries.
+func isReplay(spec string) bool {
+	name, _, _ := strings.Cut(strings.TrimSpace(spec), ":")
+	return strings.EqualFold(strings.TrimSpace(name), "replay")
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/weftlang/weft/llm"
 	"github.com/weftlang/weft/llm/anthropic"
 	"github.com/weftlang/weft/llm/ollama"
+	"github.com/weftlang/weft/llm/replay"
 	"github.com/weftlang/weft/llm/openai"
 )
 
@@ -27,10 +28,14 @@ const EnvVar = "WEFT_LLM"
 type Opener func(model string, getenv func(string) string) (llm.Model, error)
 
 // Openers returns a new map of the built-in providers: "ollama",
-// "openai" and "anthropic". Add to it (for example a "replay" provider)
-// and pass it to OpenWith.
+// "openai", "anthropic", and "replay", whose model is the path of a
+// recording to serve offline (package llm/replay: "replay:run.jsonl").
+// Add to it and pass it to OpenWith.
 func Openers() map[string]Opener {
 	return map[string]Opener{
+		"replay": func(path string, _ func(string) string) (llm.Model, error) {
+			return replay.OpenFile(path)
+		},
 		"ollama": func(model string, getenv func(string) string) (llm.Model, error) {
 			return ollama.FromEnv(getenv, model)
 		},

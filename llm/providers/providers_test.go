@@ -2,6 +2,8 @@ package providers_test
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -64,7 +66,7 @@ func TestOpenErrors(t *testing.T) {
 		spec2   bool   // a *providers.SpecError
 		contain string // in the message
 	}{
-		{"gemini:pro", env(), true, "unknown provider \"gemini\" (known providers: anthropic, ollama, openai)"},
+		{"gemini:pro", env(), true, "unknown provider \"gemini\" (known providers: anthropic, ollama, openai, replay)"},
 		{"", env(), true, "WEFT_LLM"},
 		{"ollama", env(), true, "no model"},
 		{"ollama:", env(), true, "no model"},
@@ -93,17 +95,33 @@ func TestOpenErrors(t *testing.T) {
 func TestOpenWithExtra(t *testing.T) {
 	openers := providers.Openers()
 	var got string
-	openers["replay"] = func(model string, _ func(string) string) (llm.Model, error) {
+	openers["mock"] = func(model string, _ func(string) string) (llm.Model, error) {
 		got = model
 		return nil, nil
 	}
-	if _, err := providers.OpenWith("replay:run.jsonl", env(), openers); err != nil {
+	if _, err := providers.OpenWith("mock:run.jsonl", env(), openers); err != nil {
 		t.Fatal(err)
 	}
 	if got != "run.jsonl" {
 		t.Errorf("opener got %q", got)
 	}
-	if _, ok := providers.Openers()["replay"]; ok {
+	if _, ok := providers.Openers()["mock"]; ok {
 		t.Errorf("Openers returned a shared map")
+	}
+}
+
+// "replay:FILE" serves a recording offline; a missing file is an error
+// naming it.
+func TestOpenReplay(t *testing.T) {
+	rec := filepath.Join(t.TempDir(), "run.jsonl")
+	if err := os.WriteFile(rec, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := providers.Open("replay:"+rec, env())
+	if err != nil || m == nil {
+		t.Fatalf("Open(replay:...) = %v, %v", m, err)
+	}
+	if _, err := providers.Open("replay:"+rec+".missing", env()); err == nil || !strings.Contains(err.Error(), "missing") {
+		t.Errorf("a missing recording: err = %v", err)
 	}
 }

@@ -34,19 +34,12 @@ func OpenModel(spec, record string, timeout time.Duration, getenv func(string) s
 	if spec == "" {
 		spec = strings.TrimSpace(getenv(providers.EnvVar))
 	}
-	var m llm.Model
-	if path, ok := strings.CutPrefix(spec, "replay:"); ok {
-		p, err := replay.OpenFile(path)
-		if err != nil {
-			return nil, nil, err
-		}
-		m = p
-	} else {
-		p, err := providers.Open(spec, getenv)
-		if err != nil {
-			return nil, nil, err
-		}
-		m = llm.Reliable(p, llm.Policy{Timeout: timeout, MaxAttempts: 3, Jitter: 0.2, Concurrency: 8})
+	m, err := providers.Open(spec, getenv) // "replay:FILE" included
+	if err != nil {
+		return nil, nil, err
+	}
+	if name, _, _ := strings.Cut(spec, ":"); !strings.EqualFold(strings.TrimSpace(name), "replay") {
+		m = llm.Reliable(m, llm.Policy{Timeout: timeout, MaxAttempts: 3, Jitter: 0.2, Concurrency: 8})
 	}
 	if record == "" {
 		return m, func() error { return nil }, nil
