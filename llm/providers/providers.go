@@ -17,8 +17,8 @@ import (
 	"github.com/weftlang/weft/llm"
 	"github.com/weftlang/weft/llm/anthropic"
 	"github.com/weftlang/weft/llm/ollama"
-	"github.com/weftlang/weft/llm/replay"
 	"github.com/weftlang/weft/llm/openai"
+	"github.com/weftlang/weft/llm/replay"
 )
 
 // EnvVar is the environment variable read when the spec is empty.
