@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/spf13/pflag"
+
 	"github.com/weftlang/weft/flow"
 	"github.com/weftlang/weft/llm/tool"
 	"github.com/weftlang/weft/retrieval"
