@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -26,6 +27,17 @@ func TestValidateOK(t *testing.T) {
 	r.wantCode(t, exitOK)
 	want := intentQA + ": ok (7 nodes, 10 edges)\ntestdata/params.wf: ok (1 node, 0 edges)\n"
 	if r.stdout != want {
+		t.Errorf("stdout = %q, want %q", r.stdout, want)
+	}
+}
+
+// A file that only binds the actions of a workflow it imports is counted
+// by the workflows it checked.
+func TestValidateImportOnly(t *testing.T) {
+	app := filepath.Join("..", "..", "examples", "intentqa", "app.wf")
+	r := weft(t, []string{"validate", app})
+	r.wantCode(t, exitOK)
+	if want := app + ": ok (7 nodes, 10 edges)\n"; r.stdout != want {
 		t.Errorf("stdout = %q, want %q", r.stdout, want)
 	}
 }
