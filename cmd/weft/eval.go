@@ -196,9 +196,10 @@ func evalSpider(ctx context.Context, e env, path string, o *evalSpiderOptions) e
 
 // evalRecallOptions are the flags of `weft eval recall`.
 type evalRecallOptions struct {
-	data string
-	docs string
-	ks   []int
+	data  string
+	docs  string
+	embed string
+	ks    []int
 }
 
 func newEvalRecallCmd(e env) *cobra.Command {
@@ -208,7 +209,9 @@ func newEvalRecallCmd(e env) *cobra.Command {
 		Short: "Recall@k of the retrieve tool on the TAT-QA questions (no model needed)",
 		Long: `Recall indexes the TAT-QA contexts as the retrieve tool does (--docs, default
 DATA/tatqa/tatqa_dataset_dev.json) and searches every question: recall@k is
-the share of questions whose gold context is among the first k contexts.`,
+the share of questions whose gold context is among the first k contexts.
+With --embed, searches are hybrid: BM25 and the cosine of the embedding
+model's vectors, fused by reciprocal rank.`,
 		Example: `  weft eval recall
   weft eval recall --docs tatqa_dataset_dev.json -k 1,5,10,20`,
 		Args: cobra.NoArgs,
@@ -220,6 +223,7 @@ the share of questions whose gold context is among the first k contexts.`,
 	f.StringVar(&o.data, "data", "", "the data `DIR` (default $WEFT_DATA, else ../shared/data)")
 	f.StringVar(&o.docs, "docs", "", "a TAT-QA JSON `FILE` (default DATA/tatqa/tatqa_dataset_dev.json)")
 	f.IntSliceVarP(&o.ks, "k", "k", []int{1, 5, 10}, "the cut-offs `K,...`")
+	f.StringVar(&o.embed, "embed", "", "search by BM25 and vectors of the embedding model `SPEC` (ollama:MODEL or openai:MODEL; default $WEFT_EMBED)")
 	return cmd
 }
 
@@ -236,7 +240,11 @@ func evalRecall(ctx context.Context, e env, o *evalRecallOptions) error {
 		return usageErrorf("--docs: %v", err)
 	}
 	start := time.Now()
-	ix, err := retrieval.Open(ctx, ":memory:", nil)
+	opts, err := newToolset(e, &runOptions{embed: o.embed}).indexOptions()
+	if err != nil {
+		return usageErrorf("%v", err)
+	}
+	ix, err := retrieval.Open(ctx, ":memory:", opts)
 	if err != nil {
 		return internal(err)
 	}

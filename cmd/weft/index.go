@@ -15,26 +15,29 @@ import (
 
 // newIndexCmd builds `weft index`: a retrieval index file for --docs.
 func newIndexCmd(e env) *cobra.Command {
-	var out string
+	var out, embed string
 	cmd := &cobra.Command{
 		Use:   "index FILE",
 		Short: "Build a retrieval index file from documents, for --docs",
 		Long: `Index reads the documents of FILE (a TAT-QA JSON file) and writes them into a
 retrieval index, a SQLite file with a full-text (FTS5) index, at --output. A
 run given --docs with that file opens it instead of indexing the documents
-again. An existing index is updated: documents with the same id are replaced.`,
+again. An existing index is updated: documents with the same id are replaced.
+With --embed, every document's vector is stored too, for hybrid searches
+(the run then needs the same --embed).`,
 		Example: `  weft index $WEFT_DATA/tatqa/tatqa_dataset_dev.json -o tatqa.db
   weft run examples/intentqa/app.wf --docs tatqa.db --llm ollama:llama3.1 --input "..."`,
 		Args: exactFiles(1, "one documents file"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return buildIndex(cmd.Context(), e, args[0], out)
+			return buildIndex(cmd.Context(), e, args[0], out, embed)
 		},
 	}
 	cmd.Flags().StringVarP(&out, "output", "o", "", "the index `FILE` to write (required)")
+	cmd.Flags().StringVar(&embed, "embed", "", "embed the documents with `SPEC` (ollama:MODEL or openai:MODEL) for hybrid search (default $WEFT_EMBED)")
 	return cmd
 }
 
-func buildIndex(ctx context.Context, e env, path, out string) error {
+func buildIndex(ctx context.Context, e env, path, out, embed string) error {
 	if out == "" {
 		return usageErrorf("--output FILE is required")
 	}
@@ -49,7 +52,12 @@ func buildIndex(ctx context.Context, e env, path, out string) error {
 	if err != nil {
 		return failed(err)
 	}
-	ix, err := retrieval.Open(ctx, out, nil)
+	ts := newToolset(e, &runOptions{embed: embed})
+	opts, err := ts.indexOptions()
+	if err != nil {
+		return usageErrorf("%v", err)
+	}
+	ix, err := retrieval.Open(ctx, out, opts)
 	if err != nil {
 		return failed(fmt.Errorf("--output %s: %w", out, err))
 	}

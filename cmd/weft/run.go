@@ -80,7 +80,7 @@ with --json a single JSON object describes the run instead.`,
 	f.StringVar(&o.record, "record", "", "record every LLM exchange to `FILE` (JSON lines), to replay with --llm replay:FILE")
 	f.DurationVar(&o.llmTimeout, "llm-timeout", defaultPolicy.Timeout, "bound on each LLM call (`DURATION`); failed calls are retried twice")
 	f.StringVar(&o.thread, "thread", "", "run in the durable thread `ID`: every step is recorded in the store, the run can be resumed after a crash or a question, and the thread's variables carry over to its next run")
-	f.StringVar(&o.embed, "embed", "", "the embedding model of an ollama-workflows file system: `SPEC` ollama:MODEL or openai:MODEL (default $WEFT_EMBED, else the reference's)")
+	f.StringVar(&o.embed, "embed", "", "the embedding model `SPEC` (ollama:MODEL or openai:MODEL) of an ollama-workflows file system, and of the retrieve tool, which then searches by BM25 and vectors (default $WEFT_EMBED; for ollama-workflows, else the reference's)")
 	f.StringVar(&o.store, "store", "", "where threads are kept: a SQLite file `PATH` or a postgres:// URL (default $WEFT_STORE, else "+defaultStoreHint+"); without --thread, starts a new thread")
 	toolFlags(f, &o)
 	return cmd

@@ -40,6 +40,7 @@ const (
 	metaLLM      = "llm"
 	metaDocs     = "docs"
 	metaES       = "es"
+	metaEmbed    = "embed"
 	metaDB       = "db" // without its password: PGPASSWORD or ~/.pgpass supplies it on resume
 )
 
@@ -169,6 +170,9 @@ func runInThread(ctx context.Context, e env, path string, o *runOptions, p *prep
 	if o.db != "" {
 		meta[metaDB] = withoutPassword(o.db)
 	}
+	if o.embed != "" {
+		meta[metaEmbed] = o.embed
+	}
 	if o.es != "" {
 		meta[metaES] = o.es
 		if dir, ok := strings.CutPrefix(o.es, "bleve:"); ok {
@@ -237,8 +241,8 @@ runs again. A run whose process stopped before it ended (a crash, a kill)
 continues from its last recorded step: the steps that were in flight run
 again, with the same idempotency keys.
 
-The workflow file, the stubs file, the --llm, --docs, --db and --es (URLs
-without their password) of the thread's first run are used again unless given here.`,
+The workflow file, the stubs file, the --llm, --embed, --docs, --db and
+--es (URLs without their password) of the thread's first run are used again unless given here.`,
 		Example: `  weft resume support-42 --answer "fiscal 2019"
   weft resume t-3f2a --id 4 --answer yes --id 5 --answer no
   weft resume batch-7            # after a crash`,
@@ -303,6 +307,9 @@ func resumeThread(ctx context.Context, e env, id string, o *resumeOptions, stubs
 	}
 	if o.es == "" {
 		o.es = thr.Meta[metaES]
+	}
+	if o.embed == "" {
+		o.embed = thr.Meta[metaEmbed]
 	}
 	p, err := prepare(e, file, &o.runOptions)
 	if err != nil {

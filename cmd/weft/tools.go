@@ -12,6 +12,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/weftlang/weft/flow"
+	"github.com/weftlang/weft/llm"
+	"github.com/weftlang/weft/llm/providers"
 	"github.com/weftlang/weft/llm/tool"
 	"github.com/weftlang/weft/retrieval"
 	"github.com/weftlang/weft/search"
@@ -53,6 +55,9 @@ func toolFlag(name string) (flag, env string) {
 // toolset holds the built-in tools of one command and what they opened.
 type toolset struct {
 	docs, db, es string
+	embed        string                                                  // --embed: retrieve searches hybrid (BM25 and vectors)
+	getenv       func(string) string                                     // for the embedder's configuration
+	openEmbedder func(string, func(string) string) (llm.Embedder, error) // providers.OpenEmbedder
 
 	mu sync.Mutex
 	ix *retrieval.Index
@@ -77,6 +82,11 @@ func newToolset(e env, o *runOptions) *toolset {
 	if ts.es == "" {
 		ts.es = getenv(envES)
 	}
+	ts.embed = o.embed
+	if ts.embed == "" {
+		ts.embed = getenv(providers.EmbedEnvVar)
+	}
+	ts.getenv, ts.openEmbedder = getenv, providers.OpenEmbedder
 	return ts
 }
 
@@ -253,7 +263,8 @@ func (ts *toolset) retrieve(ctx context.Context, a retrieveArgs) (retrieveResult
 }
 
 // index opens the documents of --docs once: a TAT-QA JSON file is
-// indexed in memory; any other file is a retrieval index (SQLite).
+// indexed in memory; any other file is a retrieval index (SQLite). With
+// --embed, documents and queries are embedded too and searches are hybrid.
 func (ts *toolset) index(ctx context.Context) (*retrieval.Index, error) {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
@@ -266,27 +277,53 @@ func (ts *toolset) index(ctx context.Context) (*retrieval.Index, error) {
 	if _, err := os.Stat(ts.docs); err != nil {
 		return nil, fmt.Errorf("--docs: %w", err)
 	}
-	if strings.EqualFold(filepath.Ext(ts.docs), ".json") {
-		data, err := retrieval.LoadTATQA(ts.docs)
-		if err != nil {
-			return nil, fmt.Errorf("--docs %s: %w", ts.docs, err)
-		}
-		ix, err := retrieval.Open(ctx, ":memory:", nil)
-		if err != nil {
-			return nil, err
-		}
-		if err := ix.Add(ctx, data.Documents...); err != nil {
-			ix.Close()
-			return nil, fmt.Errorf("--docs %s: %w", ts.docs, err)
-		}
-		ts.ix = ix
-		return ix, nil
-	}
-	ix, err := retrieval.Open(ctx, ts.docs, nil)
+	opts, err := ts.indexOptions()
 	if err != nil {
-		return nil, fmt.Errorf("--docs %s: %w", ts.docs, err)
+		return nil, err
+	}
+	ix, err := openDocs(ctx, ts.docs, opts)
+	if err != nil {
+		return nil, err
 	}
 	ts.ix = ix
+	return ix, nil
+}
+
+// indexOptions are the options of the retrieval index: its embedder, from
+// --embed.
+func (ts *toolset) indexOptions() (*retrieval.Options, error) {
+	if ts.embed == "" {
+		return nil, nil
+	}
+	em, err := ts.openEmbedder(ts.embed, ts.getenv)
+	if err != nil {
+		return nil, fmt.Errorf("--embed %s: %w", ts.embed, err)
+	}
+	return &retrieval.Options{Embedder: em}, nil
+}
+
+// openDocs opens path as the retrieve tool reads it: a TAT-QA JSON file
+// indexed in memory, or a retrieval index file.
+func openDocs(ctx context.Context, path string, opts *retrieval.Options) (*retrieval.Index, error) {
+	if !strings.EqualFold(filepath.Ext(path), ".json") {
+		ix, err := retrieval.Open(ctx, path, opts)
+		if err != nil {
+			return nil, fmt.Errorf("--docs %s: %w", path, err)
+		}
+		return ix, nil
+	}
+	data, err := retrieval.LoadTATQA(path)
+	if err != nil {
+		return nil, fmt.Errorf("--docs %s: %w", path, err)
+	}
+	ix, err := retrieval.Open(ctx, ":memory:", opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := ix.Add(ctx, data.Documents...); err != nil {
+		ix.Close()
+		return nil, fmt.Errorf("--docs %s: %w", path, err)
+	}
 	return ix, nil
 }
 

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/weftlang/weft/internal/datadir"
+	"github.com/weftlang/weft/llm/llmtest"
 	"github.com/weftlang/weft/search"
 	blevesearch "github.com/weftlang/weft/search/bleve"
 )
@@ -71,3 +73,66 @@ func TestESSearchToolOnBleve(t *testing.T) {
 		t.Errorf("stderr = %q", r.stderr)
 	}
 }
+
+// With --embed, the retrieve tool embeds the documents and the query
+// through the embedding model and searches by BM25 and vectors.
+func TestRetrieveHybridWithEmbed(t *testing.T) {
+	docs := datadir.Require(t, "tatqa/tatqa_dataset_dev.json")
+	srv := llmtest.NewOllamaServer()
+	defer srv.Close()
+	getenv := func(k string) string {
+		if k == "OLLAMA_HOST" {
+			return srv.BaseURL()
+		}
+		return ""
+	}
+	wf := filepath.Join(t.TempDir(), "find.wf")
+	if err := os.WriteFile(wf, []byte(retrieveWF), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := weft(t, []string{"run", wf, "--docs", docs, "--embed", "ollama:fake-embed", "--input", "What is the amount of total sales in 2019?", "--json"},
+		func(e *env) { e.getenv = getenv })
+	r.wantCode(t, 0)
+	var res struct {
+		Outputs struct{ Sources []string } `json:"outputs"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil || len(res.Outputs.Sources) != 5 {
+		t.Fatalf("sources = %v, %v: want 5\n%s", res.Outputs.Sources, err, r.stdout)
+	}
+	// The fake embedder's hashed bag of words is no semantic model, so
+	// the ranking is not checked here: only that both halves ran.
+	plain := weft(t, []string{"run", wf, "--docs", docs, "--input", "What is the amount of total sales in 2019?", "--json"})
+	plain.wantCode(t, 0)
+	if plain.stdout == r.stdout {
+		t.Error("the hybrid search ranked exactly as BM25 alone")
+	}
+	texts := 0
+	for _, req := range srv.Requests() {
+		if req.Embed != nil {
+			texts += len(req.Embed.Input)
+		}
+	}
+	if texts != 278+1 {
+		t.Errorf("the embedder was given %d texts, want the 278 contexts and the query", texts)
+	}
+}
+
+const retrieveWF = `
+workflow Find {
+  nodes {
+    node find {
+      type: TOOL
+      tool: "retrieve"
+      inputs {
+        query: input_text
+      }
+      outputs {
+        chunks: List[String]
+        sources: List[String]
+      }
+    }
+  }
+  initial: find
+  finals: [ find ]
+}
+`
