@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,6 +17,7 @@ import (
 	"github.com/weftlang/weft/engine"
 	"github.com/weftlang/weft/flow"
 	"github.com/weftlang/weft/internal/datadir"
+	"github.com/weftlang/weft/llm/providers"
 	"github.com/weftlang/weft/retrieval"
 	"github.com/weftlang/weft/sqltool"
 	"github.com/weftlang/weft/sqltool/spider"
@@ -240,18 +242,15 @@ func evalRecall(ctx context.Context, e env, o *evalRecallOptions) error {
 		return usageErrorf("--docs: %v", err)
 	}
 	start := time.Now()
-	opts, err := newToolset(e, &runOptions{embed: o.embed}).indexOptions()
+	opts, err := embedOptions(cmp.Or(o.embed, getenvOf(e)(providers.EmbedEnvVar)), getenvOf(e))
 	if err != nil {
 		return usageErrorf("%v", err)
 	}
-	ix, err := retrieval.Open(ctx, ":memory:", opts)
+	ix, err := indexDocuments(ctx, ":memory:", opts, data.Documents)
 	if err != nil {
-		return internal(err)
-	}
-	defer ix.Close()
-	if err := ix.Add(ctx, data.Documents...); err != nil {
 		return failed(err)
 	}
+	defer ix.Close()
 	indexed := time.Since(start)
 	start = time.Now()
 	rec, err := retrieval.Recall(ctx, ix, data.Questions, o.ks)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/weftlang/weft/llm/providers"
 	"github.com/weftlang/weft/retrieval"
 )
 
@@ -52,18 +54,13 @@ func buildIndex(ctx context.Context, e env, path, out, embed string) error {
 	if err != nil {
 		return failed(err)
 	}
-	ts := newToolset(e, &runOptions{embed: embed})
-	opts, err := ts.indexOptions()
+	opts, err := embedOptions(cmp.Or(embed, getenvOf(e)(providers.EmbedEnvVar)), getenvOf(e))
 	if err != nil {
 		return usageErrorf("%v", err)
 	}
-	ix, err := retrieval.Open(ctx, out, opts)
+	ix, err := indexDocuments(ctx, out, opts, data.Documents)
 	if err != nil {
 		return failed(fmt.Errorf("--output %s: %w", out, err))
-	}
-	if err := ix.Add(ctx, data.Documents...); err != nil {
-		ix.Close()
-		return failed(err)
 	}
 	n, err := ix.Len(ctx)
 	if cerr := ix.Close(); err == nil {

@@ -26,10 +26,7 @@ var defaultPolicy = llm.Policy{Timeout: 5 * time.Minute, MaxAttempts: 3, Jitter:
 // returned function closes the recording. LLM bindings may use the tools
 // (http_request and the built-in ones, see toolset).
 func newBinder(e env, o *runOptions, tools *tool.Registry) (*action.Binder, func(), error) {
-	getenv := e.getenv
-	if getenv == nil {
-		getenv = func(string) string { return "" }
-	}
+	getenv := getenvOf(e)
 	spec := o.llm
 	if spec == "" {
 		spec = getenv(providers.EnvVar)

@@ -209,6 +209,15 @@ language: graphs of steps that call LLMs, tools and people.
 	return root
 }
 
+// getenvOf returns e's environment lookup; without one, every variable is
+// unset.
+func getenvOf(e env) func(string) string {
+	if e.getenv == nil {
+		return func(string) string { return "" }
+	}
+	return e.getenv
+}
+
 // exactFiles is cobra.ExactArgs with a usage error naming what is missing.
 func exactFiles(n int, what string) cobra.PositionalArgs {
 	return func(_ *cobra.Command, args []string) error {

@@ -48,10 +48,7 @@ func loadOWF(path string, src []byte) (*lang.Module, flow.Diagnostics, error) {
 // else mxbai-embed-large on Ollama), and the tools' keys and endpoints
 // from the environment.
 func registerOWF(e env, o *runOptions, w *flow.Workflow, reg *engine.Registry, open func(string) (llm.Model, error)) error {
-	getenv := e.getenv
-	if getenv == nil {
-		getenv = func(string) string { return "" }
-	}
+	getenv := getenvOf(e)
 	opts := owf.Options{Tools: toolOptions(getenv)}
 	spec := o.llm
 	if spec == "" {

@@ -50,10 +50,7 @@ func storeSpec(e env, flag string) (string, error) {
 	if flag != "" {
 		return flag, nil
 	}
-	getenv := e.getenv
-	if getenv == nil {
-		getenv = func(string) string { return "" }
-	}
+	getenv := getenvOf(e)
 	if s := getenv(envStore); s != "" {
 		return s, nil
 	}

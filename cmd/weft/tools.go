@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/weftlang/weft/flow"
-	"github.com/weftlang/weft/llm"
 	"github.com/weftlang/weft/llm/providers"
 	"github.com/weftlang/weft/llm/tool"
 	"github.com/weftlang/weft/retrieval"
@@ -55,9 +54,8 @@ func toolFlag(name string) (flag, env string) {
 // toolset holds the built-in tools of one command and what they opened.
 type toolset struct {
 	docs, db, es string
-	embed        string                                                  // --embed: retrieve searches hybrid (BM25 and vectors)
-	getenv       func(string) string                                     // for the embedder's configuration
-	openEmbedder func(string, func(string) string) (llm.Embedder, error) // providers.OpenEmbedder
+	embed        string              // --embed: retrieve searches hybrid (BM25 and vectors)
+	getenv       func(string) string // for the embedder's configuration
 
 	mu sync.Mutex
 	ix *retrieval.Index
@@ -67,10 +65,7 @@ type toolset struct {
 
 // newToolset reads the tools' settings from o, else the environment.
 func newToolset(e env, o *runOptions) *toolset {
-	getenv := e.getenv
-	if getenv == nil {
-		getenv = func(string) string { return "" }
-	}
+	getenv := getenvOf(e)
 	ts := &toolset{docs: o.docs, db: o.db}
 	if ts.docs == "" {
 		ts.docs = getenv(envDocs)
@@ -86,7 +81,7 @@ func newToolset(e env, o *runOptions) *toolset {
 	if ts.embed == "" {
 		ts.embed = getenv(providers.EmbedEnvVar)
 	}
-	ts.getenv, ts.openEmbedder = getenv, providers.OpenEmbedder
+	ts.getenv = getenv
 	return ts
 }
 
@@ -292,12 +287,18 @@ func (ts *toolset) index(ctx context.Context) (*retrieval.Index, error) {
 // indexOptions are the options of the retrieval index: its embedder, from
 // --embed.
 func (ts *toolset) indexOptions() (*retrieval.Options, error) {
-	if ts.embed == "" {
+	return embedOptions(ts.embed, ts.getenv)
+}
+
+// embedOptions are the options of a retrieval index whose documents and
+// queries are embedded with spec (none when spec is empty).
+func embedOptions(spec string, getenv func(string) string) (*retrieval.Options, error) {
+	if spec == "" {
 		return nil, nil
 	}
-	em, err := ts.openEmbedder(ts.embed, ts.getenv)
+	em, err := providers.OpenEmbedder(spec, getenv)
 	if err != nil {
-		return nil, fmt.Errorf("--embed %s: %w", ts.embed, err)
+		return nil, fmt.Errorf("--embed %s: %w", spec, err)
 	}
 	return &retrieval.Options{Embedder: em}, nil
 }
@@ -316,13 +317,23 @@ func openDocs(ctx context.Context, path string, opts *retrieval.Options) (*retri
 	if err != nil {
 		return nil, fmt.Errorf("--docs %s: %w", path, err)
 	}
-	ix, err := retrieval.Open(ctx, ":memory:", opts)
+	ix, err := indexDocuments(ctx, ":memory:", opts, data.Documents)
+	if err != nil {
+		return nil, fmt.Errorf("--docs %s: %w", path, err)
+	}
+	return ix, nil
+}
+
+// indexDocuments opens the retrieval index at dst (a file, or ":memory:")
+// and adds docs to it.
+func indexDocuments(ctx context.Context, dst string, opts *retrieval.Options, docs []retrieval.Document) (*retrieval.Index, error) {
+	ix, err := retrieval.Open(ctx, dst, opts)
 	if err != nil {
 		return nil, err
 	}
-	if err := ix.Add(ctx, data.Documents...); err != nil {
+	if err := ix.Add(ctx, docs...); err != nil {
 		ix.Close()
-		return nil, fmt.Errorf("--docs %s: %w", path, err)
+		return nil, err
 	}
 	return ix, nil
 }
