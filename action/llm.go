@@ -86,16 +86,8 @@ func (b *Binder) toolset(bd *flow.Binding, names flow.Value) (*tool.Registry, er
 	}
 	set := &tool.Registry{}
 	for _, n := range names.List() {
-		var t *tool.Tool
-		var ok bool
-		if b.Tools != nil {
-			t, ok = b.Tools.Get(n.Str())
-		}
-		if !ok {
-			var known []string
-			if b.Tools != nil {
-				known = b.Tools.Names()
-			}
+		t, known := b.lookupTool(n.Str())
+		if t == nil {
 			return nil, fmt.Errorf("LLM action %s: unknown tool %s (known: %s)", bd.Name, n, strings.Join(known, ", "))
 		}
 		if err := set.Add(t); err != nil {

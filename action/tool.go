@@ -103,22 +103,26 @@ func (b *Binder) bindTool(bd *flow.Binding) (engine.Action, error) {
 	if name.Kind() != flow.KindString || name.Str() == "" {
 		return nil, fmt.Errorf("tool action %s: set `tool` to the name of the tool to call, or `url` for an HTTP request", bd.Name)
 	}
-	var t *tool.Tool
-	var ok bool
-	if b.Tools != nil {
-		t, ok = b.Tools.Get(name.Str())
-	}
-	if !ok {
-		var known []string
-		if b.Tools != nil {
-			known = b.Tools.Names()
-		}
+	t, known := b.lookupTool(name.Str())
+	if t == nil {
 		if len(known) == 0 {
 			return nil, fmt.Errorf("tool action %s: no tool %q: no tools are configured", bd.Name, name.Str())
 		}
 		return nil, fmt.Errorf("tool action %s: no tool %q (tools: %s)", bd.Name, name.Str(), strings.Join(known, ", "))
 	}
 	return NewTool(bd.Name, t), nil
+}
+
+// lookupTool returns the tool called name in b.Tools, or nil and the names
+// of the tools there are.
+func (b *Binder) lookupTool(name string) (*tool.Tool, []string) {
+	if b.Tools == nil {
+		return nil, nil
+	}
+	if t, ok := b.Tools.Get(name); ok {
+		return t, nil
+	}
+	return nil, b.Tools.Names()
 }
 
 // toolArgs returns the inputs a tool call passes: those the node declares.
