@@ -57,10 +57,12 @@ type toolset struct {
 	embed        string              // --embed: retrieve searches hybrid (BM25 and vectors)
 	getenv       func(string) string // for the embedder's configuration
 
-	mu sync.Mutex
-	ix *retrieval.Index
-	sq *sqltool.DB
-	sb search.Backend
+	// One lock each, so that indexing the documents (embedding them, with
+	// --embed) does not hold up a SQL or search call of another branch.
+	ixMu, sqMu, sbMu sync.Mutex
+	ix               *retrieval.Index
+	sq               *sqltool.DB
+	sb               search.Backend
 }
 
 // newToolset reads the tools' settings from o, else the environment.
@@ -100,20 +102,24 @@ func (ts *toolset) configured(name string) bool {
 
 // close closes what the tools opened.
 func (ts *toolset) close() {
-	ts.mu.Lock()
-	defer ts.mu.Unlock()
+	ts.ixMu.Lock()
 	if ts.ix != nil {
 		ts.ix.Close()
 		ts.ix = nil
 	}
+	ts.ixMu.Unlock()
+	ts.sqMu.Lock()
 	if ts.sq != nil {
 		ts.sq.Close()
 		ts.sq = nil
 	}
+	ts.sqMu.Unlock()
+	ts.sbMu.Lock()
 	if c, ok := ts.sb.(interface{ Close() error }); ok {
 		c.Close()
 	}
 	ts.sb = nil
+	ts.sbMu.Unlock()
 }
 
 // registry returns the tools: http_request and the built-in ones.
@@ -184,8 +190,8 @@ func (ts *toolset) esSearch(ctx context.Context, a esArgs) (esResult, error) {
 // searchBackend opens --es once: a URL is a cluster, bleve:DIR the
 // embedded indexes kept in DIR.
 func (ts *toolset) searchBackend() (search.Backend, error) {
-	ts.mu.Lock()
-	defer ts.mu.Unlock()
+	ts.sbMu.Lock()
+	defer ts.sbMu.Unlock()
 	if ts.sb != nil {
 		return ts.sb, nil
 	}
@@ -261,8 +267,8 @@ func (ts *toolset) retrieve(ctx context.Context, a retrieveArgs) (retrieveResult
 // indexed in memory; any other file is a retrieval index (SQLite). With
 // --embed, documents and queries are embedded too and searches are hybrid.
 func (ts *toolset) index(ctx context.Context) (*retrieval.Index, error) {
-	ts.mu.Lock()
-	defer ts.mu.Unlock()
+	ts.ixMu.Lock()
+	defer ts.ixMu.Unlock()
 	if ts.ix != nil {
 		return ts.ix, nil
 	}
@@ -384,8 +390,8 @@ func (ts *toolset) sqlSchema(ctx context.Context, _ struct{}) (schemaResult, err
 }
 
 func (ts *toolset) database(ctx context.Context) (*sqltool.DB, error) {
-	ts.mu.Lock()
-	defer ts.mu.Unlock()
+	ts.sqMu.Lock()
+	defer ts.sqMu.Unlock()
 	if ts.sq != nil {
 		return ts.sq, nil
 	}
