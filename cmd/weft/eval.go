@@ -88,9 +88,7 @@ no SQL is scored as such. The report lists every question and the totals.`,
 
 // dataPath finds sub under dir, else as datadir does.
 func dataPath(e env, dir, sub string) (string, error) {
-	if dir == "" && e.getenv != nil {
-		dir = e.getenv(datadir.Env)
-	}
+	dir = cmp.Or(dir, getenvOf(e)(datadir.Env))
 	if dir != "" {
 		p := filepath.Join(dir, sub)
 		if _, err := os.Stat(p); err != nil {
@@ -120,9 +118,7 @@ func evalSpider(ctx context.Context, e env, path string, o *evalSpiderOptions) e
 	if o.limit > 0 && o.limit < len(qs) {
 		qs = qs[:o.limit]
 	}
-	if o.db == "" && e.getenv != nil {
-		o.db = e.getenv(envDB)
-	}
+	o.db = cmp.Or(o.db, getenvOf(e)(envDB))
 	if o.db == "" {
 		if o.db, err = dataPath(e, o.data, "chinook/Chinook_Sqlite.sqlite"); err != nil {
 			return err
