@@ -177,6 +177,26 @@ type mapRun struct {
 	next   int
 	done   int
 	failed bool
+	slab   []flow.Value // room for the elements' outputs, cut by keep
+	listed bool         // the items are in a record already (see controlInto)
+	dirty  []int        // elements started or finished since the last record
+}
+
+// keep copies one element's outputs into the map's slab, allocating the
+// slab (items × outputs values) on first use, so a map keeps its results in
+// one allocation and never aliases a caller's buffer.
+func (mp *mapRun) keep(outputs []flow.Value) []flow.Value {
+	n := len(outputs)
+	if n == 0 {
+		return nil
+	}
+	if len(mp.slab) < n {
+		mp.slab = make([]flow.Value, n*(len(mp.items)-mp.done))
+	}
+	row := mp.slab[:n:n]
+	copy(row, outputs)
+	mp.slab = mp.slab[n:]
+	return row
 }
 
 // frame is the state a token sees. The root frame is the run's cells;
@@ -554,6 +574,7 @@ func (m *Machine) fillMap(t *token) {
 			return
 		}
 		mp.inputs[i] = in
+		mp.dirty = append(mp.dirty, i)
 		m.dispatch(t, i+1, in)
 	}
 }
@@ -600,8 +621,9 @@ func (m *Machine) dispatch(t *token, item int, in []flow.Value) {
 }
 
 // Complete reports the result of a task: its outputs (parallel to the
-// node's outputs) or its error. An *Interrupt error suspends the task
-// until Resume. Results for unknown tasks, or after the run ended, are
+// node's outputs) or its error. The machine copies what it keeps of
+// outputs: the caller may reuse the slice once Complete returns. An
+// *Interrupt error suspends the task until Resume. Results for unknown tasks, or after the run ended, are
 // ignored and reported as an error.
 func (m *Machine) Complete(id int, outputs []flow.Value, err error) error {
 	var t *Task
@@ -633,7 +655,8 @@ func (m *Machine) Complete(id int, outputs []flow.Value, err error) error {
 }
 
 // Resume completes a task suspended by an Interrupt with the person's
-// answer as the node's outputs (parallel to its declared outputs).
+// answer as the node's outputs (parallel to its declared outputs), which
+// it copies as Complete does.
 func (m *Machine) Resume(id int, outputs []flow.Value) error {
 	for i, t := range m.waiting {
 		if t.ID == id {
@@ -677,7 +700,10 @@ func (m *Machine) complete(task *Task, outputs []flow.Value, err error) {
 		m.nodeFailed(t, task.Item, err)
 		return
 	}
-	mp.outs[task.Item-1] = outputs
+	// The caller may reuse outputs once Complete returns (a worker's
+	// inline slots are): keep a copy.
+	mp.outs[task.Item-1] = mp.keep(outputs)
+	mp.dirty = append(mp.dirty, task.Item-1)
 	mp.done++
 	if m.trace {
 		m.emit(Event{Type: NodeFinished, Step: t.step, Node: pn.Name, Task: task.ID, Item: task.Item, Outputs: named(outputNames(pn), outputs)})

@@ -206,7 +206,9 @@ func runScript(t *testing.T, file string, sections map[string]string, restore bo
 		flush()
 		if restore {
 			delta, ctl := m.Delta()
-			folded.Fold(delta, ctl)
+			if err := folded.Fold(delta, ctl); err != nil {
+				t.Fatalf("script line %d: folding the delta: %v", lineNo, err)
+			}
 			snap := m.Snapshot()
 			a, _ := json.Marshal(folded)
 			b, err := json.Marshal(snap)

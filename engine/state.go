@@ -64,14 +64,29 @@ type TokenState struct {
 	Map   *MapState `json:"map,omitempty"`
 }
 
-// MapState is a map node in the middle of its elements.
+// MapState is a map node in the middle of its elements. In a State it is
+// whole: Items, and Inputs and Outs parallel to them. In a delta it is
+// Partial: Elems lists only the elements started or finished since the
+// last delta, and Items comes only in the first delta that shows the map,
+// so each record of a map costs O(what changed), not O(items). Fold merges
+// a partial MapState into the whole one of the token at the same Step.
 type MapState struct {
-	Items  []flow.Value   `json:"items"`
-	Inputs [][]flow.Value `json:"inputs"`
-	Outs   [][]flow.Value `json:"outs"`
-	Next   int            `json:"next"`
-	Done   int            `json:"done"`
-	Failed bool           `json:"failed,omitempty"`
+	Items   []flow.Value   `json:"items,omitempty"`
+	Inputs  [][]flow.Value `json:"inputs,omitempty"`
+	Outs    [][]flow.Value `json:"outs,omitempty"`
+	Elems   []MapElem      `json:"elems,omitempty"`
+	Partial bool           `json:"partial,omitempty"`
+	Next    int            `json:"next"`
+	Done    int            `json:"done"`
+	Failed  bool           `json:"failed,omitempty"`
+}
+
+// MapElem is one element of a map in a partial MapState: its index, its
+// inputs once started and its outputs once finished.
+type MapElem struct {
+	I   int          `json:"i"`
+	In  []flow.Value `json:"in,omitempty"`
+	Out []flow.Value `json:"out,omitempty"`
 }
 
 // FrameState is a parallel branch's frame: its parent and its writes.
@@ -102,7 +117,7 @@ func (e *StateError) Error() string { return "engine: state, " + e.Field + ": " 
 // ready: restored, they run again.
 func (m *Machine) Snapshot() *State {
 	st := &State{Workflow: m.plan.Workflow.Name}
-	m.controlInto(&st.Control, 0, true)
+	m.controlInto(&st.Control, 0, true, true)
 	for i, v := range m.cells {
 		if !v.IsNull() {
 			st.Cells = append(st.Cells, CellValue{Cell: i, Value: v})
@@ -144,7 +159,7 @@ func (m *Machine) deltaInto(changed []CellValue, ctl *Control, clone bool) []Cel
 		}
 		m.shadow[i] = v
 	}
-	m.controlInto(ctl, m.shadowPath, clone)
+	m.controlInto(ctl, m.shadowPath, clone, false)
 	m.shadowPath = len(m.path)
 	return changed
 }
@@ -169,8 +184,19 @@ func appended(old, v flow.Value) (flow.Value, bool) {
 	return flow.ListValue(nl[len(ol):]...), true
 }
 
-// Fold applies a delta (from Machine.Delta) to a State.
-func (st *State) Fold(delta []CellValue, ctl Control) {
+// Fold applies a delta (from Machine.Delta) to a State. A partial map
+// state that does not fit the State (no map at its step and no items, an
+// element out of range) is a *StateError, and st is left unchanged.
+func (st *State) Fold(delta []CellValue, ctl Control) error {
+	for i := range ctl.Tokens {
+		if mp := ctl.Tokens[i].Map; mp != nil && mp.Partial {
+			whole, err := st.mergeMap(i, &ctl.Tokens[i])
+			if err != nil {
+				return err
+			}
+			ctl.Tokens[i].Map = whole
+		}
+	}
 	for _, d := range delta {
 		i, found := slices.BinarySearchFunc(st.Cells, d.Cell, func(c CellValue, cell int) int { return c.Cell - cell })
 		switch {
@@ -186,6 +212,48 @@ func (st *State) Fold(delta []CellValue, ctl Control) {
 	path := append(st.Control.Path, ctl.Path...)
 	st.Control = ctl
 	st.Control.Path = path
+	return nil
+}
+
+// mergeMap returns the whole map state of a token of a delta whose map
+// state is partial: the map of st's token at the same step (a map node's
+// token is the only one started at its step) with the delta's elements
+// set, or a new one from the delta's items. It reuses the older state's
+// element lists: Fold replaces that state.
+func (st *State) mergeMap(i int, tk *TokenState) (*MapState, error) {
+	d := tk.Map
+	field := func(f string) string { return fmt.Sprintf("control.tokens[%d].map%s", i, f) }
+	var whole *MapState
+	for _, old := range st.Control.Tokens {
+		if old.Step == tk.Step && old.Node == tk.Node && old.Map != nil {
+			whole = old.Map
+			break
+		}
+	}
+	switch {
+	case d.Items != nil:
+		if whole == nil || len(whole.Items) != len(d.Items) {
+			whole = &MapState{Items: d.Items, Inputs: make([][]flow.Value, len(d.Items)), Outs: make([][]flow.Value, len(d.Items))}
+		}
+	case whole == nil:
+		return nil, &StateError{Field: field(""), Detail: fmt.Sprintf("a partial map state at step %d with no map before it", tk.Step)}
+	}
+	if len(whole.Inputs) != len(whole.Items) || len(whole.Outs) != len(whole.Items) {
+		return nil, &StateError{Field: field(""), Detail: "element lists of different lengths"}
+	}
+	for j, e := range d.Elems {
+		if e.I < 0 || e.I >= len(whole.Items) {
+			return nil, &StateError{Field: field(fmt.Sprintf(".elems[%d].i", j)), Detail: fmt.Sprintf("element %d out of range (the map has %d)", e.I, len(whole.Items))}
+		}
+		if e.In != nil {
+			whole.Inputs[e.I] = e.In
+		}
+		if e.Out != nil {
+			whole.Outs[e.I] = e.Out
+		}
+	}
+	whole.Next, whole.Done, whole.Failed = d.Next, d.Done, d.Failed
+	return whole, nil
 }
 
 // setCell sets a cell's value, keeping Cells sorted and without nulls.
@@ -201,8 +269,10 @@ func (st *State) setCell(cell int, v flow.Value) {
 	}
 }
 
-// control returns the control state, with the path from index from on.
-func (m *Machine) controlInto(c *Control, from int, clone bool) {
+// controlInto writes the control state into *c, with the path from index
+// from on. A whole control state (a snapshot's) has whole map states; a
+// delta's has partial ones, listing the elements changed since the last.
+func (m *Machine) controlInto(c *Control, from int, clone, whole bool) {
 	*c = Control{Status: m.status, Step: m.step, NextID: m.nextID, Path: m.path[from:], Final: -1,
 		Tasks: c.Tasks[:0], Tokens: c.Tokens[:0]}
 	if clone {
@@ -257,7 +327,7 @@ func (m *Machine) controlInto(c *Control, from int, clone bool) {
 			tk := t.tok
 			ts := TokenState{Node: tk.node.Index, Frame: frameOf(tk.frame), Step: tk.step}
 			if mp := tk.mp; mp != nil {
-				ts.Map = &MapState{Items: mp.items, Inputs: mp.inputs, Outs: mp.outs, Next: mp.next, Done: mp.done, Failed: mp.failed}
+				ts.Map = mp.state(clone, whole)
 			}
 			tid = len(c.Tokens)
 			tokens = append(tokens, tk)
@@ -290,6 +360,34 @@ func (m *Machine) controlInto(c *Control, from int, clone bool) {
 	if len(c.Tokens) == 0 {
 		c.Tokens = nil
 	}
+}
+
+// state returns the map's state for a record, whole or partial (the
+// elements changed since the last record), and starts the next record's
+// changes. Unless clone is set it shares the map's memory.
+func (mp *mapRun) state(clone, whole bool) *MapState {
+	ms := &MapState{Next: mp.next, Done: mp.done, Failed: mp.failed}
+	if whole {
+		ms.Items, ms.Inputs, ms.Outs = mp.items, mp.inputs, mp.outs
+		if clone {
+			ms.Items, ms.Inputs, ms.Outs = slices.Clone(ms.Items), slices.Clone(ms.Inputs), slices.Clone(ms.Outs)
+		}
+	} else {
+		ms.Partial = true
+		if !mp.listed {
+			ms.Items = mp.items
+			if clone {
+				ms.Items = slices.Clone(ms.Items)
+			}
+		}
+		slices.Sort(mp.dirty)
+		for _, i := range slices.Compact(mp.dirty) {
+			ms.Elems = append(ms.Elems, MapElem{I: i, In: mp.inputs[i], Out: mp.outs[i]})
+		}
+	}
+	mp.listed = true
+	mp.dirty = mp.dirty[:0]
+	return ms
 }
 
 // RestoreMachine rebuilds a machine of plan from a State. Tasks that were

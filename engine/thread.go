@@ -264,12 +264,13 @@ type (
 )
 
 // Snapshot policy: a snapshot follows when the step records since the last
-// one add up to its size, and after at least minSince of them; at the
-// latest after maxSince.
-const (
-	minSince = 16
-	maxSince = 256
-)
+// one add up to its size, and after at least minSince of them. So a
+// thread's snapshots never cost more than its step records, even when the
+// state is large and each step small (a map of many elements, a long
+// conversation), and loading reads at most about twice the state. (A
+// snapshot forced after a fixed count of records made a map of n elements
+// write O(n²) bytes.)
+const minSince = 16
 
 // Load reads a thread's state. A thread that does not exist is
 // store.ErrNotFound; a record that does not decode is a
@@ -345,7 +346,9 @@ func (ts *ThreadState) apply(r *store.Record) (*stepData, error) {
 			ts.Run, ts.RunNumber, ts.Plan = sd.Start.ID, sd.Start.Number, sd.Start.Plan
 			ts.State.Control.Path = nil
 		}
-		ts.State.Fold(sd.Delta, sd.Control)
+		if err := ts.State.Fold(sd.Delta, sd.Control); err != nil {
+			return nil, corrupt("data.control", err)
+		}
 		ts.bytesSince += len(r.Data)
 		ts.recsSince++
 		ts.Seq = r.Seq
@@ -710,7 +713,7 @@ func (d *durable) commitStep(ctx context.Context, m *Machine, sd *stepData, step
 		return
 	}
 	ts := d.ts
-	if ts.recsSince >= maxSince || ts.recsSince >= minSince && ts.bytesSince >= ts.snapBytes {
+	if ts.recsSince >= minSince && ts.bytesSince >= ts.snapBytes {
 		if err := d.snapshot(ctx, m, nil); err != nil {
 			m.fail(err)
 		}
