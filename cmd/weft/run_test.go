@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -397,4 +398,28 @@ func TestRunStubProblems(t *testing.T) {
 	}
 	r = weft(t, []string{"run", intentQA, "--stubs", "testdata/no_such.yaml"})
 	r.wantCode(t, exitUsage)
+}
+
+// TestRunMapByValue runs a map through the built-in pass action, as the
+// attack did, and checks each element's outputs, without and with a
+// thread.
+func TestRunMapByValue(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "threads.db")
+	for _, args := range [][]string{
+		{"run", "testdata/map_pass.wf", "--json"},
+		{"run", "testdata/map_pass.wf", "--json", "--thread", "m1", "--store", db},
+	} {
+		r := weft(t, args)
+		r.wantCode(t, exitOK)
+		var got struct {
+			Outputs map[string][]int `json:"outputs"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, r.stdout)
+		}
+		want := map[string][]int{"a": {10, 20, 30, 40, 50}, "b": {20, 40, 60, 80, 100}}
+		if !reflect.DeepEqual(got.Outputs, want) {
+			t.Errorf("%v: outputs = %v, want %v", args, got.Outputs, want)
+		}
+	}
 }
