@@ -11,17 +11,26 @@
 //     exactly one statement starting with SELECT, WITH, VALUES or EXPLAIN,
 //     any write keyword anywhere in it (INSERT, UPDATE, DELETE, REPLACE,
 //     INTO, CREATE, DROP, ALTER, ATTACH, DETACH, PRAGMA, VACUUM, ...), and
-//     calls to functions that reach outside the database. See Check.
+//     calls to denied functions: those that run SQL given as text
+//     (query_to_xml, ts_stat, dblink...), reach outside the database, or
+//     change state beyond the query (advisory locks, set_config...).
+//     Identifiers are decoded first (quotes, PostgreSQL U&"..." escapes,
+//     case folding). See Check.
 //   - SQLite databases are opened with mode=ro, so every write fails with
 //     SQLITE_READONLY, and with PRAGMA query_only=ON and defensive mode on
 //     every connection.
-//   - On PostgreSQL every query runs in its own BEGIN READ ONLY
-//     transaction with SET LOCAL statement_timeout, and is always rolled
-//     back; sessions default to read-only transactions too; queries go
-//     through the extended protocol, which refuses several statements in
-//     one string. In production, also connect as a role that has only
-//     SELECT privileges (and is not a superuser): the role is the real
-//     security boundary, the checks here are defence in depth.
+//   - On PostgreSQL every query runs on a connection of its own in a
+//     BEGIN READ ONLY transaction with SET LOCAL statement_timeout, is
+//     always rolled back, and is followed by DISCARD ALL, so that nothing
+//     it did to the session (advisory locks, settings) outlives it;
+//     sessions default to read-only transactions too; queries go through
+//     the extended protocol, which refuses several statements in one
+//     string.
+//   - The PostgreSQL role is the real security boundary: Open refuses a
+//     role that may do more than read (a superuser, a role that may write
+//     to a table or create objects) with a *RoleError, unless
+//     Options.AllowUnsafeRole is set. docs/tools.md says which role to
+//     create.
 //
 // Refusals are *RefusedError and database errors *QueryError; both are
 // found with errors.As, and their messages are meant to be shown to the
@@ -59,6 +68,12 @@ type Options struct {
 	// Timeout bounds each query (and each of the queries Schema and
 	// Tables run). Zero or less means DefaultTimeout.
 	Timeout time.Duration
+	// AllowUnsafeRole lets Open connect to PostgreSQL as a role that may
+	// do more than read (a superuser, or a role that may write to a table
+	// or create objects); without it Open refuses such a role with a
+	// *RoleError. The reasons are then reported by DB.Warnings. Use it
+	// only for throwaway databases.
+	AllowUnsafeRole bool
 }
 
 // withDefaults returns o with zero fields set to their defaults.
@@ -116,6 +131,29 @@ func (e *QueryError) Error() string {
 
 // Unwrap returns the database's error.
 func (e *QueryError) Unwrap() error { return e.Err }
+
+// ErrUnsafeRole is matched (errors.Is) by the *RoleError Open returns for
+// a PostgreSQL role that may do more than read.
+var ErrUnsafeRole = errors.New("sqltool: the database role may do more than read")
+
+// RoleError reports that Open refused to use a PostgreSQL role because it
+// may do more than read: it is a superuser, holds a write privilege on a
+// table, view or sequence it can reach, may create objects, or has the
+// privileges of a role that reaches files, programs or other sessions.
+// Options.AllowUnsafeRole turns the refusal into DB.Warnings.
+type RoleError struct {
+	Role    string   // the role the DSN connects as
+	Reasons []string // what it may do, e.g. "is a superuser", "may INSERT into table public.genre"
+}
+
+// Error names the role and what it may do.
+func (e *RoleError) Error() string {
+	return fmt.Sprintf("sqltool: refusing to query as PostgreSQL role %q, which may do more than read: it %s; connect as a role with only CONNECT, USAGE and SELECT privileges",
+		e.Role, strings.Join(e.Reasons, "; it "))
+}
+
+// Is reports whether target is ErrUnsafeRole.
+func (e *RoleError) Is(target error) bool { return target == ErrUnsafeRole }
 
 // limitError reports a query stopped because it ran longer than the time
 // limit; it matches context.DeadlineExceeded with errors.Is.
@@ -176,9 +214,10 @@ type engine interface {
 // DB is a database opened for read-only queries. It is safe for concurrent
 // use.
 type DB struct {
-	dialect string
-	opts    Options
-	eng     engine
+	dialect  string
+	opts     Options
+	eng      engine
+	warnings []string
 }
 
 // Open opens the database named by dsn: a postgres:// or postgresql:// URL
@@ -192,7 +231,12 @@ func Open(ctx context.Context, dsn string, opts *Options) (*DB, error) {
 	var err error
 	if lower := strings.ToLower(dsn); strings.HasPrefix(lower, "postgres://") || strings.HasPrefix(lower, "postgresql://") {
 		db.dialect = PostgreSQL
-		db.eng, err = openPostgres(ctx, dsn, o)
+		var pg *pgEngine
+		pg, err = openPostgres(ctx, dsn, o)
+		if err == nil {
+			db.eng = pg
+			db.warnings = pg.warnings
+		}
 	} else {
 		db.dialect = SQLite
 		db.eng, err = openSQLite(ctx, dsn, o)
@@ -217,6 +261,17 @@ func (db *DB) Dialect() string {
 		return ""
 	}
 	return db.dialect
+}
+
+// Warnings returns what Open found unsafe and was told to allow
+// (Options.AllowUnsafeRole): each a sentence such as "PostgreSQL role
+// \"postgres\" is a superuser". It is empty for a role that may only read,
+// and for SQLite, which is always opened read-only.
+func (db *DB) Warnings() []string {
+	if db == nil {
+		return nil
+	}
+	return append([]string(nil), db.warnings...)
 }
 
 // Options returns the options in effect, defaults filled in.
