@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
+	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
@@ -25,6 +26,7 @@ const pgGrace = time.Second
 type pgEngine struct {
 	pool     *pgxpool.Pool
 	warnings []string // what the role may do beyond reading, when allowed
+	maxRead  int      // the longest protocol message (a row) read
 }
 
 // openPostgres connects to dsn. Sessions default to read-only
@@ -55,6 +57,9 @@ func openPostgres(ctx context.Context, dsn string, o Options) (*pgEngine, error)
 	// No named prepared statements: the DISCARD ALL after each call drops
 	// them on the server, and pgx's cache of them would go stale.
 	cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeDescribeExec
+	// No row longer than MaxReadBytes is read: pgx would hold all of it,
+	// and a copy.
+	cfg.ConnConfig.MaxProtocolMessageBodyLen = o.MaxReadBytes
 	cctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
 	pool, err := pgxpool.NewWithConfig(cctx, cfg)
@@ -65,7 +70,7 @@ func openPostgres(ctx context.Context, dsn string, o Options) (*pgEngine, error)
 		pool.Close()
 		return nil, fmt.Errorf("sqltool: connecting to PostgreSQL: %w", err)
 	}
-	e := &pgEngine{pool: pool}
+	e := &pgEngine{pool: pool, maxRead: o.MaxReadBytes}
 	role, reasons, err := e.unsafeRole(cctx, o.Timeout)
 	if err != nil {
 		pool.Close()
@@ -231,7 +236,7 @@ func isStatementTimeout(err error) bool {
 	return errors.As(err, &pe) && pe.Code == "57014" && strings.Contains(pe.Message, "statement timeout")
 }
 
-func (p *pgEngine) query(ctx context.Context, stmt string, maxRows int, limit time.Duration) (*Result, error) {
+func (p *pgEngine) query(ctx context.Context, stmt string, c caps, limit time.Duration) (*Result, error) {
 	qctx, cancel := context.WithTimeout(ctx, limit+pgGrace)
 	defer cancel()
 	var res *Result
@@ -248,37 +253,60 @@ func (p *pgEngine) query(ctx context.Context, stmt string, maxRows int, limit ti
 		}
 		defer rows.Close()
 		fields := rows.FieldDescriptions()
-		r := &Result{Columns: make([]string, len(fields)), Rows: [][]any{}}
+		cols := make([]string, len(fields))
 		for i, f := range fields {
-			r.Columns[i] = f.Name
+			cols[i] = f.Name
+		}
+		col := newCollector(cols, c)
+		var raw [][]byte
+		get := func(i, limit int) (any, bool) {
+			if v, ok := pgScalar(fields[i].DataTypeOID, raw[i]); ok {
+				return v, false
+			}
+			return clip(raw[i], limit)
 		}
 		for rows.Next() {
-			if len(r.Rows) == maxRows {
-				r.Truncated = true
+			raw = rows.RawValues()
+			if !col.add(len(fields), get) {
 				rcancel()
-				res = r
+				res = col.result()
 				return nil
 			}
-			raw := rows.RawValues()
-			row := make([]any, len(fields))
-			for i, f := range fields {
-				row[i] = pgValue(f.DataTypeOID, raw[i])
-			}
-			r.Rows = append(r.Rows, row)
 		}
 		if err := rows.Err(); err != nil {
 			return err
 		}
-		res = r
+		res = col.result()
 		return nil
 	})
 	if err != nil {
+		var big *pgproto3.ExceededMaxBodyLenErr
+		if errors.As(err, &big) && ctx.Err() == nil {
+			return nil, &QueryError{SQL: stmt, Err: &tooBigError{what: "row", limit: p.maxRead, err: err}}
+		}
 		if isStatementTimeout(err) && ctx.Err() == nil {
 			return nil, &QueryError{SQL: stmt, Err: &limitError{limit: limit, err: err}}
 		}
 		return nil, stopped(ctx, qctx, stmt, limit, err)
 	}
 	return res, nil
+}
+
+// pgScalar converts a value in PostgreSQL's text format to a Result value
+// when it is NULL, a number or a boolean (see pgValue); false for text
+// and every other type, which the caller clips.
+func pgScalar(oid uint32, raw []byte) (any, bool) {
+	if raw == nil {
+		return nil, true
+	}
+	switch oid {
+	case pgtype.Int2OID, pgtype.Int4OID, pgtype.Int8OID, pgtype.OIDOID,
+		pgtype.Float4OID, pgtype.Float8OID, pgtype.NumericOID, pgtype.BoolOID:
+		if len(raw) < 1024 { // a numeric may have 16383 digits after the point
+			return pgValue(oid, raw), true
+		}
+	}
+	return nil, false
 }
 
 // pgValue converts a value in PostgreSQL's text format to a Result value:
@@ -330,7 +358,7 @@ func (p *pgEngine) tables(ctx context.Context, limit time.Duration) ([]Table, er
 		t := &out[i]
 		name := pgx.Identifier{t.Schema, t.Name}.Sanitize()
 		if !t.View {
-			cnt, err := p.query(ctx, "SELECT count(*) FROM "+name, 1, limit)
+			cnt, err := p.query(ctx, "SELECT count(*) FROM "+name, catalogCaps, limit)
 			if err != nil {
 				return nil, err
 			}
@@ -338,7 +366,7 @@ func (p *pgEngine) tables(ctx context.Context, limit time.Duration) ([]Table, er
 				t.RowCount = asInt(cnt.Rows[0][0])
 			}
 		}
-		sample, err := p.query(ctx, fmt.Sprintf("SELECT * FROM %s LIMIT %d", name, sampleRows), sampleRows, limit)
+		sample, err := p.query(ctx, fmt.Sprintf("SELECT * FROM %s LIMIT %d", name, sampleRows), sampleCaps, limit)
 		if err != nil {
 			return nil, err
 		}

@@ -54,8 +54,11 @@ const (
 
 // Defaults for Options.
 const (
-	DefaultMaxRows = 1000
-	DefaultTimeout = 30 * time.Second
+	DefaultMaxRows       = 1000
+	DefaultMaxBytes      = 1 << 20  // 1 MiB of values per result
+	DefaultMaxValueBytes = 64 << 10 // 64 KiB per text or blob value
+	DefaultMaxReadBytes  = 16 << 20 // 16 MiB per value (SQLite) or row (PostgreSQL) read at all
+	DefaultTimeout       = 30 * time.Second
 )
 
 // Options tune a DB. The zero value, like a nil *Options, gives the
@@ -65,6 +68,24 @@ type Options struct {
 	// and the Result is marked Truncated. Zero or less means
 	// DefaultMaxRows.
 	MaxRows int
+	// MaxBytes bounds the size of a Result: the bytes of its text and blob
+	// values and column names, 8 for any other value. Rows past it are not
+	// read and the Result is marked Truncated; a first row alone past it
+	// has its long values clipped to fit. Zero or less means
+	// DefaultMaxBytes.
+	MaxBytes int
+	// MaxValueBytes bounds each text or blob value of a Result: a longer
+	// one is clipped to it, ends with "… [clipped: N bytes in all]", and
+	// is counted in Result.Clipped. Zero or less means
+	// DefaultMaxValueBytes.
+	MaxValueBytes int
+	// MaxReadBytes bounds what the database may hand over at all: on
+	// SQLite any string or blob the query computes or reads
+	// (SQLITE_LIMIT_LENGTH), on PostgreSQL any row of the result (the
+	// protocol message). A query past it fails quickly with a *QueryError
+	// matching ErrTooBig, before the value is copied, let alone encoded.
+	// Zero or less means DefaultMaxReadBytes.
+	MaxReadBytes int
 	// Timeout bounds each query (and each of the queries Schema and
 	// Tables run). Zero or less means DefaultTimeout.
 	Timeout time.Duration
@@ -85,6 +106,15 @@ func (o *Options) withDefaults() Options {
 	if r.MaxRows <= 0 {
 		r.MaxRows = DefaultMaxRows
 	}
+	if r.MaxBytes <= 0 {
+		r.MaxBytes = DefaultMaxBytes
+	}
+	if r.MaxValueBytes <= 0 {
+		r.MaxValueBytes = DefaultMaxValueBytes
+	}
+	if r.MaxReadBytes <= 0 {
+		r.MaxReadBytes = DefaultMaxReadBytes
+	}
 	if r.Timeout <= 0 {
 		r.Timeout = DefaultTimeout
 	}
@@ -100,8 +130,15 @@ type Result struct {
 	// and times as text ("2009-01-01 00:00:00"), and other PostgreSQL
 	// types (numeric aside) in PostgreSQL's text form.
 	Rows [][]any `json:"rows"`
-	// Truncated is set when the query had more than MaxRows rows.
+	// Truncated is set when rows were left out: the query had more than
+	// MaxRows rows, or the next row would have passed MaxBytes.
 	Truncated bool `json:"truncated,omitempty"`
+	// Clipped counts the text and blob values cut short (see
+	// Options.MaxValueBytes); each ends with "… [clipped: N bytes in all]".
+	Clipped int `json:"clipped,omitempty"`
+	// Note says, in a sentence for the model, what was left out or cut and
+	// why; it is empty when the Result is whole.
+	Note string `json:"note,omitempty"`
 }
 
 // RefusedError reports SQL that Query refused to run because it is not a
@@ -131,6 +168,25 @@ func (e *QueryError) Error() string {
 
 // Unwrap returns the database's error.
 func (e *QueryError) Unwrap() error { return e.Err }
+
+// ErrTooBig is matched (errors.Is) by the *QueryError of a query that
+// produced a value (SQLite) or row (PostgreSQL) longer than
+// Options.MaxReadBytes.
+var ErrTooBig = errors.New("sqltool: a value of the result is too big")
+
+// tooBigError reports a value or row past MaxReadBytes.
+type tooBigError struct {
+	what  string // "value" or "row"
+	limit int
+	err   error // the database's or driver's report
+}
+
+func (e *tooBigError) Error() string {
+	return fmt.Sprintf("query stopped: a %s of the result is larger than the limit of %d bytes (%v); select a part of it with substr() or its length() instead",
+		e.what, e.limit, e.err)
+}
+
+func (e *tooBigError) Unwrap() []error { return []error{ErrTooBig, e.err} }
 
 // ErrUnsafeRole is matched (errors.Is) by the *RoleError Open returns for
 // a PostgreSQL role that may do more than read.
@@ -204,9 +260,15 @@ type ForeignKey struct {
 	RefColumns []string // the referenced columns; may be empty in SQLite (the primary key)
 }
 
+// caps bound a result: rows, bytes of values, bytes per value.
+type caps struct{ rows, bytes, value int }
+
+// catalogCaps are the caps of the queries Tables runs on the catalog.
+var catalogCaps = caps{rows: 1 << 20, bytes: 1 << 30, value: 1 << 20}
+
 // engine is what a DB needs from each database.
 type engine interface {
-	query(ctx context.Context, stmt string, maxRows int, limit time.Duration) (*Result, error)
+	query(ctx context.Context, stmt string, c caps, limit time.Duration) (*Result, error)
 	tables(ctx context.Context, limit time.Duration) ([]Table, error)
 	close() error
 }
@@ -282,7 +344,9 @@ func (db *DB) Options() Options {
 	return db.opts
 }
 
-// Query runs one read-only statement and returns at most MaxRows rows. SQL
+// Query runs one read-only statement and returns at most MaxRows rows and
+// MaxBytes of values, each text or blob value clipped to MaxValueBytes;
+// Result.Truncated, Clipped and Note say what was cut. SQL
 // that is not a single read-only query is refused with a *RefusedError
 // without reaching the database; a failure in the database is a
 // *QueryError carrying the database's own message. A query running longer
@@ -296,13 +360,18 @@ func (db *DB) Query(ctx context.Context, sql string) (*Result, error) {
 	if refused != nil {
 		return nil, refused
 	}
-	return db.eng.query(ctx, stmt, db.opts.MaxRows, db.opts.Timeout)
+	return db.eng.query(ctx, stmt, db.caps(), db.opts.Timeout)
+}
+
+// caps returns the caps of the options in effect.
+func (db *DB) caps() caps {
+	return caps{rows: db.opts.MaxRows, bytes: db.opts.MaxBytes, value: db.opts.MaxValueBytes}
 }
 
 // queryUnchecked runs sql without the lexer's check, for tests of the
 // database-side layers.
 func (db *DB) queryUnchecked(ctx context.Context, sql string) (*Result, error) {
-	return db.eng.query(ctx, sql, db.opts.MaxRows, db.opts.Timeout)
+	return db.eng.query(ctx, sql, db.caps(), db.opts.Timeout)
 }
 
 // Tables describes the database's tables and views (for PostgreSQL, those
