@@ -2,8 +2,10 @@ package sqltool
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestSplit(t *testing.T) {
@@ -219,6 +221,13 @@ func FuzzSplit(f *testing.F) {
 	for _, s := range []string{
 		"", ";", "'", "''", `"`, "--", "/*", "*/", "$$", "$a$", "E'\\'", "a;b", "x'00'",
 		"SELECT 1; DROP TABLE t", "it's; DROP TABLE t; --", "/* ; */", "$tag$;$tag$", "\x00\xff",
+		// The attack's bypasses (issue 14) and the names they reach.
+		`SELECT U&"\0070g_advisory_lock"(1)`, `SELECT U&"!0070g_sleep" UESCAPE '!' (1)`,
+		`SELECT U&"\+000070g_read_file"('/etc/passwd')`, `U&"`, `U&'`, `U&"\D83D\DE00"`, `UESCAPE '!'`,
+		"SELECT query_to_xml('SELECT pg_advisory_lock(1)', true, false, '')",
+		"SELECT * FROM ts_stat('SELECT 1')", "SELECT 'a\\'', pg_sleep(1) --'",
+		"pg_advisory_lock", "set_config", "pg_terminate_backend", "query_to_xml", "ts_rewrite", "lo_import",
+		"dblink_exec", "PG_SLEEP", "load_extension", "randomblob(1e9)",
 	} {
 		f.Add(s)
 	}
@@ -247,6 +256,37 @@ func FuzzSplit(f *testing.F) {
 				}
 			} else if r != nil || got != q {
 				t.Fatalf("check(%s, %q) = %q, %v; want the query back", d, q, got, r)
+			}
+		}
+
+		// However s is spelled as a PostgreSQL identifier, every rune a
+		// Unicode escape, quoted, or bare when it can be, a call to it is
+		// refused exactly when s names a denied function.
+		if !utf8.ValidString(s) || strings.IndexByte(s, 0) >= 0 || s == "" {
+			return
+		}
+		name := strings.ToLower(truncateUTF8(s, maxIdentifierLen))
+		denied := isDeniedFunction(PostgreSQL, name)
+		var esc strings.Builder
+		for _, r := range s {
+			if r > 0xFFFF {
+				fmt.Fprintf(&esc, "\\+%06X", r)
+			} else {
+				fmt.Fprintf(&esc, "\\%04X", r)
+			}
+		}
+		spellings := []string{
+			`SELECT U&"` + esc.String() + `"(1)`,
+			`SELECT U&"` + strings.ReplaceAll(esc.String(), `\`, "!") + `" UESCAPE '!' (1)`,
+			`SELECT pg_catalog."` + strings.ReplaceAll(s, `"`, `""`) + `"(1)`,
+		}
+		for _, q := range spellings {
+			_, r := check(PostgreSQL, q)
+			if denied && r == nil {
+				t.Fatalf("check(%q) accepted a call to the denied %q", q, name)
+			}
+			if !denied && r != nil {
+				t.Fatalf("check(%q) refused a call to %q, which is not denied: %v", q, name, r)
 			}
 		}
 	})

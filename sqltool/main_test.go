@@ -85,6 +85,14 @@ var hostileSQLite = []hostile{
 	{name: "analyze", sql: "ANALYZE"},
 	{name: "savepoint", sql: "SAVEPOINT s", dbAllows: true},
 	{name: "load_extension", sql: "SELECT load_extension('%DIR%/evil.so')"},
+	// Spellings of a denied function, and values too big to return
+	// (issue 14).
+	{name: "quoted load_extension", sql: `SELECT "load_extension"('%DIR%/evil.so')`},
+	{name: "bracketed load_extension", sql: "SELECT [LOAD_EXTENSION]('%DIR%/evil.so')"},
+	{name: "backquoted load_extension", sql: "SELECT `Load_Extension`('%DIR%/evil.so')"},
+	{name: "randomblob 1e8", sql: "SELECT randomblob(1e8)"},
+	{name: "zeroblob 1e9", sql: "SELECT zeroblob(1e9)"},
+	{name: "huge group_concat", sql: "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r LIMIT 20) SELECT group_concat(zeroblob(1e6), '') FROM r"},
 }
 
 // hostilePostgres holds the statements tried on PostgreSQL only.
@@ -147,6 +155,7 @@ var hostilePostgres = []hostile{
 	{name: "large object create", sql: "SELECT lo_creat(-1)", dbAllows: true},
 	{name: "large object read", sql: "SELECT loread(lo_open(1, 262144), 10)"},
 	{name: "nextval", sql: "SELECT nextval('pwned_seq')"},
+	{name: "huge value", sql: "SELECT repeat('x', 50000000)"},
 }
 
 // refusedOrQueryError reports how err refuses a statement: "refused" for a
