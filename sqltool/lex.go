@@ -181,6 +181,10 @@ func lex(dialect, src string) ([]token, error) {
 		case isDigit(c) || (c == '.' && i+1 < n && isDigit(src[i+1])):
 			j := i + 1
 			for j < n && (isIdentChar(src[j]) || src[j] == '.') && src[j] != '$' {
+				// PostgreSQL before 15 reads 1U&"x" as 1 then U&"x".
+				if pg && (src[j] == 'u' || src[j] == 'U') && j+1 < n && src[j+1] == '&' {
+					break
+				}
 				j++
 			}
 			emit(tkNumber, i, j)

@@ -130,6 +130,8 @@ func TestCheck(t *testing.T) {
 		{PostgreSQL, `SELECT U&"pg_adv\0069sory_xact_lock"(1)`, "pg_advisory_xact_lock"},
 		{PostgreSQL, `SELECT "PG_SLEEP"(1)`, "pg_sleep"},
 		{PostgreSQL, "SELECT PG_ADVISORY_LOCK(1)", "pg_advisory_lock"},
+		{PostgreSQL, `SELECT 1U&"\0070g_sleep"(1)`, "pg_sleep"},
+		{PostgreSQL, `SELECT 0x1U&"\0070g_sleep"(1)`, "pg_sleep"},
 		{PostgreSQL, `SELECT U&"\00zz"(1)`, "could not be parsed"},
 		{PostgreSQL, `SELECT U&"\D800"(1)`, "could not be parsed"},
 		{PostgreSQL, `SELECT U&"x" UESCAPE 'ab'`, "could not be parsed"},

@@ -32,6 +32,11 @@
 //     Options.AllowUnsafeRole is set. docs/tools.md says which role to
 //     create.
 //
+// Results are bounded: at most Options.MaxRows rows and MaxBytes of
+// values, each text or blob value clipped to MaxValueBytes, and nothing
+// longer than MaxReadBytes is read from the database at all; Result.Note
+// tells the model what was cut.
+//
 // Refusals are *RefusedError and database errors *QueryError; both are
 // found with errors.As, and their messages are meant to be shown to the
 // model so it can write a better query.
