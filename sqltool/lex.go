@@ -3,6 +3,9 @@ package sqltool
 import (
 	"fmt"
 	"strings"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // tokenKind classifies the tokens of the small SQL lexer.
@@ -21,9 +24,17 @@ const (
 // tokens.
 type token struct {
 	kind       tokenKind
-	text       string // the source text of the token
+	text       string // the source text of the token (with a UESCAPE clause, that too)
 	start, end int    // byte offsets in the source
 	depth      int    // parenthesis depth at the token ('(' and ')' carry the outer depth)
+	// name is the identifier a tkWord or tkQuoted token stands for, as the
+	// database reads it: quotes removed and escapes decoded (PostgreSQL's
+	// U&"..." Unicode escapes too), a bare word folded to lower case, and
+	// for PostgreSQL truncated to 63 bytes.
+	name string
+	// unicode marks a PostgreSQL U&"..." identifier or U&'...' string,
+	// whose escapes lex decodes once it knows the escape character.
+	unicode bool
 }
 
 // statement is the tokens between two top-level semicolons, with the span
@@ -147,6 +158,19 @@ func lex(dialect, src string) ([]token, error) {
 			}
 			emit(tkPunct, i, i+1)
 			i++
+		case pg && (c == 'u' || c == 'U') && i+2 < n && src[i+1] == '&' && (src[i+2] == '"' || src[i+2] == '\''):
+			// U&"..." and U&'...': Unicode escapes, decoded below.
+			kind, msg := tkQuoted, "unterminated quoted identifier"
+			if src[i+2] == '\'' {
+				kind, msg = tkString, "unterminated string literal"
+			}
+			end, err := scanQuoted(src, i+2, src[i+2], false, msg)
+			if err != nil {
+				return nil, err
+			}
+			emit(kind, i, end)
+			toks[len(toks)-1].unicode = true
+			i = end
 		case isIdentStart(c):
 			j := i + 1
 			for j < n && isIdentChar(src[j]) {
@@ -157,6 +181,10 @@ func lex(dialect, src string) ([]token, error) {
 		case isDigit(c) || (c == '.' && i+1 < n && isDigit(src[i+1])):
 			j := i + 1
 			for j < n && (isIdentChar(src[j]) || src[j] == '.') && src[j] != '$' {
+				// PostgreSQL before 15 reads 1U&"x" as 1 then U&"x".
+				if pg && (src[j] == 'u' || src[j] == 'U') && j+1 < n && src[j+1] == '&' {
+					break
+				}
 				j++
 			}
 			emit(tkNumber, i, j)
@@ -169,7 +197,167 @@ func lex(dialect, src string) ([]token, error) {
 			i++
 		}
 	}
-	return toks, nil
+	return names(dialect, src, toks)
+}
+
+// names fills in the name of every identifier token, and merges each
+// PostgreSQL U&"..." or U&'...' token with the UESCAPE 'c' clause that
+// follows it, if any, decoding its escapes with that character.
+func names(dialect, src string, toks []token) ([]token, error) {
+	pg := dialect == PostgreSQL
+	out := toks[:0]
+	for i := 0; i < len(toks); i++ {
+		t := toks[i]
+		switch {
+		case t.kind == tkWord:
+			t.name = strings.ToLower(t.text)
+		case t.unicode:
+			body := t.text // U&"...", without the UESCAPE clause
+			esc := byte('\\')
+			if i+2 < len(toks) && toks[i+1].kind == tkWord && strings.EqualFold(toks[i+1].text, "UESCAPE") {
+				lit := toks[i+2]
+				if lit.kind != tkString || len(lit.text) != 3 || lit.text[0] != '\'' || !validUnicodeEscape(lit.text[1]) {
+					return nil, &lexError{toks[i+1].start, "invalid Unicode escape character after UESCAPE"}
+				}
+				esc = lit.text[1]
+				t.end = lit.end
+				t.text = src[t.start:t.end]
+				i += 2
+			}
+			if t.kind == tkQuoted {
+				name, err := decodeUnicodeEscapes(unquote(body[2:], '"'), esc)
+				if err != nil {
+					return nil, &lexError{t.start, err.Error()}
+				}
+				t.name = name
+			}
+		case t.kind == tkQuoted:
+			switch t.text[0] {
+			case '[':
+				t.name = t.text[1 : len(t.text)-1]
+			default:
+				t.name = unquote(t.text, t.text[0])
+			}
+		}
+		if pg && len(t.name) > maxIdentifierLen {
+			t.name = truncateUTF8(t.name, maxIdentifierLen)
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// maxIdentifierLen is the longest identifier PostgreSQL keeps, in bytes
+// (NAMEDATALEN-1); it truncates longer ones.
+const maxIdentifierLen = 63
+
+// truncateUTF8 returns the longest prefix of s of at most n bytes that
+// does not split a UTF-8 sequence, as PostgreSQL truncates identifiers.
+func truncateUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// unquote returns the content of lit, quoted by q, with doubled quotes
+// undone.
+func unquote(lit string, q byte) string {
+	if len(lit) < 2 {
+		return ""
+	}
+	return strings.ReplaceAll(lit[1:len(lit)-1], string([]byte{q, q}), string(q))
+}
+
+// validUnicodeEscape reports whether PostgreSQL accepts c as the escape
+// character of a UESCAPE clause.
+func validUnicodeEscape(c byte) bool {
+	return !isHex(c) && c != '+' && c != '\'' && c != '"' && c != ' ' && c != '\t' && c != '\n' && c != '\r' && c != '\f' && c != '\v'
+}
+
+func isHex(c byte) bool { return isDigit(c) || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
+
+// decodeUnicodeEscapes decodes the escapes of a U&"..." identifier the way
+// PostgreSQL does: esc esc is esc, esc XXXX and esc +XXXXXX a code point
+// (a UTF-16 surrogate pair in two escapes); anything else after esc is an
+// error, and so are NUL, lone surrogates and code points past U+10FFFF.
+func decodeUnicodeEscapes(s string, esc byte) (string, error) {
+	if strings.IndexByte(s, esc) < 0 {
+		return s, nil
+	}
+	var b strings.Builder
+	hex := func(i, n int) (rune, bool) {
+		if i+n > len(s) {
+			return 0, false
+		}
+		var r rune
+		for _, c := range []byte(s[i : i+n]) {
+			if !isHex(c) {
+				return 0, false
+			}
+			r = r<<4 | rune(hexVal(c))
+		}
+		return r, true
+	}
+	// escape reads the escape at i (s[i] == esc) and returns the code
+	// unit and the offset past it.
+	escape := func(i int) (rune, int, error) {
+		if i+1 < len(s) && s[i+1] == '+' {
+			if r, ok := hex(i+2, 6); ok {
+				return r, i + 8, nil
+			}
+		} else if r, ok := hex(i+1, 4); ok {
+			return r, i + 5, nil
+		}
+		return 0, 0, fmt.Errorf("invalid Unicode escape at byte %d of a U& identifier", i)
+	}
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c != esc {
+			b.WriteByte(c)
+			i++
+			continue
+		}
+		if i+1 < len(s) && s[i+1] == esc {
+			b.WriteByte(esc)
+			i += 2
+			continue
+		}
+		r, next, err := escape(i)
+		if err != nil {
+			return "", err
+		}
+		switch {
+		case r >= 0xD800 && r <= 0xDBFF: // high surrogate: a low one must follow
+			if next >= len(s) || s[next] != esc {
+				return "", fmt.Errorf("invalid Unicode surrogate pair at byte %d of a U& identifier", i)
+			}
+			lo, after, err := escape(next)
+			if err != nil || lo < 0xDC00 || lo > 0xDFFF {
+				return "", fmt.Errorf("invalid Unicode surrogate pair at byte %d of a U& identifier", i)
+			}
+			r = utf16.DecodeRune(r, lo)
+			next = after
+		case r >= 0xDC00 && r <= 0xDFFF, r == 0, r > unicode.MaxRune:
+			return "", fmt.Errorf("invalid Unicode escape value at byte %d of a U& identifier", i)
+		}
+		b.WriteRune(r)
+		i = next
+	}
+	return b.String(), nil
+}
+
+func hexVal(c byte) byte {
+	switch {
+	case isDigit(c):
+		return c - '0'
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10
+	}
+	return c - 'A' + 10
 }
 
 // skipBlockComment returns the offset just past the /* */ comment starting
@@ -279,21 +467,40 @@ func isWriteKeyword(kw string) bool {
 }
 
 // deniedFunctions returns the functions of dialect that may not be called,
-// by name or, for entries ending in '_', by prefix: they reach outside the
-// database or outlive the transaction (files, extensions, other sessions,
-// server settings, session-level locks). The list is defence in depth, not
-// a sandbox: on PostgreSQL the role's privileges are the boundary.
+// by name or, for entries ending in '*', by prefix. They run SQL given to
+// them as text (which the lexer cannot see: query_to_xml, ts_stat,
+// dblink...), reach outside the database (files, large objects, other
+// sessions, server settings, replication), change state that outlives or
+// escapes the transaction (session-level advisory locks, sequences,
+// statistics, notifications), or only serve to stall (pg_sleep). Names are
+// compared after decoding (see token.name), in lower case. The list is
+// defence in depth, not a sandbox: on PostgreSQL the role's privileges and
+// the per-call transaction and session reset are the boundary.
 func deniedFunctions(dialect string) []string {
 	if dialect == SQLite {
-		return []string{"load_extension", "readfile", "writefile", "edit", "fts3_tokenizer"}
+		return []string{"load_extension", "readfile", "writefile", "edit", "fts3_tokenizer", "fsdir", "zipfile"}
 	}
 	return []string{
-		"pg_read_", "pg_ls_", "pg_stat_file", "pg_file_", "lo_", "dblink",
+		// SQL given as text.
+		"query_to_*", "cursor_to_*", "table_to_*", "schema_to_*", "database_to_*",
+		"ts_stat", "ts_rewrite", "dblink", "dblink_*", "crosstab*", "connectby",
+		"run_command_on_*", "pg_background_*",
+		// Files, large objects, the network.
+		"pg_read_*", "pg_ls_*", "pg_stat_file", "pg_file_*", "pg_logdir_*", "lo_*", "loread", "lowrite",
+		"http", "http_*",
+		// Other sessions, the server, replication.
 		"pg_terminate_backend", "pg_cancel_backend", "pg_reload_conf", "pg_rotate_logfile",
-		"pg_promote", "pg_switch_wal", "pg_advisory_", "pg_try_advisory_", "set_config",
-		"pg_logical_emit_message", "pg_create_", "pg_drop_replication_slot",
-		"pg_replication_origin_", "pg_backup_", "pg_start_backup", "pg_stop_backup",
-		"pg_import_system_collations", "pg_log_backend_memory_contexts",
+		"pg_promote", "pg_switch_wal", "pg_wal_replay_*", "pg_log_*", "pg_create_*",
+		"pg_drop_replication_slot", "pg_replication_slot_*", "pg_copy_*", "pg_sync_replication_slots",
+		"pg_logical_*", "pg_replication_origin_*", "pg_backup_*", "pg_start_backup", "pg_stop_backup",
+		"pg_import_system_collations", "pg_nextoid", "binary_upgrade_*",
+		// State that outlives or escapes the transaction.
+		"pg_advisory_*", "pg_try_advisory_*", "set_config", "nextval", "setval", "pg_notify",
+		"txid_current", "pg_current_xact_id", "pg_stat_reset*", "pg_stat_statements_reset",
+		"pg_set_*", "pg_clear_*", "pg_restore_*", "brin_summarize_*", "brin_desummarize_*",
+		"gin_clean_pending_list", "pg_prewarm", "pg_truncate_visibility_map",
+		// Stalling.
+		"pg_sleep*",
 	}
 }
 
@@ -301,7 +508,7 @@ func deniedFunctions(dialect string) []string {
 // of dialect.
 func isDeniedFunction(dialect, name string) bool {
 	for _, d := range deniedFunctions(dialect) {
-		if name == d || strings.HasSuffix(d, "_") && strings.HasPrefix(name, d) {
+		if prefix, ok := strings.CutSuffix(d, "*"); ok && strings.HasPrefix(name, prefix) || name == d {
 			return true
 		}
 	}
@@ -353,12 +560,8 @@ func check(dialect, src string) (string, *RefusedError) {
 		}
 		call := i+1 < len(st.toks) && st.toks[i+1].kind == tkPunct && st.toks[i+1].text == "("
 		afterDot := i > 0 && st.toks[i-1].kind == tkPunct && st.toks[i-1].text == "."
-		name := t.text
-		if t.kind == tkQuoted {
-			name = name[1 : len(name)-1]
-		}
-		if call && isDeniedFunction(dialect, strings.ToLower(name)) {
-			return refuse("the function %s is not allowed", name)
+		if name := strings.ToLower(t.name); call && isDeniedFunction(dialect, name) {
+			return refuse("the function %s is not allowed: it runs SQL given as text, reaches outside the database or changes state beyond the query", name)
 		}
 		if t.kind != tkWord || afterDot {
 			continue

@@ -85,6 +85,14 @@ var hostileSQLite = []hostile{
 	{name: "analyze", sql: "ANALYZE"},
 	{name: "savepoint", sql: "SAVEPOINT s", dbAllows: true},
 	{name: "load_extension", sql: "SELECT load_extension('%DIR%/evil.so')"},
+	// Spellings of a denied function, and values too big to return
+	// (issue 14).
+	{name: "quoted load_extension", sql: `SELECT "load_extension"('%DIR%/evil.so')`},
+	{name: "bracketed load_extension", sql: "SELECT [LOAD_EXTENSION]('%DIR%/evil.so')"},
+	{name: "backquoted load_extension", sql: "SELECT `Load_Extension`('%DIR%/evil.so')"},
+	{name: "randomblob 1e8", sql: "SELECT randomblob(1e8)"},
+	{name: "zeroblob 1e9", sql: "SELECT zeroblob(1e9)"},
+	{name: "huge group_concat", sql: "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r LIMIT 20) SELECT group_concat(zeroblob(1e6), '') FROM r"},
 }
 
 // hostilePostgres holds the statements tried on PostgreSQL only.
@@ -120,6 +128,34 @@ var hostilePostgres = []hostile{
 	{name: "drop database", sql: "DROP DATABASE postgres"},
 	{name: "refresh", sql: "REFRESH MATERIALIZED VIEW pwned"},
 	{name: "vacuum", sql: "VACUUM album"},
+	// The attack's bypasses (issue 14): decoded identifiers, SQL in strings,
+	// state-changing and admin functions.
+	{name: "unicode-escaped advisory lock", sql: `SELECT U&"\0070g_advisory_lock"(1)`, dbAllows: true},
+	{name: "uescape advisory lock", sql: `SELECT U&"!0070g_advisory_lock" UESCAPE '!' (1)`, dbAllows: true},
+	{name: "quoted advisory lock", sql: `SELECT pg_catalog."pg_advisory_lock_shared"(1)`, dbAllows: true},
+	{name: "upper-case advisory lock", sql: `SELECT PG_TRY_ADVISORY_LOCK(1)`, dbAllows: true},
+	{name: "unicode-escaped terminate", sql: `SELECT U&"\0070g_terminate_backend"(pid) FROM pg_stat_activity WHERE pid <> pg_backend_pid()`, dbUnsafe: true},
+	{name: "uescape cancel", sql: `SELECT U&"#0070g_cancel_backend" UESCAPE '#' (pid) FROM pg_stat_activity WHERE pid <> pg_backend_pid()`, dbUnsafe: true},
+	{name: "unicode-escaped set_config", sql: `SELECT U&"set\005Fconfig"('default_transaction_read_only', 'off', false)`, dbAllows: true},
+	{name: "unicode-escaped read file", sql: `SELECT U&"\+000070g_read_file"('/etc/hostname')`, dbAllows: true},
+	{name: "query_to_xml delete", sql: "SELECT query_to_xml('DELETE FROM album RETURNING *', true, false, '')"},
+	{name: "query_to_xml_and_xmlschema insert", sql: "SELECT query_to_xml_and_xmlschema('INSERT INTO genre VALUES (999, ''pwned'') RETURNING *', true, false, '')"},
+	{name: "query_to_xml advisory lock", sql: "SELECT query_to_xml('SELECT pg_advisory_lock(7)', true, false, '')", dbAllows: true},
+	{name: "xpath over query_to_xml", sql: "SELECT xpath('//text()', query_to_xml('SELECT pg_advisory_lock(8)', true, false, ''))", dbAllows: true},
+	{name: "ts_stat delete", sql: "SELECT * FROM ts_stat('WITH d AS (DELETE FROM album RETURNING *) SELECT to_tsvector(title) FROM d')"},
+	{name: "ts_rewrite delete", sql: "SELECT ts_rewrite('a'::tsquery, 'WITH d AS (DELETE FROM album RETURNING *) SELECT ''a''::tsquery, ''b''::tsquery FROM d')"},
+	{name: "table_to_xml", sql: "SELECT table_to_xml('album', true, false, '')", dbAllows: true},
+	{name: "cursor_to_xml", sql: "SELECT cursor_to_xml('c', 1, true, false, '')"},
+	{name: "dblink", sql: "SELECT * FROM dblink('dbname=postgres', 'DROP TABLE album') AS t(x text)"},
+	{name: "sleep", sql: "SELECT pg_sleep(0.01)", dbAllows: true},
+	{name: "reload conf", sql: "SELECT pg_reload_conf()", dbUnsafe: true},
+	{name: "read binary file", sql: "SELECT pg_read_binary_file('/etc/hostname')", dbAllows: true},
+	{name: "list directory", sql: "SELECT pg_ls_dir('.')", dbAllows: true},
+	{name: "stat file", sql: "SELECT pg_stat_file('PG_VERSION')", dbAllows: true},
+	{name: "large object create", sql: "SELECT lo_creat(-1)", dbAllows: true},
+	{name: "large object read", sql: "SELECT loread(lo_open(1, 262144), 10)"},
+	{name: "nextval", sql: "SELECT nextval('pwned_seq')"},
+	{name: "huge value", sql: "SELECT repeat('x', 50000000)"},
 }
 
 // refusedOrQueryError reports how err refuses a statement: "refused" for a

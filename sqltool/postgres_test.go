@@ -71,6 +71,23 @@ func pgFingerprint(t *testing.T, dsn string) string {
 	return b.String()
 }
 
+// advisoryLockCount returns the number of advisory locks held in the
+// cluster, as seen from a connection of its own.
+func advisoryLockCount(t *testing.T, dsn string) int64 {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var n int64
+	if err := conn.QueryRow(ctx, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
 func TestPostgres(t *testing.T) {
 	dsn := loadChinookPG(t)
 	ctx := context.Background()
@@ -78,7 +95,7 @@ func TestPostgres(t *testing.T) {
 	if !strings.Contains(before, "table album 347 ") {
 		t.Fatalf("unexpected fingerprint:\n%s", before)
 	}
-	db, err := Open(ctx, dsn, nil)
+	db, err := Open(ctx, dsn, &Options{AllowUnsafeRole: true}) // the test superuser
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,9 +143,13 @@ func TestPostgres(t *testing.T) {
 			default:
 				t.Logf("%-40s allowed (harmless: rolled back)", h.name)
 			}
-			// Nothing leaks into the pooled sessions: writes still fail.
+			// Nothing leaks into the pooled sessions: writes still fail,
+			// and no advisory lock is held.
 			if _, err := db.queryUnchecked(ctx, "DELETE FROM genre WHERE genre_id = 25"); err == nil {
 				t.Fatalf("%s: DELETE ran afterwards", h.name)
+			}
+			if n := advisoryLockCount(t, dsn); n != 0 {
+				t.Errorf("%s: %d advisory locks held after the call", h.name, n)
 			}
 		}
 		if after := pgFingerprint(t, dsn); after != before {
@@ -184,7 +205,7 @@ func TestPostgres(t *testing.T) {
 	})
 
 	t.Run("max rows", func(t *testing.T) {
-		small, err := Open(ctx, dsn, &Options{MaxRows: 10})
+		small, err := Open(ctx, dsn, &Options{MaxRows: 10, AllowUnsafeRole: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -205,7 +226,7 @@ func TestPostgres(t *testing.T) {
 	})
 
 	t.Run("timeout", func(t *testing.T) {
-		quick, err := Open(ctx, dsn, &Options{Timeout: 500 * time.Millisecond})
+		quick, err := Open(ctx, dsn, &Options{Timeout: 500 * time.Millisecond, AllowUnsafeRole: true})
 		if err != nil {
 			t.Fatal(err)
 		}

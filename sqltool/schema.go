@@ -13,6 +13,10 @@ const (
 	maxSampleLen = 40 // runes kept of a sample string
 )
 
+// sampleCaps are the caps of the queries that read samples: values are
+// clipped well before they are shortened to maxSampleLen.
+var sampleCaps = caps{rows: sampleRows, bytes: 1 << 20, value: 4 * maxSampleLen * utf8.UTFMax}
+
 // addSamples records in t's columns up to maxSamples distinct non-null
 // values of res, rows of SELECT * from t, as SQL literals.
 func addSamples(t *Table, res *Result) {

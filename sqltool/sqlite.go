@@ -16,7 +16,8 @@ import (
 
 // sqliteEngine runs queries on a SQLite file opened read-only.
 type sqliteEngine struct {
-	db *sql.DB
+	db      *sql.DB
+	maxRead int // SQLITE_LIMIT_LENGTH of every query
 }
 
 // sqliteDSN turns a path (taken literally) or a file: URI (which may carry
@@ -90,12 +91,12 @@ func openSQLite(ctx context.Context, dsn string, o Options) (*sqliteEngine, erro
 		db.Close()
 		return nil, fmt.Errorf("sqltool: opening %s: %w", dsn, err)
 	}
-	return &sqliteEngine{db: db}, nil
+	return &sqliteEngine{db: db, maxRead: o.MaxReadBytes}, nil
 }
 
 func (s *sqliteEngine) close() error { return s.db.Close() }
 
-func (s *sqliteEngine) query(ctx context.Context, stmt string, maxRows int, limit time.Duration) (*Result, error) {
+func (s *sqliteEngine) query(ctx context.Context, stmt string, c caps, limit time.Duration) (*Result, error) {
 	qctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	conn, err := s.db.Conn(qctx)
@@ -109,51 +110,65 @@ func (s *sqliteEngine) query(ctx context.Context, stmt string, maxRows int, limi
 	if _, err := sqlite.Limit(conn, sqlite3.SQLITE_LIMIT_ATTACHED, 0); err != nil {
 		return nil, stopped(ctx, qctx, stmt, limit, err)
 	}
+	// No string or blob longer than maxRead, computed or read: SQLite
+	// refuses randomblob(1e9) at once rather than making it, and the
+	// driver, which copies every value it hands over, never sees one.
+	if _, err := sqlite.Limit(conn, sqlite3.SQLITE_LIMIT_LENGTH, s.maxRead); err != nil {
+		return nil, stopped(ctx, qctx, stmt, limit, err)
+	}
+	fail := func(err error) (*Result, error) {
+		var se *sqlite.Error
+		if errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_TOOBIG {
+			err = &tooBigError{what: "value", limit: s.maxRead, err: err}
+		}
+		return nil, stopped(ctx, qctx, stmt, limit, err)
+	}
 	rows, err := conn.QueryContext(qctx, stmt)
 	if err != nil {
-		return nil, stopped(ctx, qctx, stmt, limit, err)
+		return fail(err)
 	}
 	defer rows.Close()
 	cols, err := rows.Columns()
 	if err != nil {
-		return nil, stopped(ctx, qctx, stmt, limit, err)
+		return fail(err)
 	}
 	types, err := rows.ColumnTypes()
 	if err != nil {
-		return nil, stopped(ctx, qctx, stmt, limit, err)
+		return fail(err)
 	}
 	dateOnly := make([]bool, len(cols))
 	for i, t := range types {
 		dateOnly[i] = strings.EqualFold(t.DatabaseTypeName(), "DATE")
 	}
-	res := &Result{Columns: cols, Rows: [][]any{}}
+	col := newCollector(cols, c)
 	vals := make([]any, len(cols))
 	ptrs := make([]any, len(cols))
 	for i := range vals {
 		ptrs[i] = &vals[i]
 	}
+	get := func(i, limit int) (any, bool) {
+		switch x := vals[i].(type) {
+		case string:
+			return clip(x, limit)
+		case []byte:
+			return clip(x, limit)
+		case time.Time:
+			return formatTime(x, dateOnly[i]), false
+		}
+		return jsonValue(vals[i]), false
+	}
 	for rows.Next() {
-		if len(res.Rows) == maxRows {
-			res.Truncated = true
-			return res, nil
-		}
 		if err := rows.Scan(ptrs...); err != nil {
-			return nil, stopped(ctx, qctx, stmt, limit, err)
+			return fail(err)
 		}
-		row := make([]any, len(cols))
-		for i, v := range vals {
-			if t, ok := v.(time.Time); ok {
-				row[i] = formatTime(t, dateOnly[i])
-				continue
-			}
-			row[i] = jsonValue(v)
+		if !col.add(len(cols), get) {
+			return col.result(), nil
 		}
-		res.Rows = append(res.Rows, row)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, stopped(ctx, qctx, stmt, limit, err)
+		return fail(err)
 	}
-	return res, nil
+	return col.result(), nil
 }
 
 // quoteSQLiteString returns s as a SQLite string literal.
@@ -163,7 +178,7 @@ func quoteSQLiteString(s string) string { return "'" + strings.ReplaceAll(s, "'"
 func quoteIdent(name string) string { return `"` + strings.ReplaceAll(name, `"`, `""`) + `"` }
 
 func (s *sqliteEngine) tables(ctx context.Context, limit time.Duration) ([]Table, error) {
-	const big = 1 << 20
+	big := catalogCaps
 	list, err := s.query(ctx, "SELECT name, type FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name", big, limit)
 	if err != nil {
 		return nil, err
@@ -203,7 +218,7 @@ func (s *sqliteEngine) tables(ctx context.Context, limit time.Duration) ([]Table
 			}
 		}
 		if !t.View {
-			cnt, err := s.query(ctx, "SELECT count(*) FROM "+quoteIdent(t.Name), 1, limit)
+			cnt, err := s.query(ctx, "SELECT count(*) FROM "+quoteIdent(t.Name), catalogCaps, limit)
 			if err != nil {
 				return nil, err
 			}
@@ -211,7 +226,7 @@ func (s *sqliteEngine) tables(ctx context.Context, limit time.Duration) ([]Table
 				t.RowCount = asInt(cnt.Rows[0][0])
 			}
 		}
-		sample, err := s.query(ctx, "SELECT * FROM "+quoteIdent(t.Name)+fmt.Sprintf(" LIMIT %d", sampleRows), sampleRows, limit)
+		sample, err := s.query(ctx, "SELECT * FROM "+quoteIdent(t.Name)+fmt.Sprintf(" LIMIT %d", sampleRows), sampleCaps, limit)
 		if err != nil {
 			return nil, err
 		}

@@ -11,17 +11,31 @@
 //     exactly one statement starting with SELECT, WITH, VALUES or EXPLAIN,
 //     any write keyword anywhere in it (INSERT, UPDATE, DELETE, REPLACE,
 //     INTO, CREATE, DROP, ALTER, ATTACH, DETACH, PRAGMA, VACUUM, ...), and
-//     calls to functions that reach outside the database. See Check.
+//     calls to denied functions: those that run SQL given as text
+//     (query_to_xml, ts_stat, dblink...), reach outside the database, or
+//     change state beyond the query (advisory locks, set_config...).
+//     Identifiers are decoded first (quotes, PostgreSQL U&"..." escapes,
+//     case folding). See Check.
 //   - SQLite databases are opened with mode=ro, so every write fails with
 //     SQLITE_READONLY, and with PRAGMA query_only=ON and defensive mode on
 //     every connection.
-//   - On PostgreSQL every query runs in its own BEGIN READ ONLY
-//     transaction with SET LOCAL statement_timeout, and is always rolled
-//     back; sessions default to read-only transactions too; queries go
-//     through the extended protocol, which refuses several statements in
-//     one string. In production, also connect as a role that has only
-//     SELECT privileges (and is not a superuser): the role is the real
-//     security boundary, the checks here are defence in depth.
+//   - On PostgreSQL every query runs on a connection of its own in a
+//     BEGIN READ ONLY transaction with SET LOCAL statement_timeout, is
+//     always rolled back, and is followed by DISCARD ALL, so that nothing
+//     it did to the session (advisory locks, settings) outlives it;
+//     sessions default to read-only transactions too; queries go through
+//     the extended protocol, which refuses several statements in one
+//     string.
+//   - The PostgreSQL role is the real security boundary: Open refuses a
+//     role that may do more than read (a superuser, a role that may write
+//     to a table or create objects) with a *RoleError, unless
+//     Options.AllowUnsafeRole is set. docs/tools.md says which role to
+//     create.
+//
+// Results are bounded: at most Options.MaxRows rows and MaxBytes of
+// values, each text or blob value clipped to MaxValueBytes, and nothing
+// longer than MaxReadBytes is read from the database at all; Result.Note
+// tells the model what was cut.
 //
 // Refusals are *RefusedError and database errors *QueryError; both are
 // found with errors.As, and their messages are meant to be shown to the
@@ -45,8 +59,11 @@ const (
 
 // Defaults for Options.
 const (
-	DefaultMaxRows = 1000
-	DefaultTimeout = 30 * time.Second
+	DefaultMaxRows       = 1000
+	DefaultMaxBytes      = 1 << 20  // 1 MiB of values per result
+	DefaultMaxValueBytes = 64 << 10 // 64 KiB per text or blob value
+	DefaultMaxReadBytes  = 16 << 20 // 16 MiB per value (SQLite) or row (PostgreSQL) read at all
+	DefaultTimeout       = 30 * time.Second
 )
 
 // Options tune a DB. The zero value, like a nil *Options, gives the
@@ -56,9 +73,33 @@ type Options struct {
 	// and the Result is marked Truncated. Zero or less means
 	// DefaultMaxRows.
 	MaxRows int
+	// MaxBytes bounds the size of a Result: the bytes of its text and blob
+	// values and column names, 8 for any other value. Rows past it are not
+	// read and the Result is marked Truncated; a first row alone past it
+	// has its long values clipped to fit. Zero or less means
+	// DefaultMaxBytes.
+	MaxBytes int
+	// MaxValueBytes bounds each text or blob value of a Result: a longer
+	// one is clipped to it, ends with "… [clipped: N bytes in all]", and
+	// is counted in Result.Clipped. Zero or less means
+	// DefaultMaxValueBytes.
+	MaxValueBytes int
+	// MaxReadBytes bounds what the database may hand over at all: on
+	// SQLite any string or blob the query computes or reads
+	// (SQLITE_LIMIT_LENGTH), on PostgreSQL any row of the result (the
+	// protocol message). A query past it fails quickly with a *QueryError
+	// matching ErrTooBig, before the value is copied, let alone encoded.
+	// Zero or less means DefaultMaxReadBytes.
+	MaxReadBytes int
 	// Timeout bounds each query (and each of the queries Schema and
 	// Tables run). Zero or less means DefaultTimeout.
 	Timeout time.Duration
+	// AllowUnsafeRole lets Open connect to PostgreSQL as a role that may
+	// do more than read (a superuser, or a role that may write to a table
+	// or create objects); without it Open refuses such a role with a
+	// *RoleError. The reasons are then reported by DB.Warnings. Use it
+	// only for throwaway databases.
+	AllowUnsafeRole bool
 }
 
 // withDefaults returns o with zero fields set to their defaults.
@@ -69,6 +110,15 @@ func (o *Options) withDefaults() Options {
 	}
 	if r.MaxRows <= 0 {
 		r.MaxRows = DefaultMaxRows
+	}
+	if r.MaxBytes <= 0 {
+		r.MaxBytes = DefaultMaxBytes
+	}
+	if r.MaxValueBytes <= 0 {
+		r.MaxValueBytes = DefaultMaxValueBytes
+	}
+	if r.MaxReadBytes <= 0 {
+		r.MaxReadBytes = DefaultMaxReadBytes
 	}
 	if r.Timeout <= 0 {
 		r.Timeout = DefaultTimeout
@@ -85,8 +135,15 @@ type Result struct {
 	// and times as text ("2009-01-01 00:00:00"), and other PostgreSQL
 	// types (numeric aside) in PostgreSQL's text form.
 	Rows [][]any `json:"rows"`
-	// Truncated is set when the query had more than MaxRows rows.
+	// Truncated is set when rows were left out: the query had more than
+	// MaxRows rows, or the next row would have passed MaxBytes.
 	Truncated bool `json:"truncated,omitempty"`
+	// Clipped counts the text and blob values cut short (see
+	// Options.MaxValueBytes); each ends with "… [clipped: N bytes in all]".
+	Clipped int `json:"clipped,omitempty"`
+	// Note says, in a sentence for the model, what was left out or cut and
+	// why; it is empty when the Result is whole.
+	Note string `json:"note,omitempty"`
 }
 
 // RefusedError reports SQL that Query refused to run because it is not a
@@ -116,6 +173,48 @@ func (e *QueryError) Error() string {
 
 // Unwrap returns the database's error.
 func (e *QueryError) Unwrap() error { return e.Err }
+
+// ErrTooBig is matched (errors.Is) by the *QueryError of a query that
+// produced a value (SQLite) or row (PostgreSQL) longer than
+// Options.MaxReadBytes.
+var ErrTooBig = errors.New("sqltool: a value of the result is too big")
+
+// tooBigError reports a value or row past MaxReadBytes.
+type tooBigError struct {
+	what  string // "value" or "row"
+	limit int
+	err   error // the database's or driver's report
+}
+
+func (e *tooBigError) Error() string {
+	return fmt.Sprintf("query stopped: a %s of the result is larger than the limit of %d bytes (%v); select a part of it with substr() or its length() instead",
+		e.what, e.limit, e.err)
+}
+
+func (e *tooBigError) Unwrap() []error { return []error{ErrTooBig, e.err} }
+
+// ErrUnsafeRole is matched (errors.Is) by the *RoleError Open returns for
+// a PostgreSQL role that may do more than read.
+var ErrUnsafeRole = errors.New("sqltool: the database role may do more than read")
+
+// RoleError reports that Open refused to use a PostgreSQL role because it
+// may do more than read: it is a superuser, holds a write privilege on a
+// table, view or sequence it can reach, may create objects, or has the
+// privileges of a role that reaches files, programs or other sessions.
+// Options.AllowUnsafeRole turns the refusal into DB.Warnings.
+type RoleError struct {
+	Role    string   // the role the DSN connects as
+	Reasons []string // what it may do, e.g. "is a superuser", "may INSERT into table public.genre"
+}
+
+// Error names the role and what it may do.
+func (e *RoleError) Error() string {
+	return fmt.Sprintf("sqltool: refusing to query as PostgreSQL role %q, which may do more than read: it %s; connect as a role with only CONNECT, USAGE and SELECT privileges",
+		e.Role, strings.Join(e.Reasons, "; it "))
+}
+
+// Is reports whether target is ErrUnsafeRole.
+func (e *RoleError) Is(target error) bool { return target == ErrUnsafeRole }
 
 // limitError reports a query stopped because it ran longer than the time
 // limit; it matches context.DeadlineExceeded with errors.Is.
@@ -166,9 +265,15 @@ type ForeignKey struct {
 	RefColumns []string // the referenced columns; may be empty in SQLite (the primary key)
 }
 
+// caps bound a result: rows, bytes of values, bytes per value.
+type caps struct{ rows, bytes, value int }
+
+// catalogCaps are the caps of the queries Tables runs on the catalog.
+var catalogCaps = caps{rows: 1 << 20, bytes: 1 << 30, value: 1 << 20}
+
 // engine is what a DB needs from each database.
 type engine interface {
-	query(ctx context.Context, stmt string, maxRows int, limit time.Duration) (*Result, error)
+	query(ctx context.Context, stmt string, c caps, limit time.Duration) (*Result, error)
 	tables(ctx context.Context, limit time.Duration) ([]Table, error)
 	close() error
 }
@@ -176,9 +281,10 @@ type engine interface {
 // DB is a database opened for read-only queries. It is safe for concurrent
 // use.
 type DB struct {
-	dialect string
-	opts    Options
-	eng     engine
+	dialect  string
+	opts     Options
+	eng      engine
+	warnings []string
 }
 
 // Open opens the database named by dsn: a postgres:// or postgresql:// URL
@@ -192,7 +298,12 @@ func Open(ctx context.Context, dsn string, opts *Options) (*DB, error) {
 	var err error
 	if lower := strings.ToLower(dsn); strings.HasPrefix(lower, "postgres://") || strings.HasPrefix(lower, "postgresql://") {
 		db.dialect = PostgreSQL
-		db.eng, err = openPostgres(ctx, dsn, o)
+		var pg *pgEngine
+		pg, err = openPostgres(ctx, dsn, o)
+		if err == nil {
+			db.eng = pg
+			db.warnings = pg.warnings
+		}
 	} else {
 		db.dialect = SQLite
 		db.eng, err = openSQLite(ctx, dsn, o)
@@ -219,6 +330,17 @@ func (db *DB) Dialect() string {
 	return db.dialect
 }
 
+// Warnings returns what Open found unsafe and was told to allow
+// (Options.AllowUnsafeRole): each a sentence such as "PostgreSQL role
+// \"postgres\" is a superuser". It is empty for a role that may only read,
+// and for SQLite, which is always opened read-only.
+func (db *DB) Warnings() []string {
+	if db == nil {
+		return nil
+	}
+	return append([]string(nil), db.warnings...)
+}
+
 // Options returns the options in effect, defaults filled in.
 func (db *DB) Options() Options {
 	if db == nil {
@@ -227,7 +349,9 @@ func (db *DB) Options() Options {
 	return db.opts
 }
 
-// Query runs one read-only statement and returns at most MaxRows rows. SQL
+// Query runs one read-only statement and returns at most MaxRows rows and
+// MaxBytes of values, each text or blob value clipped to MaxValueBytes;
+// Result.Truncated, Clipped and Note say what was cut. SQL
 // that is not a single read-only query is refused with a *RefusedError
 // without reaching the database; a failure in the database is a
 // *QueryError carrying the database's own message. A query running longer
@@ -241,13 +365,18 @@ func (db *DB) Query(ctx context.Context, sql string) (*Result, error) {
 	if refused != nil {
 		return nil, refused
 	}
-	return db.eng.query(ctx, stmt, db.opts.MaxRows, db.opts.Timeout)
+	return db.eng.query(ctx, stmt, db.caps(), db.opts.Timeout)
+}
+
+// caps returns the caps of the options in effect.
+func (db *DB) caps() caps {
+	return caps{rows: db.opts.MaxRows, bytes: db.opts.MaxBytes, value: db.opts.MaxValueBytes}
 }
 
 // queryUnchecked runs sql without the lexer's check, for tests of the
 // database-side layers.
 func (db *DB) queryUnchecked(ctx context.Context, sql string) (*Result, error) {
-	return db.eng.query(ctx, sql, db.opts.MaxRows, db.opts.Timeout)
+	return db.eng.query(ctx, sql, db.caps(), db.opts.Timeout)
 }
 
 // Tables describes the database's tables and views (for PostgreSQL, those

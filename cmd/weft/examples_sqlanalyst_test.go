@@ -130,7 +130,9 @@ func TestSQLAnalystChatMemoryInAThread(t *testing.T) {
 // PostgreSQL's, its SQL runs there read-only, and a DROP the model writes
 // is refused, repaired from the refusal, and changes nothing.
 func TestSQLAnalystOnPostgreSQL(t *testing.T) {
-	dsn := chinooktest.PostgreSQL(t)
+	// As the read-only role docs/tools.md recommends: sqltool refuses a
+	// superuser.
+	dsn := chinooktest.Reader(t, chinooktest.PostgreSQL(t))
 	srv := llmtest.NewOpenAIServer(
 		llmtest.JSON(map[string]any{"decision": "continue"}),
 		llmtest.JSON(map[string]any{"clarity": "clear"}),

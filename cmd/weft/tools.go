@@ -357,6 +357,8 @@ type sqlResult struct {
 	Columns   []string `json:"columns"`
 	Rows      [][]any  `json:"rows"`
 	Truncated bool     `json:"truncated"`
+	Clipped   int      `json:"clipped,omitempty"` // long values cut short
+	Note      string   `json:"note,omitempty"`    // what was cut and why, for the model
 }
 
 func (ts *toolset) sqlQuery(ctx context.Context, a sqlArgs) (sqlResult, error) {
@@ -368,7 +370,7 @@ func (ts *toolset) sqlQuery(ctx context.Context, a sqlArgs) (sqlResult, error) {
 	if err != nil {
 		return sqlResult{}, err
 	}
-	return sqlResult{Text: formatRows(res), RowCount: len(res.Rows), Columns: res.Columns, Rows: res.Rows, Truncated: res.Truncated}, nil
+	return sqlResult{Text: formatRows(res), RowCount: len(res.Rows), Columns: res.Columns, Rows: res.Rows, Truncated: res.Truncated, Clipped: res.Clipped, Note: res.Note}, nil
 }
 
 // schemaResult is what the sql_schema tool returns.
@@ -428,8 +430,8 @@ func formatRows(r *sqltool.Result) string {
 			}
 		}
 	}
-	if r.Truncated {
-		fmt.Fprintf(&b, "\n... (more rows than the %d shown)", len(r.Rows))
+	if r.Note != "" {
+		fmt.Fprintf(&b, "\n... (%s)", r.Note)
 	}
 	return b.String()
 }

@@ -6,6 +6,8 @@ package chinooktest
 
 import (
 	"context"
+	"fmt"
+	"net/url"
 	"os"
 	"strings"
 	"testing"
@@ -63,4 +65,47 @@ func PostgreSQL(t *testing.T) string {
 	}
 	t.Logf("loaded Chinook into %s in %v", pdb.Name, time.Since(start))
 	return pdb.DSN
+}
+
+// ReaderSQL is the SQL that creates the role docs/tools.md recommends for
+// the SQL tool, for database db and schema public: a login role that may
+// only connect and read. %[1]s is the role, %[2]s the database, both
+// quoted identifiers.
+const ReaderSQL = `CREATE ROLE %[1]s LOGIN;
+GRANT CONNECT ON DATABASE %[2]s TO %[1]s;
+GRANT USAGE ON SCHEMA public TO %[1]s;
+GRANT SELECT ON ALL TABLES IN SCHEMA public TO %[1]s;
+ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT SELECT ON TABLES TO %[1]s;`
+
+// Reader creates, in the database dsn names (a superuser's URL), the
+// read-only role of ReaderSQL, named after the database, and returns the
+// URL that connects as it. The role is dropped when the test ends.
+func Reader(t testing.TB, dsn string) string {
+	t.Helper()
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := strings.TrimPrefix(u.Path, "/")
+	role := "reader_" + db
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, fmt.Sprintf(ReaderSQL, pgx.Identifier{role}.Sanitize(), pgx.Identifier{db}.Sanitize())); err != nil {
+		t.Fatalf("creating the reader role: %v", err)
+	}
+	t.Cleanup(func() {
+		c, err := pgx.Connect(context.Background(), dsn)
+		if err != nil {
+			return
+		}
+		defer c.Close(context.Background())
+		_, _ = c.Exec(context.Background(), "DROP OWNED BY "+pgx.Identifier{role}.Sanitize())
+		_, _ = c.Exec(context.Background(), "DROP ROLE "+pgx.Identifier{role}.Sanitize())
+	})
+	u.User = url.User(role)
+	return u.String()
 }
