@@ -277,7 +277,7 @@ const (
 func (th *Threads) Load(ctx context.Context, threadID string) (*ThreadState, error) {
 	snap, err := th.Store.LastSnapshot(ctx, threadID)
 	if errors.Is(err, store.ErrNotFound) {
-		if _, err := th.Store.Thread(ctx, threadID); err != nil {
+		if err := th.noSnapshot(ctx, threadID); err != nil {
 			return nil, err
 		}
 		return &ThreadState{Thread: threadID}, nil
@@ -286,6 +286,22 @@ func (th *Threads) Load(ctx context.Context, threadID string) (*ThreadState, err
 		return nil, err
 	}
 	return th.loadFrom(ctx, threadID, snap)
+}
+
+// noSnapshot checks a thread without a snapshot: it must have no record
+// either (every thread's log starts with a snapshot), else its log lost
+// the snapshot, which is a *store.CorruptError. A missing thread is
+// store.ErrNotFound.
+func (th *Threads) noSnapshot(ctx context.Context, threadID string) error {
+	recs, err := th.Store.Records(ctx, threadID, 1)
+	if err != nil {
+		return err
+	}
+	if len(recs) > 0 {
+		r := recs[0]
+		return &store.CorruptError{ThreadID: threadID, Seq: r.Seq, Step: r.Step, Field: "kind", Detail: "the log has no snapshot to start from"}
+	}
+	return nil
 }
 
 // loadFrom folds the records after snap into it.
@@ -427,6 +443,9 @@ func (th *Threads) open(ctx context.Context, plan *flow.Plan, threadID string, m
 	if errors.Is(err, store.ErrNotFound) {
 		// A new thread, or one whose first record was never written
 		// (every thread's log starts with a snapshot).
+		if err := th.noSnapshot(ctx, threadID); err != nil && !errors.Is(err, store.ErrNotFound) {
+			return nil, err
+		}
 		t := &store.Thread{ID: threadID, Workflow: plan.Workflow.Name, Meta: meta}
 		if create != nil {
 			// The caller creates it with its first records.

@@ -31,6 +31,18 @@ WHERE thread_id = $1 AND seq = $2::bigint`, threadID, seq)
 
 var _ storetest.Corrupter = (*Store)(nil)
 
+// DeleteRecord deletes a record with SQL, behind the store's back, for
+// storetest.Deleter.
+func (s *Store) DeleteRecord(ctx context.Context, threadID string, seq int64) error {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM weft_records WHERE thread_id = $1 AND seq = $2::bigint`, threadID, seq)
+	if err == nil && tag.RowsAffected() != 1 {
+		err = fmt.Errorf("no record %s/%d", threadID, seq)
+	}
+	return err
+}
+
+var _ storetest.Deleter = (*Store)(nil)
+
 // open opens a store on a fresh database and closes it when the test ends.
 func open(t testing.TB) *Store {
 	t.Helper()

@@ -193,7 +193,10 @@ func (s *Store) statements() (w, r []stmtSQL) {
 		{&s.r.threadExists, `SELECT 1 FROM threads WHERE id = ?`},
 		{&s.r.run, `SELECT ` + runCols + ` FROM runs WHERE id = ?`},
 		{&s.r.runs, `SELECT ` + runCols + ` FROM runs WHERE thread_id = ? ORDER BY number, created, id`},
-		{&s.r.records, `SELECT ` + recordCols + ` FROM records WHERE thread_id = ? AND seq >= ? ORDER BY seq`},
+		// With each record, the first seq of the log (computed once), for
+		// store.CheckSeqs to tell a pruned log from a gap, read in the
+		// same statement, so from the same state of the log.
+		{&s.r.records, `SELECT ` + recordCols + `, (SELECT min(seq) FROM records WHERE thread_id = ?1) FROM records WHERE thread_id = ?1 AND seq >= ?2 ORDER BY seq`},
 		{&s.r.lastSnapshot, `SELECT ` + recordCols + ` FROM records WHERE thread_id = ? AND kind = 'snapshot' ORDER BY seq DESC LIMIT 1`},
 		{&s.r.pending, `SELECT id, run_id, node, question, created FROM pending WHERE thread_id = ? ORDER BY created, id`},
 	}
@@ -726,15 +729,16 @@ func (s *Store) WriteBatch(ctx context.Context, b *store.Batch) error {
 	return nil
 }
 
-// scanRecord reads a record and checks it.
-func scanRecord(threadID string, sc scanner) (*store.Record, error) {
+// scanRecord reads a record and checks it; more are where the columns
+// after the record's go.
+func scanRecord(threadID string, sc scanner, more ...any) (*store.Record, error) {
 	var (
 		r        = store.Record{ThreadID: threadID}
 		kind     string
 		checksum int64
 		t        int64
 	)
-	if err := sc.Scan(&r.Seq, &r.RunID, &r.Step, &kind, &r.Data, &checksum, &t); err != nil {
+	if err := sc.Scan(append([]any{&r.Seq, &r.RunID, &r.Step, &kind, &r.Data, &checksum, &t}, more...)...); err != nil {
 		return nil, err
 	}
 	r.Kind, r.Time = store.Kind(kind), fromUnix(t)
@@ -759,9 +763,12 @@ func (s *Store) Records(ctx context.Context, threadID string, from int64) ([]*st
 		return nil, fmt.Errorf("sqlite store: records of %s: %w", threadID, err)
 	}
 	defer rows.Close()
-	var out []*store.Record
+	var (
+		out   []*store.Record
+		first int64
+	)
 	for rows.Next() {
-		r, err := scanRecord(threadID, rows)
+		r, err := scanRecord(threadID, rows, &first)
 		if err != nil {
 			return nil, fmt.Errorf("sqlite store: records of %s: %w", threadID, err)
 		}
@@ -775,6 +782,11 @@ func (s *Store) Records(ctx context.Context, threadID string, from int64) ([]*st
 			return nil, err
 		}
 		return []*store.Record{}, nil
+	}
+	// The thread's last seq is not kept apart from its records: a log
+	// cut short at its end reads as a shorter log.
+	if err := store.CheckSeqs(threadID, from, out, first, -1); err != nil {
+		return nil, fmt.Errorf("sqlite store: records of %s: %w", threadID, err)
 	}
 	return out, nil
 }

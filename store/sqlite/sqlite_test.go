@@ -32,6 +32,21 @@ func (s *Store) CorruptRecord(ctx context.Context, threadID string, seq int64) e
 
 var _ storetest.Corrupter = (*Store)(nil)
 
+// DeleteRecord deletes a record with SQL, behind the store's back, for
+// storetest.Deleter.
+func (s *Store) DeleteRecord(ctx context.Context, threadID string, seq int64) error {
+	res, err := s.writer.ExecContext(ctx, `DELETE FROM records WHERE thread_id = ? AND seq = ?`, threadID, seq)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		return fmt.Errorf("thread %s, record %d: deleted %d rows (%v)", threadID, seq, n, err)
+	}
+	return nil
+}
+
+var _ storetest.Deleter = (*Store)(nil)
+
 func openTemp(t testing.TB) (*Store, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "weft.db")
