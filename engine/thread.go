@@ -529,7 +529,7 @@ func (th *Threads) Run(ctx context.Context, plan *flow.Plan, threadID string, pa
 		d.w = newRecordWriter(ctx, th)
 		d.w.create = create
 	}
-	d.prefix = threadID + "/" + strconv.Itoa(d.info.Number) + "/"
+	d.prefix = keyPrefix(threadID, d.info)
 	if ts.State == nil || ts.Plan != fp {
 		err = d.snapshot(ctx, m, nil)
 	} else {
@@ -581,7 +581,7 @@ func (th *Threads) Resume(ctx context.Context, plan *flow.Plan, threadID string,
 	if th.Durability == Async {
 		d.w = newRecordWriter(ctx, th)
 	}
-	d.prefix = threadID + "/" + strconv.Itoa(d.info.Number) + "/"
+	d.prefix = keyPrefix(threadID, d.info)
 	switch r, err := th.Store.Run(ctx, ts.Run); {
 	case err == nil:
 		d.created = r.Created
@@ -687,6 +687,16 @@ func (d *durable) settle() {
 	if err := d.w.flush(); err != nil && d.err == nil {
 		d.err = d.runError(err)
 	}
+}
+
+// keyPrefix returns the start of the idempotency keys of a run's tasks:
+// "THREAD/RUN-ID/", RUN the run's number and ID its random id. The id
+// makes every run's keys its own, forever: a thread deleted (or pruned)
+// and made again, or a fresh store, numbers its runs and steps from 1
+// again, and would send a new effect an old key. A resumed run keeps its
+// id (it is in its records), so a step run again sends the same key.
+func keyPrefix(threadID string, info runInfo) string {
+	return threadID + "/" + strconv.Itoa(info.Number) + "-" + info.ID + "/"
 }
 
 // key returns a task's idempotency key.
