@@ -190,6 +190,7 @@ type ThreadError struct {
 	Run    int    // the run concerned, 0 if none
 	Status Status // its status
 	Detail string
+	Err    error // the cause, if any: ErrThreadAdvanced for answers another process gave first
 }
 
 // Error names the thread and the run.
@@ -199,6 +200,19 @@ func (e *ThreadError) Error() string {
 	}
 	return fmt.Sprintf("thread %s, run %d (%s): %s", e.Thread, e.Run, e.Status, e.Detail)
 }
+
+// Unwrap returns the cause.
+func (e *ThreadError) Unwrap() error { return e.Err }
+
+// ErrThreadAdvanced is matched (errors.Is) by the error of a run or
+// resume that met another process's work on its thread: a record the
+// other process appended first (a *CheckpointError over a
+// *store.ConflictError: this process's step was not recorded, and its run
+// stops), or an answer the other process gave first, while the run it
+// resumed has not ended (a *ThreadError). The other process holds the
+// thread; nothing of this process's was recorded after the point where
+// they met.
+var ErrThreadAdvanced = errors.New("another process advanced the thread")
 
 // PlanChangedError is a run resumed with a workflow whose structure
 // differs from the one it started with: its state cannot be read by the
@@ -228,13 +242,25 @@ type CheckpointError struct {
 	Err    error
 }
 
-// Error names the step.
+// Error names the step; when another process appended first, it says so.
 func (e *CheckpointError) Error() string {
+	var ce *store.ConflictError
+	if errors.As(e.Err, &ce) {
+		return fmt.Sprintf("thread %s, run %d: %v (it wrote record %d first, up to record %d): it holds the thread; step %d (%s) was not recorded here, and this run stopped",
+			e.Thread, e.Run, ErrThreadAdvanced, e.Seq, ce.Got, e.Step, e.Node)
+	}
 	return fmt.Sprintf("thread %s, run %d: recording step %d (%s) as record %d: %v", e.Thread, e.Run, e.Step, e.Node, e.Seq, e.Err)
 }
 
 // Unwrap returns the store's error.
 func (e *CheckpointError) Unwrap() error { return e.Err }
+
+// Is reports a checkpoint that met another process's record as
+// ErrThreadAdvanced.
+func (e *CheckpointError) Is(target error) bool {
+	var ce *store.ConflictError
+	return target == ErrThreadAdvanced && errors.As(e.Err, &ce)
+}
 
 // The records' data.
 type (
@@ -563,12 +589,34 @@ func (th *Threads) Resume(ctx context.Context, plan *flow.Plan, threadID string,
 	}
 	status := ts.Status()
 	switch {
+	case (status == Completed || status == Failed) && len(answers) > 0:
+		return nil, &ThreadError{Thread: threadID, Run: ts.RunNumber, Status: status, Detail: "has ended and asks no question (another process may have answered it and finished the run)"}
 	case status == Completed || status == Failed:
 		return nil, &ThreadError{Thread: threadID, Run: ts.RunNumber, Status: status, Detail: "has ended; start a new run in the thread instead"}
 	case status == Waiting && len(answers) == 0:
 		return nil, &ThreadError{Thread: threadID, Run: ts.RunNumber, Status: status, Detail: "waits for an answer" + questionIDs(ts)}
 	case status == Running && len(answers) > 0:
-		return nil, &ThreadError{Thread: threadID, Run: ts.RunNumber, Status: status, Detail: "asks no question: resume it without answers"}
+		// The questions stay pending, and the run's row says it waits,
+		// until the run that took their answers waits again or ends:
+		// either here means another process answered first. (A run
+		// that never waited has no row, or a running one, and no
+		// pending question.)
+		advanced := false
+		if pend, err := th.Store.Pending(ctx, threadID); err != nil {
+			return nil, err
+		} else if len(pend) > 0 {
+			advanced = true
+		}
+		if r, err := th.Store.Run(ctx, ts.Run); err == nil && r.Status != Running.String() {
+			advanced = true
+		} else if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return nil, err
+		}
+		if advanced {
+			return nil, &ThreadError{Thread: threadID, Run: ts.RunNumber, Status: status, Err: ErrThreadAdvanced,
+				Detail: "asks no question: " + ErrThreadAdvanced.Error() + ", answering its question first; it holds the thread (running the run on, or stopped before the run ended)"}
+		}
+		return nil, &ThreadError{Thread: threadID, Run: ts.RunNumber, Status: status, Detail: "asks no question (its run did not end: another process runs it, or stopped in the middle of it); resume it without answers"}
 	}
 	if fp := th.fingerprint(plan); fp != ts.Plan {
 		return nil, &PlanChangedError{Thread: threadID, Run: ts.RunNumber, Was: ts.Plan, Now: fp, Workflow: plan.Workflow.Name}

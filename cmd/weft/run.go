@@ -299,6 +299,9 @@ func report(e env, o *runOptions, res *engine.Result, err error) error {
 		if err == nil {
 			err = res.Err
 		}
+		if errors.Is(err, engine.ErrThreadAdvanced) && res.Thread != "" {
+			err = fmt.Errorf("%w. See where it is with: weft threads show %s", err, res.Thread)
+		}
 		if o.owf {
 			err = owf.Explain(err)
 		}

@@ -388,7 +388,7 @@ func resumeThread(ctx context.Context, e env, id string, o *resumeOptions, stubs
 			return waiting(e, &o.runOptions, res)
 		}
 	} else if len(o.answers) > 0 {
-		return usageErrorf("thread %s asks no question (its run is %s): resume it without --answer", id, ts.Status())
+		return noQuestion(ctx, st, id, ts)
 	}
 	obs, status := observers(e, &o.runOptions)
 	res, err := withStatus(status, e.tick, func() (*engine.Result, error) {
@@ -403,6 +403,30 @@ func resumeThread(ctx context.Context, e env, id string, o *resumeOptions, stubs
 		})
 	})
 	return report(e, &o.runOptions, res, err)
+}
+
+// noQuestion is the error of answers given to a thread that asks no
+// question. When its questions are still pending, or its run's row still
+// says it waits, another process answered them first and holds the
+// thread: say so, rather than suggest resuming without answers, which
+// would run the thread beside that process.
+func noQuestion(ctx context.Context, st store.Store, id string, ts *engine.ThreadState) error {
+	switch ts.Status() {
+	case engine.Completed, engine.Failed:
+		return usageErrorf("thread %s asks no question: its run %d has ended (%s); another process may have answered it. See it with: weft threads show %s", id, ts.RunNumber, ts.Status(), id)
+	}
+	pend, err := st.Pending(ctx, id)
+	if err != nil {
+		return failed(err)
+	}
+	r, err := st.Run(ctx, ts.Run)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return failed(err)
+	}
+	if len(pend) > 0 || err == nil && r.Status != engine.Running.String() {
+		return failed(fmt.Errorf("thread %s asks no question: %w, answering its question first; it holds the thread (it is running the run on, or it stopped before the run ended). See where it is with: weft threads show %s", id, engine.ErrThreadAdvanced, id))
+	}
+	return usageErrorf("thread %s asks no question: its run did not end (another process runs it, or it stopped in the middle); once no other process runs it, continue it without --answer: weft resume %s", id, id)
 }
 
 func questionList(ts *engine.ThreadState) string {
