@@ -13,6 +13,7 @@ import (
 	"github.com/weftlang/weft/engine"
 	"github.com/weftlang/weft/flow"
 	"github.com/weftlang/weft/store"
+	"github.com/weftlang/weft/store/memory"
 )
 
 // slowCountRunner is countRunner whose "answer" node calls block until
@@ -215,5 +216,52 @@ func TestThreadConcurrentResumersOneWinner(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// fullStore is a store whose appends after the first `room` fail as a
+// full disk does, wrapping store.ErrFull (or store.ErrReadOnly).
+type fullStore struct {
+	store.Store
+	room  atomic.Int64
+	cause error
+}
+
+func (s *fullStore) Append(ctx context.Context, recs ...*store.Record) error {
+	if s.room.Add(-1) < 0 {
+		return fmt.Errorf("test store: append: %w: database or disk is full", s.cause)
+	}
+	return s.Store.Append(ctx, recs...)
+}
+
+// TestThreadFullStoreFailsFast: a store that is full (or read-only) fails
+// the run at once, naming the cause, instead of being retried for
+// RetryFor (30 s) as a transient error, in silence.
+func TestThreadFullStoreFailsFast(t *testing.T) {
+	for _, cause := range []error{store.ErrFull, store.ErrReadOnly} {
+		for _, d := range []engine.Durability{engine.Sync, engine.Async} {
+			ctx := context.Background()
+			plan := load(t, "loop.wf", loopWF)
+			var keys []string
+			var mu sync.Mutex
+			st := &fullStore{Store: memory.New(), cause: cause}
+			if d == engine.Sync {
+				st.room.Store(1) // the run's first record goes in
+			} // Async may write a fast run in one append: none goes in
+
+			th := &engine.Threads{Runner: stepRunner(&keys, &mu, nil), Store: st, Durability: d}
+			start := time.Now()
+			res, err := th.Run(ctx, plan, "f", nil, nil, nil)
+			took := time.Since(start)
+			if !errors.Is(err, cause) {
+				t.Errorf("%v, durability %v: run on a full store: %v, want %v", cause, d, err, cause)
+			}
+			if res == nil || res.Status != engine.Failed {
+				t.Errorf("%v, durability %v: result %+v, want failed", cause, d, res)
+			}
+			if took > 2*time.Second {
+				t.Errorf("%v, durability %v: the run took %v to fail", cause, d, took)
+			}
+		}
 	}
 }

@@ -36,7 +36,8 @@ import (
 // record is written exactly once, and a second process working on the
 // same thread gets a *store.ConflictError instead of interleaving.
 // Transient store errors (a restarting PostgreSQL server) are retried for
-// RetryFor.
+// RetryFor; a full or read-only store (store.ErrFull, store.ErrReadOnly)
+// fails the run at once.
 //
 // Threads is safe for concurrent use by many runs on different threads.
 type Threads struct {
@@ -898,6 +899,7 @@ func transient(err error) bool {
 	var corrupt *store.CorruptError
 	switch {
 	case errors.Is(err, store.ErrInvalid), errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrExists),
+		errors.Is(err, store.ErrFull), errors.Is(err, store.ErrReadOnly),
 		errors.As(err, &corrupt), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return false
 	}

@@ -189,6 +189,19 @@ var ErrExists = errors.New("store: already exists")
 // Append, a negative PruneOptions.KeepRuns.
 var ErrInvalid = errors.New("store: invalid argument")
 
+// ErrFull is wrapped by the error of a write that failed because the
+// store has no room left: the disk, or a size limit of the database
+// (SQLite's SQLITE_FULL, PostgreSQL's disk_full). Waiting does not make
+// room, so callers do not retry it.
+var ErrFull = errors.New("store: no space left (the disk or the database is full)")
+
+// ErrReadOnly is wrapped by the error of a write to a store that only
+// reads: a read-only file, directory or transaction, or no permission to
+// write (SQLite's SQLITE_READONLY and SQLITE_PERM, PostgreSQL's
+// read_only_sql_transaction and insufficient_privilege). Callers do not
+// retry it.
+var ErrReadOnly = errors.New("store: read-only (no permission to write)")
+
 // ConflictError is an Append whose first record is not the thread's next:
 // the log already holds Got records.
 type ConflictError struct {

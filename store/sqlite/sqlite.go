@@ -43,7 +43,10 @@ const (
 
 // SQLite primary result codes the store tells apart.
 const (
+	sqlitePerm       = 3
 	sqliteBusy       = 5
+	sqliteReadOnly   = 8
+	sqliteFull       = 13
 	sqliteConstraint = 19
 )
 
@@ -253,7 +256,8 @@ func code(err error) int {
 // write runs fn holding the writer. While another process holds the
 // database's write lock (SQLITE_BUSY: fn did nothing) it waits and runs fn
 // again, until BusyTimeout has passed or ctx ends. fn must write nothing
-// when it fails.
+// when it fails. A full database or disk (SQLITE_FULL) fails at once,
+// wrapping store.ErrFull, and a read-only one store.ErrReadOnly.
 func (s *Store) write(ctx context.Context, fn func() error) error {
 	select {
 	case s.wlock <- struct{}{}:
@@ -268,7 +272,13 @@ func (s *Store) write(ctx context.Context, fn func() error) error {
 			return err
 		}
 		err := fn()
-		if code(err) != sqliteBusy {
+		switch code(err) {
+		case sqliteBusy:
+		case sqliteFull:
+			return fmt.Errorf("%w: %w", store.ErrFull, err)
+		case sqliteReadOnly, sqlitePerm:
+			return fmt.Errorf("%w: %w", store.ErrReadOnly, err)
+		default:
 			return err
 		}
 		if deadline.IsZero() {
