@@ -59,6 +59,13 @@ func TestResumeAnswerAfterAnotherProcessAnswered(t *testing.T) {
 		t.Fatalf("after the other process's answer: %v, %v", ts.Status(), err)
 	}
 
+	// show does not tell to resume a run another process may be running.
+	r = weft(t, []string{"threads", "show", "q1", "--store", db})
+	r.wantCode(t, exitOK)
+	if !strings.Contains(r.stdout, "another process may be running it; if none is, continue it with: weft resume q1") {
+		t.Errorf("threads show of a running thread:\n%s", r.stdout)
+	}
+
 	r = weft(t, []string{"resume", "q1", "--store", db, "--answer", "net income 2022"})
 	r.wantCode(t, exitFailed)
 	if !strings.Contains(r.stderr, "another process advanced the thread") || !strings.Contains(r.stderr, "holds the thread") || strings.Contains(r.stderr, "resume it without --answer") {

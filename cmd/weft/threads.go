@@ -611,7 +611,7 @@ func threadsShow(e env, o *threadsOptions) *cobra.Command {
 					fmt.Fprintf(&w, "answer with: weft resume %s --answer TEXT\n", termSafe(out.ID, false))
 				case engine.Running:
 					if ts.State != nil {
-						fmt.Fprintf(&w, "the run did not finish; continue it with: weft resume %s\n", termSafe(out.ID, false))
+						fmt.Fprintf(&w, "the run did not finish: another process may be running it; if none is, continue it with: weft resume %s\n", termSafe(out.ID, false))
 					}
 				}
 				_, err = fmt.Fprint(e.stdout, w.String())
