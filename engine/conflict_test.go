@@ -265,3 +265,89 @@ func TestThreadFullStoreFailsFast(t *testing.T) {
 		}
 	}
 }
+
+// TestThreadConcurrentResumersOfAStoppedRun: eight resumers continue the
+// same stopped run at once, each with a store of its own: exactly one
+// finishes it, the others are told another process advanced the thread,
+// and the thread holds the right result with every step recorded once.
+func TestThreadConcurrentResumersOfAStoppedRun(t *testing.T) {
+	for _, gs := range gapStores(t) {
+		t.Run(gs.name, func(t *testing.T) {
+			ctx := context.Background()
+			plan := load(t, "loop.wf", loopWF)
+			var keys []string
+			var mu sync.Mutex
+			cctx, cancel := context.WithCancel(ctx)
+			th := &engine.Threads{Runner: stepRunner(&keys, &mu, func(i int64) {
+				if i == 4 {
+					cancel()
+				}
+			}), Store: gs.open(t)}
+			if _, err := th.Run(cctx, plan, "s", nil, nil, nil); err == nil {
+				t.Fatal("the stopped run did not fail")
+			}
+			const n = 8
+			stores := make([]store.Store, n)
+			for i := range stores {
+				stores[i] = gs.open(t)
+			}
+			var (
+				wg      sync.WaitGroup
+				winners atomic.Int32
+				errs    = make([]error, n)
+				start   = make(chan struct{})
+			)
+			for i := range n {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					r := &engine.Threads{Runner: stepRunner(&keys, &mu, func(int64) { time.Sleep(time.Millisecond) }), Store: stores[i]}
+					<-start
+					res, err := r.Resume(ctx, plan, "s", nil, nil)
+					if err == nil && res.Status == engine.Completed {
+						winners.Add(1)
+					}
+					errs[i] = err
+				}()
+			}
+			close(start)
+			wg.Wait()
+			if w := winners.Load(); w != 1 {
+				t.Fatalf("%d winners, want 1 (errors %v)", w, errs)
+			}
+			for i, err := range errs {
+				var te *engine.ThreadError
+				switch {
+				case err == nil:
+				case errors.As(err, &te) && te.Status == engine.Completed:
+					// A resumer slower than the whole winning run: the
+					// run has ended, nothing to resume.
+				default:
+					wantAdvanced(t, fmt.Sprintf("loser %d", i), err)
+				}
+			}
+			ts, err := th.Load(ctx, "s")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v, _ := ts.Value("acc"); ts.Status() != engine.Completed || v.Int() != loopSum {
+				t.Errorf("after the resumers: %s, acc = %s; want completed, %d", ts.Status(), v, loopSum)
+			}
+			hist, err := th.History(ctx, "s", 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			steps := map[int]int{}
+			for _, h := range hist {
+				if h.Node == "step" {
+					steps[h.Step]++
+				}
+			}
+			for s := 1; s <= 20; s++ {
+				if steps[s] != 1 {
+					t.Errorf("step %d recorded %d times", s, steps[s])
+				}
+			}
+		})
+	}
+}
