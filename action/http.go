@@ -69,7 +69,7 @@ func IsHTTP(bd *flow.Binding) bool {
 //     unless the headers set Content-Type.
 //
 // When the run is kept in a thread (engine.Call.Key is set) the request
-// carries the header "Idempotency-Key: THREAD/RUN/STEP[/ITEM]". The same
+// carries the header "Idempotency-Key: THREAD/RUN-ID/STEP[/ITEM]". The same
 // step retried, or run again after a crash, sends the same key, so a
 // server that honours the header carries out its effect once. A header of
 // that name in headers replaces it.

@@ -50,11 +50,14 @@ type Call struct {
 	Outputs []flow.Value          // parallel to Node.Outputs; the action fills it; valid only during Run
 	Config  map[string]flow.Value // the binding's settings overlaid with the node's
 	// Key identifies this step of this run for the side effects the
-	// action causes: "THREAD/RUN/STEP", with "/ITEM" for a map element,
-	// when the run is kept in a thread (Threads), and empty otherwise. A
-	// step that was in flight when its process died runs again with the
-	// same Key, so an action that passes it on (as an Idempotency-Key
-	// header, a unique column) makes its effect happen once.
+	// action causes: "THREAD/RUN-ID/STEP", with "/ITEM" for a map
+	// element, when the run is kept in a thread (Threads), and empty
+	// otherwise; RUN is the run's number and ID its random id, so no two
+	// runs share a key, even of a thread deleted and made again or of a
+	// fresh store. A step that was in flight when its process died runs
+	// again with the same Key, so an action that passes it on (as an
+	// Idempotency-Key header, a unique column) makes its effect happen
+	// once.
 	Key  string
 	emit func(kind string, data flow.Value)
 }

@@ -36,7 +36,8 @@ import (
 // record is written exactly once, and a second process working on the
 // same thread gets a *store.ConflictError instead of interleaving.
 // Transient store errors (a restarting PostgreSQL server) are retried for
-// RetryFor.
+// RetryFor; a full or read-only store (store.ErrFull, store.ErrReadOnly)
+// fails the run at once.
 //
 // Threads is safe for concurrent use by many runs on different threads.
 type Threads struct {
@@ -190,6 +191,7 @@ type ThreadError struct {
 	Run    int    // the run concerned, 0 if none
 	Status Status // its status
 	Detail string
+	Err    error // the cause, if any: ErrThreadAdvanced for answers another process gave first
 }
 
 // Error names the thread and the run.
@@ -199,6 +201,19 @@ func (e *ThreadError) Error() string {
 	}
 	return fmt.Sprintf("thread %s, run %d (%s): %s", e.Thread, e.Run, e.Status, e.Detail)
 }
+
+// Unwrap returns the cause.
+func (e *ThreadError) Unwrap() error { return e.Err }
+
+// ErrThreadAdvanced is matched (errors.Is) by the error of a run or
+// resume that met another process's work on its thread: a record the
+// other process appended first (a *CheckpointError over a
+// *store.ConflictError: this process's step was not recorded, and its run
+// stops), or an answer the other process gave first, while the run it
+// resumed has not ended (a *ThreadError). The other process holds the
+// thread; nothing of this process's was recorded after the point where
+// they met.
+var ErrThreadAdvanced = errors.New("another process advanced the thread")
 
 // PlanChangedError is a run resumed with a workflow whose structure
 // differs from the one it started with: its state cannot be read by the
@@ -228,13 +243,25 @@ type CheckpointError struct {
 	Err    error
 }
 
-// Error names the step.
+// Error names the step; when another process appended first, it says so.
 func (e *CheckpointError) Error() string {
+	var ce *store.ConflictError
+	if errors.As(e.Err, &ce) {
+		return fmt.Sprintf("thread %s, run %d: %v (it wrote record %d first, up to record %d): it holds the thread; step %d (%s) was not recorded here, and this run stopped",
+			e.Thread, e.Run, ErrThreadAdvanced, e.Seq, ce.Got, e.Step, e.Node)
+	}
 	return fmt.Sprintf("thread %s, run %d: recording step %d (%s) as record %d: %v", e.Thread, e.Run, e.Step, e.Node, e.Seq, e.Err)
 }
 
 // Unwrap returns the store's error.
 func (e *CheckpointError) Unwrap() error { return e.Err }
+
+// Is reports a checkpoint that met another process's record as
+// ErrThreadAdvanced.
+func (e *CheckpointError) Is(target error) bool {
+	var ce *store.ConflictError
+	return target == ErrThreadAdvanced && errors.As(e.Err, &ce)
+}
 
 // The records' data.
 type (
@@ -278,7 +305,7 @@ const minSince = 16
 func (th *Threads) Load(ctx context.Context, threadID string) (*ThreadState, error) {
 	snap, err := th.Store.LastSnapshot(ctx, threadID)
 	if errors.Is(err, store.ErrNotFound) {
-		if _, err := th.Store.Thread(ctx, threadID); err != nil {
+		if err := th.noSnapshot(ctx, threadID); err != nil {
 			return nil, err
 		}
 		return &ThreadState{Thread: threadID}, nil
@@ -287,6 +314,22 @@ func (th *Threads) Load(ctx context.Context, threadID string) (*ThreadState, err
 		return nil, err
 	}
 	return th.loadFrom(ctx, threadID, snap)
+}
+
+// noSnapshot checks a thread without a snapshot: it must have no record
+// either (every thread's log starts with a snapshot), else its log lost
+// the snapshot, which is a *store.CorruptError. A missing thread is
+// store.ErrNotFound.
+func (th *Threads) noSnapshot(ctx context.Context, threadID string) error {
+	recs, err := th.Store.Records(ctx, threadID, 1)
+	if err != nil {
+		return err
+	}
+	if len(recs) > 0 {
+		r := recs[0]
+		return &store.CorruptError{ThreadID: threadID, Seq: r.Seq, Step: r.Step, Field: "kind", Detail: "the log has no snapshot to start from"}
+	}
+	return nil
 }
 
 // loadFrom folds the records after snap into it.
@@ -430,6 +473,9 @@ func (th *Threads) open(ctx context.Context, plan *flow.Plan, threadID string, m
 	if errors.Is(err, store.ErrNotFound) {
 		// A new thread, or one whose first record was never written
 		// (every thread's log starts with a snapshot).
+		if err := th.noSnapshot(ctx, threadID); err != nil && !errors.Is(err, store.ErrNotFound) {
+			return nil, err
+		}
 		t := &store.Thread{ID: threadID, Workflow: plan.Workflow.Name, Meta: meta}
 		if create != nil {
 			// The caller creates it with its first records.
@@ -513,7 +559,7 @@ func (th *Threads) Run(ctx context.Context, plan *flow.Plan, threadID string, pa
 		d.w = newRecordWriter(ctx, th)
 		d.w.create = create
 	}
-	d.prefix = threadID + "/" + strconv.Itoa(d.info.Number) + "/"
+	d.prefix = keyPrefix(threadID, d.info)
 	if ts.State == nil || ts.Plan != fp {
 		err = d.snapshot(ctx, m, nil)
 	} else {
@@ -547,12 +593,34 @@ func (th *Threads) Resume(ctx context.Context, plan *flow.Plan, threadID string,
 	}
 	status := ts.Status()
 	switch {
+	case (status == Completed || status == Failed) && len(answers) > 0:
+		return nil, &ThreadError{Thread: threadID, Run: ts.RunNumber, Status: status, Detail: "has ended and asks no question (another process may have answered it and finished the run)"}
 	case status == Completed || status == Failed:
 		return nil, &ThreadError{Thread: threadID, Run: ts.RunNumber, Status: status, Detail: "has ended; start a new run in the thread instead"}
 	case status == Waiting && len(answers) == 0:
 		return nil, &ThreadError{Thread: threadID, Run: ts.RunNumber, Status: status, Detail: "waits for an answer" + questionIDs(ts)}
 	case status == Running && len(answers) > 0:
-		return nil, &ThreadError{Thread: threadID, Run: ts.RunNumber, Status: status, Detail: "asks no question: resume it without answers"}
+		// The questions stay pending, and the run's row says it waits,
+		// until the run that took their answers waits again or ends:
+		// either here means another process answered first. (A run
+		// that never waited has no row, or a running one, and no
+		// pending question.)
+		advanced := false
+		if pend, err := th.Store.Pending(ctx, threadID); err != nil {
+			return nil, err
+		} else if len(pend) > 0 {
+			advanced = true
+		}
+		if r, err := th.Store.Run(ctx, ts.Run); err == nil && r.Status != Running.String() {
+			advanced = true
+		} else if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return nil, err
+		}
+		if advanced {
+			return nil, &ThreadError{Thread: threadID, Run: ts.RunNumber, Status: status, Err: ErrThreadAdvanced,
+				Detail: "asks no question: " + ErrThreadAdvanced.Error() + ", answering its question first; it holds the thread (running the run on, or stopped before the run ended)"}
+		}
+		return nil, &ThreadError{Thread: threadID, Run: ts.RunNumber, Status: status, Detail: "asks no question (its run did not end: another process runs it, or stopped in the middle of it); resume it without answers"}
 	}
 	if fp := th.fingerprint(plan); fp != ts.Plan {
 		return nil, &PlanChangedError{Thread: threadID, Run: ts.RunNumber, Was: ts.Plan, Now: fp, Workflow: plan.Workflow.Name}
@@ -565,7 +633,7 @@ func (th *Threads) Resume(ctx context.Context, plan *flow.Plan, threadID string,
 	if th.Durability == Async {
 		d.w = newRecordWriter(ctx, th)
 	}
-	d.prefix = threadID + "/" + strconv.Itoa(d.info.Number) + "/"
+	d.prefix = keyPrefix(threadID, d.info)
 	switch r, err := th.Store.Run(ctx, ts.Run); {
 	case err == nil:
 		d.created = r.Created
@@ -671,6 +739,16 @@ func (d *durable) settle() {
 	if err := d.w.flush(); err != nil && d.err == nil {
 		d.err = d.runError(err)
 	}
+}
+
+// keyPrefix returns the start of the idempotency keys of a run's tasks:
+// "THREAD/RUN-ID/", RUN the run's number and ID its random id. The id
+// makes every run's keys its own, forever: a thread deleted (or pruned)
+// and made again, or a fresh store, numbers its runs and steps from 1
+// again, and would send a new effect an old key. A resumed run keeps its
+// id (it is in its records), so a step run again sends the same key.
+func keyPrefix(threadID string, info runInfo) string {
+	return threadID + "/" + strconv.Itoa(info.Number) + "-" + info.ID + "/"
 }
 
 // key returns a task's idempotency key.
@@ -824,6 +902,7 @@ func transient(err error) bool {
 	var corrupt *store.CorruptError
 	switch {
 	case errors.Is(err, store.ErrInvalid), errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrExists),
+		errors.Is(err, store.ErrFull), errors.Is(err, store.ErrReadOnly),
 		errors.As(err, &corrupt), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return false
 	}

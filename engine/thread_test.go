@@ -163,10 +163,14 @@ func TestThreadCarriesStateAcrossRuns(t *testing.T) {
 		if ts.RunNumber != 3 || ts.Status() != engine.Completed {
 			t.Errorf("run %d, status %s", ts.RunNumber, ts.Status())
 		}
-		if want := []string{"c1/1/1", "c1/2/1", "c1/3/1"}; !slices.Equal(calls, want) {
-			t.Errorf("idempotency keys = %q, want %q", calls, want)
-		}
 		runs, err := th.Store.Runs(ctx, "c1")
+		if err == nil && len(runs) == 3 {
+			// THREAD/RUN-ID/STEP: each run's random id in its keys.
+			want := []string{"c1/1-" + runs[0].ID + "/1", "c1/2-" + runs[1].ID + "/1", "c1/3-" + runs[2].ID + "/1"}
+			if !slices.Equal(calls, want) {
+				t.Errorf("idempotency keys = %q, want %q", calls, want)
+			}
+		}
 		if err != nil || len(runs) != 3 || runs[2].Status != "completed" || runs[2].Number != 3 {
 			t.Fatalf("runs = %+v, %v", runs, err)
 		}
@@ -490,9 +494,9 @@ func TestThreadInterruptedRunResumesWithTheStepInFlight(t *testing.T) {
 		// flight and ran again with the same key.
 		want := []string{}
 		for s := 1; s <= 20; s++ {
-			want = append(want, fmt.Sprintf("l/1/%d", s))
+			want = append(want, fmt.Sprintf("l/1-%s/%d", ts.Run, s))
 			if s == 8 {
-				want = append(want, "l/1/8")
+				want = append(want, fmt.Sprintf("l/1-%s/8", ts.Run))
 			}
 		}
 		if !slices.Equal(keys, want) {
@@ -666,5 +670,101 @@ func TestThreadBytesPerTurnStayFlat(t *testing.T) {
 	}
 	if msgs, _ := ts.Value("messages"); len(msgs.List()) != 2*turns {
 		t.Errorf("%d messages, want %d", len(msgs.List()), 2*turns)
+	}
+}
+
+// TestThreadIdempotencyKeysUniqueForever: a thread deleted and made again
+// under the same id, the same id in a fresh store, and a fork made again
+// after its deletion number their runs and steps from 1 again, but send
+// none of the keys sent before; a step that was in flight when its run
+// stopped is sent again with its key, by a new process.
+func TestThreadIdempotencyKeysUniqueForever(t *testing.T) {
+	ctx := context.Background()
+	plan := load(t, "loop.wf", loopWF)
+	params := map[string]flow.Value{"n": flow.IntValue(3)}
+	var mu sync.Mutex
+	seen := map[string]string{} // key -> the case that sent it
+	run := func(what string, th *engine.Threads, resume bool, id string) {
+		t.Helper()
+		var keys []string
+		th.Runner = stepRunner(&keys, &mu, nil)
+		var err error
+		if resume {
+			_, err = th.Resume(ctx, plan, id, nil, nil)
+		} else {
+			_, err = th.Run(ctx, plan, id, params, nil, nil)
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if len(keys) == 0 {
+			t.Fatalf("%s sent no key", what)
+		}
+		for _, k := range keys {
+			if !strings.HasPrefix(k, id+"/") {
+				t.Errorf("%s: key %q does not start with the thread", what, k)
+			}
+			if prev, ok := seen[k]; ok {
+				t.Errorf("%s sent key %q again, first sent by %s", what, k, prev)
+			}
+			seen[k] = what
+		}
+	}
+	st := memory.New()
+	th := &engine.Threads{Store: st}
+	run("the first thread k", th, false, "k")
+	run("a second run of k", th, false, "k")
+	if err := st.DeleteThread(ctx, "k"); err != nil {
+		t.Fatal(err)
+	}
+	run("k made again after its deletion", th, false, "k")
+	run("k in a fresh store", &engine.Threads{Store: memory.New()}, false, "k")
+
+	if _, err := th.Fork(ctx, "k", 2, "f", nil); err != nil {
+		t.Fatal(err)
+	}
+	run("fork f", th, true, "f")
+	if err := st.DeleteThread(ctx, "f"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := th.Fork(ctx, "k", 2, "f", nil); err != nil {
+		t.Fatal(err)
+	}
+	run("fork f made again", th, true, "f")
+
+	// A run stopped in the middle of step 2 (its process died), resumed
+	// by another process of a store on the same file: step 2 is sent
+	// again with the key it was first sent with, and no other key
+	// repeats.
+	path := filepath.Join(t.TempDir(), "weft.db")
+	open := func() store.Store {
+		s, err := sqlite.Open(ctx, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	var keys []string
+	cctx, cancel := context.WithCancel(ctx)
+	th1 := &engine.Threads{Runner: stepRunner(&keys, &mu, func(i int64) {
+		if i == 1 {
+			cancel()
+		}
+	}), Store: open()}
+	if _, err := th1.Run(cctx, plan, "c", params, nil, nil); err == nil {
+		t.Fatal("the stopped run did not fail")
+	}
+	th2 := &engine.Threads{Runner: stepRunner(&keys, &mu, nil), Store: open()}
+	if _, err := th2.Resume(ctx, plan, "c", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if len(keys) != 4 || keys[1] != keys[2] || keys[0] == keys[1] || keys[2] == keys[3] {
+		t.Errorf("keys of a run stopped in step 2 and resumed = %q, want steps 1, 2, 2, 3", keys)
+	}
+	for _, k := range keys {
+		if prev, ok := seen[k]; ok {
+			t.Errorf("resumed thread c sent key %q of %s", k, prev)
+		}
 	}
 }

@@ -69,7 +69,10 @@ type Store interface {
 	Append(ctx context.Context, recs ...*Record) error
 	// Records returns a thread's records with Seq >= from, in order,
 	// verifying each checksum: a mismatch is a *CorruptError naming the
-	// thread, the Seq and the field.
+	// thread, the Seq and the field. The log has no gaps (Prune only cuts
+	// its start, at a snapshot): a missing, repeated or misplaced record
+	// is a *CorruptError of Field "seq" naming the thread and the Seq
+	// (see CheckSeqs).
 	Records(ctx context.Context, threadID string, from int64) ([]*Record, error)
 	// LastSnapshot returns the thread's latest record of Kind Snapshot,
 	// or ErrNotFound.
@@ -186,6 +189,19 @@ var ErrExists = errors.New("store: already exists")
 // Append, a negative PruneOptions.KeepRuns.
 var ErrInvalid = errors.New("store: invalid argument")
 
+// ErrFull is wrapped by the error of a write that failed because the
+// store has no room left: the disk, or a size limit of the database
+// (SQLite's SQLITE_FULL, PostgreSQL's disk_full). Waiting does not make
+// room, so callers do not retry it.
+var ErrFull = errors.New("store: no space left (the disk or the database is full)")
+
+// ErrReadOnly is wrapped by the error of a write to a store that only
+// reads: a read-only file, directory or transaction, or no permission to
+// write (SQLite's SQLITE_READONLY and SQLITE_PERM, PostgreSQL's
+// read_only_sql_transaction and insufficient_privilege). Callers do not
+// retry it.
+var ErrReadOnly = errors.New("store: read-only (no permission to write)")
+
 // ConflictError is an Append whose first record is not the thread's next:
 // the log already holds Got records.
 type ConflictError struct {
@@ -210,7 +226,68 @@ type CorruptError struct {
 
 // Error names the thread, the record and the field.
 func (e *CorruptError) Error() string {
-	return fmt.Sprintf("store: thread %s, record %d (step %d), field %s: %s", e.ThreadID, e.Seq, e.Step, e.Field, e.Detail)
+	var rec string
+	switch {
+	case e.Seq != 0 && e.Step != 0:
+		rec = fmt.Sprintf(", record %d (step %d)", e.Seq, e.Step)
+	case e.Seq != 0:
+		rec = fmt.Sprintf(", record %d", e.Seq)
+	}
+	return fmt.Sprintf("store: thread %s%s, field %s: %s", e.ThreadID, rec, e.Field, e.Detail)
+}
+
+// CheckSeqs checks that recs, which Records read for a thread from Seq
+// from on, are the thread's log as Append wrote it: without a gap, a
+// repeated Seq or one out of order. The log may start after Seq 1 only
+// where Prune cut it, at a snapshot: first is the lowest Seq the thread's
+// log holds (whether or not it is in recs; 0 for an empty log). last is
+// the Seq of the thread's last appended record when the store keeps it
+// apart from the records (so that a log cut short is seen), or -1 when it
+// does not. A record that is not where it should be is a *CorruptError
+// with Field "seq", naming the thread and the missing (or misplaced) Seq.
+// Implementations call it on what Records is about to return.
+func CheckSeqs(threadID string, from int64, recs []*Record, first, last int64) error {
+	from = max(from, 1)
+	missing := func(seq int64, format string, args ...any) error {
+		return &CorruptError{ThreadID: threadID, Seq: seq, Field: "seq", Detail: "record missing: " + fmt.Sprintf(format, args...)}
+	}
+	if len(recs) > 0 {
+		r := recs[0]
+		switch {
+		case r.Seq < from:
+			return &CorruptError{ThreadID: threadID, Seq: r.Seq, Step: r.Step, Field: "seq", Detail: fmt.Sprintf("read for records from %d on", from)}
+		case r.Seq == from:
+		case first < r.Seq:
+			return missing(from, "the log goes from a record before %d to record %d", from, r.Seq)
+		case r.Kind != Snapshot:
+			// Prune leaves a log that starts at a snapshot.
+			return missing(r.Seq-1, "the log starts at record %d, a %s record, not a snapshot that Prune would have kept", r.Seq, r.Kind)
+		}
+	}
+	for i := 1; i < len(recs); i++ {
+		prev, r := recs[i-1].Seq, recs[i]
+		switch {
+		case r.Seq == prev+1:
+		case r.Seq > prev+1:
+			return missing(prev+1, "the log goes from record %d to record %d", prev, r.Seq)
+		default:
+			return &CorruptError{ThreadID: threadID, Seq: r.Seq, Step: r.Step, Field: "seq", Detail: fmt.Sprintf("out of order: after record %d", prev)}
+		}
+	}
+	if last < 0 {
+		return nil
+	}
+	switch {
+	case len(recs) == 0 && last >= from:
+		return missing(from, "the log ends at record %d, but no record from %d on reads back", last, from)
+	case len(recs) > 0 && recs[len(recs)-1].Seq < last:
+		end := recs[len(recs)-1].Seq
+		return missing(end+1, "the log ends at record %d, but it reads back only to record %d", last, end)
+	case len(recs) > 0 && recs[len(recs)-1].Seq > last:
+		r := recs[len(recs)-1]
+		return &CorruptError{ThreadID: threadID, Seq: r.Seq, Step: r.Step, Field: "seq", Detail: fmt.Sprintf("past the log's end at record %d", last)}
+	}
+	return nil
 }
 
 // CheckAppend checks what an Append can check without the log: at least

@@ -268,13 +268,17 @@ func checkOnce(t *testing.T, th *engine.Threads, srv *effects, thread string) {
 			steps[h.Step]++
 		}
 	}
+	ts, err := th.Load(context.Background(), thread)
+	if err != nil {
+		t.Fatal(err)
+	}
 	srv.mu.Lock()
 	defer srv.mu.Unlock()
 	for s := 1; s <= 120; s++ {
 		if steps[s] != 1 {
 			t.Errorf("%s: step %d recorded %d times", thread, s, steps[s])
 		}
-		if c := srv.requests[fmt.Sprintf("%s/1/%d", thread, s)]; c < 1 {
+		if c := srv.requests[fmt.Sprintf("%s/1-%s/%d", thread, ts.Run, s)]; c < 1 {
 			t.Errorf("%s: step %d's effect never requested", thread, s)
 		}
 	}

@@ -161,7 +161,9 @@ func run(args []string, e env) (code int) {
 		xe = &exitError{code: exitUsage, err: err}
 	}
 	if xe.err != nil {
-		fmt.Fprintf(e.stderr, "weft: %v\n", xe.err)
+		// An error may quote what a store, a model or a file holds:
+		// printed escaped (termSafe), line breaks kept.
+		fmt.Fprintf(e.stderr, "weft: %s\n", termSafe(xe.err.Error(), true))
 		if xe.code == exitUsage {
 			fmt.Fprintln(e.stderr, "Run 'weft --help' for usage.")
 		}

@@ -299,6 +299,9 @@ func report(e env, o *runOptions, res *engine.Result, err error) error {
 		if err == nil {
 			err = res.Err
 		}
+		if errors.Is(err, engine.ErrThreadAdvanced) && res.Thread != "" {
+			err = fmt.Errorf("%w. See where it is with: weft threads show %s", err, res.Thread)
+		}
 		if o.owf {
 			err = owf.Explain(err)
 		}
@@ -320,10 +323,12 @@ func waiting(e env, o *runOptions, res *engine.Result) error {
 		}
 	} else {
 		for _, p := range res.Waiting {
+			// The question may come from a model or the store: escaped.
+			node, q := termSafe(p.Node, false), termSafe(p.Question.Text(), true)
 			if res.Thread != "" {
-				fmt.Fprintf(e.stdout, "waiting at %s (question %d): %s\n", p.Node, p.Task, p.Question.Text())
+				fmt.Fprintf(e.stdout, "waiting at %s (question %d): %s\n", node, p.Task, q)
 			} else {
-				fmt.Fprintf(e.stdout, "waiting at %s: %s\n", p.Node, p.Question.Text())
+				fmt.Fprintf(e.stdout, "waiting at %s: %s\n", node, q)
 			}
 		}
 	}

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -388,7 +390,7 @@ func resumeThread(ctx context.Context, e env, id string, o *resumeOptions, stubs
 			return waiting(e, &o.runOptions, res)
 		}
 	} else if len(o.answers) > 0 {
-		return usageErrorf("thread %s asks no question (its run is %s): resume it without --answer", id, ts.Status())
+		return noQuestion(ctx, st, id, ts)
 	}
 	obs, status := observers(e, &o.runOptions)
 	res, err := withStatus(status, e.tick, func() (*engine.Result, error) {
@@ -405,11 +407,35 @@ func resumeThread(ctx context.Context, e env, id string, o *resumeOptions, stubs
 	return report(e, &o.runOptions, res, err)
 }
 
+// noQuestion is the error of answers given to a thread that asks no
+// question. When its questions are still pending, or its run's row still
+// says it waits, another process answered them first and holds the
+// thread: say so, rather than suggest resuming without answers, which
+// would run the thread beside that process.
+func noQuestion(ctx context.Context, st store.Store, id string, ts *engine.ThreadState) error {
+	switch ts.Status() {
+	case engine.Completed, engine.Failed:
+		return usageErrorf("thread %s asks no question: its run %d has ended (%s); another process may have answered it. See it with: weft threads show %s", id, ts.RunNumber, ts.Status(), id)
+	}
+	pend, err := st.Pending(ctx, id)
+	if err != nil {
+		return failed(err)
+	}
+	r, err := st.Run(ctx, ts.Run)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return failed(err)
+	}
+	if len(pend) > 0 || err == nil && r.Status != engine.Running.String() {
+		return failed(fmt.Errorf("thread %s asks no question: %w, answering its question first; it holds the thread (it is running the run on, or it stopped before the run ended). See where it is with: weft threads show %s", id, engine.ErrThreadAdvanced, id))
+	}
+	return usageErrorf("thread %s asks no question: its run did not end (another process runs it, or it stopped in the middle); once no other process runs it, continue it without --answer: weft resume %s", id, id)
+}
+
 func questionList(ts *engine.ThreadState) string {
 	var b strings.Builder
 	b.WriteString(" (questions:")
 	for _, t := range ts.Waiting() {
-		fmt.Fprintf(&b, " %d at %s", t.ID, ts.NodeOf(t))
+		fmt.Fprintf(&b, " %d at %s", t.ID, termSafe(ts.NodeOf(t), false))
 	}
 	b.WriteString(")")
 	return b.String()
@@ -501,7 +527,7 @@ func threadsList(e env, o *threadsOptions) *cobra.Command {
 				tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "THREAD\tWORKFLOW\tRUNS\tLAST RUN\tUPDATED")
 				for _, r := range rows {
-					fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", r.ID, r.Workflow, r.Runs, r.Status, r.Updated.Local().Format(time.DateTime))
+					fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", termSafe(r.ID, false), termSafe(r.Workflow, false), r.Runs, termSafe(r.Status, false), r.Updated.Local().Format(time.DateTime))
 				}
 				return tw.Flush()
 			})
@@ -561,43 +587,87 @@ func threadsShow(e env, o *threadsOptions) *cobra.Command {
 				if o.json {
 					return writeJSON(e.stdout, out)
 				}
-				w := e.stdout
-				fmt.Fprintf(w, "thread:   %s\nworkflow: %s\n", out.ID, out.Workflow)
+				// What the store holds is printed escaped (termSafe).
+				var w strings.Builder
+				fmt.Fprintf(&w, "thread:   %s\nworkflow: %s\n", termSafe(out.ID, false), termSafe(out.Workflow, false))
 				if out.File != "" {
-					fmt.Fprintf(w, "file:     %s\n", out.File)
+					fmt.Fprintf(&w, "file:     %s\n", termSafe(out.File, false))
 				}
 				if out.Forked != nil {
-					fmt.Fprintf(w, "forked:   from %s at record %d\n", out.Forked.Thread, out.Forked.Seq)
+					fmt.Fprintf(&w, "forked:   from %s at record %d\n", termSafe(out.Forked.Thread, false), out.Forked.Seq)
 				}
-				fmt.Fprintf(w, "run:      %d (%s), %d records\n", out.Run, out.Status, out.Records)
+				fmt.Fprintf(&w, "run:      %d (%s), %d records\n", out.Run, out.Status, out.Records)
 				if len(out.Vars) > 0 {
-					fmt.Fprintln(w, "variables:")
+					fmt.Fprintln(&w, "variables:")
 					for _, v := range out.Vars {
-						fmt.Fprintf(w, "  %s = %s\n", v.Name, clip(v.Value.String(), 100))
+						fmt.Fprintf(&w, "  %s = %s\n", termSafe(v.Name, false), termSafe(clip(v.Value.String(), 100), false))
 					}
 				}
 				for _, q := range out.Pending {
-					fmt.Fprintf(w, "question %s at %s: %s\n", q.ID, q.Node, q.Question.Text())
+					fmt.Fprintf(&w, "question %s at %s: %s\n", termSafe(q.ID, false), termSafe(q.Node, false), termSafe(q.Question.Text(), true))
 				}
 				switch ts.Status() {
 				case engine.Waiting:
-					fmt.Fprintf(w, "answer with: weft resume %s --answer TEXT\n", out.ID)
+					fmt.Fprintf(&w, "answer with: weft resume %s --answer TEXT\n", termSafe(out.ID, false))
 				case engine.Running:
 					if ts.State != nil {
-						fmt.Fprintf(w, "the run did not finish; continue it with: weft resume %s\n", out.ID)
+						fmt.Fprintf(&w, "the run did not finish: another process may be running it; if none is, continue it with: weft resume %s\n", termSafe(out.ID, false))
 					}
 				}
-				return nil
+				_, err = fmt.Fprint(e.stdout, w.String())
+				return err
 			})
 		},
 	}
 }
 
+// clip cuts s to at most n bytes, "..." included, at a rune boundary.
 func clip(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	return s[:n-3] + "..."
+	cut := max(n-3, 0)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
+}
+
+// termSafe returns s with what a terminal would act on, or show garbled,
+// escaped as Go escapes it: bytes that are not UTF-8 as \xNN, control
+// characters (escape sequences, carriage returns, bells) and format
+// characters (bidi overrides) as \x1b, \r, \u202e. Newlines and tabs stay
+// when multiline is set, and are escaped too otherwise. What the store
+// holds (a question, a node name, a thread id) may come from anywhere:
+// a model's output, a hand-edited database.
+func termSafe(s string, multiline bool) string {
+	clean := true
+	for _, r := range s {
+		if r == utf8.RuneError || unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case multiline && (r == '\n' || r == '\t'):
+			b.WriteRune(r)
+		case unicode.IsControl(r) || unicode.Is(unicode.Cf, r):
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		default:
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
 }
 
 func threadsHistory(e env, o *threadsOptions) *cobra.Command {
@@ -652,7 +722,7 @@ started, the run's status after it, and the record's size.`,
 					return writeJSON(e.stdout, out)
 				}
 				for _, h := range hist {
-					fmt.Fprintln(e.stdout, historyLine(h))
+					fmt.Fprintln(e.stdout, termSafe(historyLine(h), false))
 				}
 				return nil
 			})

@@ -311,6 +311,13 @@ func (s *Store) Records(ctx context.Context, threadID string, from int64) ([]*st
 		return nil, err
 	}
 	i, _ := slices.BinarySearchFunc(th.records, from, func(r *store.Record, seq int64) int { return cmp.Compare(r.Seq, seq) })
+	first := int64(0)
+	if len(th.records) > 0 {
+		first = th.records[0].Seq
+	}
+	if err := store.CheckSeqs(threadID, from, th.records[i:], first, th.lastSeq); err != nil {
+		return nil, err
+	}
 	out := make([]*store.Record, 0, len(th.records)-i)
 	for _, r := range th.records[i:] {
 		if err := verify(r); err != nil {

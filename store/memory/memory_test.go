@@ -29,6 +29,26 @@ func (s *Store) CorruptRecord(ctx context.Context, threadID string, seq int64) e
 
 var _ storetest.Corrupter = (*Store)(nil)
 
+// DeleteRecord removes a stored record behind the store's back, for
+// storetest.Deleter.
+func (s *Store) DeleteRecord(ctx context.Context, threadID string, seq int64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	th, err := s.thread(threadID)
+	if err != nil {
+		return err
+	}
+	for i, r := range th.records {
+		if r.Seq == seq {
+			th.records = append(th.records[:i:i], th.records[i+1:]...)
+			return nil
+		}
+	}
+	return fmt.Errorf("thread %s has no record %d", threadID, seq)
+}
+
+var _ storetest.Deleter = (*Store)(nil)
+
 func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Store {
 		s := New()

@@ -56,6 +56,19 @@ func (e *Error) Error() string { return "store/postgres: " + e.Op + ": " + e.Err
 // Unwrap returns the driver's error.
 func (e *Error) Unwrap() error { return e.Err }
 
+// Is matches store.ErrFull for a server out of disk space (SQLSTATE
+// 53100) and store.ErrReadOnly for a read-only transaction or a role
+// without the privilege (25006, 42501).
+func (e *Error) Is(target error) bool {
+	switch pgCode(e.Err) {
+	case "53100":
+		return target == store.ErrFull
+	case "25006", "42501":
+		return target == store.ErrReadOnly
+	}
+	return false
+}
+
 // ErrSchemaTooNew is returned by Open for a database migrated by a newer
 // weft.
 var ErrSchemaTooNew = errors.New("schema newer than this weft")

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/weftlang/weft/internal/pgtest"
 	"github.com/weftlang/weft/store"
@@ -30,6 +31,18 @@ WHERE thread_id = $1 AND seq = $2::bigint`, threadID, seq)
 }
 
 var _ storetest.Corrupter = (*Store)(nil)
+
+// DeleteRecord deletes a record with SQL, behind the store's back, for
+// storetest.Deleter.
+func (s *Store) DeleteRecord(ctx context.Context, threadID string, seq int64) error {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM weft_records WHERE thread_id = $1 AND seq = $2::bigint`, threadID, seq)
+	if err == nil && tag.RowsAffected() != 1 {
+		err = fmt.Errorf("no record %s/%d", threadID, seq)
+	}
+	return err
+}
+
+var _ storetest.Deleter = (*Store)(nil)
 
 // open opens a store on a fresh database and closes it when the test ends.
 func open(t testing.TB) *Store {
@@ -373,6 +386,30 @@ func BenchmarkAppend(b *testing.B) {
 		rec.Seq, rec.Step = seq, int(seq)
 		if err := s.Append(ctx, rec); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestErrorKinds: the server's disk_full is store.ErrFull, a read-only
+// transaction or a missing privilege store.ErrReadOnly, and other errors
+// neither (the engine retries those as transient).
+func TestErrorKinds(t *testing.T) {
+	for _, c := range []struct {
+		code           string
+		full, readOnly bool
+	}{
+		{"53100", true, false},
+		{"25006", false, true},
+		{"42501", false, true},
+		{"40001", false, false},
+		{"08006", false, false},
+	} {
+		err := fmt.Errorf("wrapped: %w", &Error{Op: "append to t", Err: &pgconn.PgError{Code: c.code, Message: "m"}})
+		if got := errors.Is(err, store.ErrFull); got != c.full {
+			t.Errorf("SQLSTATE %s: errors.Is(ErrFull) = %v", c.code, got)
+		}
+		if got := errors.Is(err, store.ErrReadOnly); got != c.readOnly {
+			t.Errorf("SQLSTATE %s: errors.Is(ErrReadOnly) = %v", c.code, got)
 		}
 	}
 }

@@ -137,6 +137,12 @@ func scanRecord(row pgx.Row) (*store.Record, error) {
 	if err := row.Scan(&r.ThreadID, &r.RunID, &r.Seq, &step, &kind, &r.Data, &sum, &r.Time); err != nil {
 		return nil, err
 	}
+	return checkRecord(&r, step, kind, sum)
+}
+
+// checkRecord completes a record read with its step, kind and checksum,
+// and checks it.
+func checkRecord(r *store.Record, step int32, kind string, sum int64) (*store.Record, error) {
 	r.Step, r.Kind, r.Time = int(step), store.Kind(kind), r.Time.UTC()
 	corrupt := func(field, format string, args ...any) error {
 		return &store.CorruptError{ThreadID: r.ThreadID, Seq: r.Seq, Step: r.Step, Field: field, Detail: fmt.Sprintf(format, args...)}
@@ -151,24 +157,54 @@ func scanRecord(row pgx.Row) (*store.Record, error) {
 	if !r.Kind.Valid() {
 		return nil, corrupt("kind", "unknown kind %q", kind)
 	}
-	return &r, nil
+	return r, nil
 }
 
 // Records returns a thread's records with Seq >= from, in order, checking
 // each: a bad one is a *store.CorruptError naming thread, seq, step and
-// field. A missing thread is store.ErrNotFound.
+// field, and so is a gap in the log (store.CheckSeqs, against the
+// thread's last seq). A missing thread is store.ErrNotFound.
 func (s *Store) Records(ctx context.Context, threadID string, from int64) ([]*store.Record, error) {
 	var out []*store.Record
 	err := s.retry(ctx, func() error {
 		out = nil
-		rows, err := s.pool.Query(ctx, "SELECT "+recordCols+" FROM weft_records WHERE thread_id = $1 AND seq >= $2::bigint ORDER BY seq",
-			threadID, from)
+		// One statement, so one view of the log: the thread's last seq,
+		// the log's first, and the records from from on (none: one row
+		// of nulls).
+		rows, err := s.pool.Query(ctx, `SELECT t.last_seq, (SELECT min(seq) FROM weft_records WHERE thread_id = t.id),
+	r.run_id, r.seq, r.step, r.kind, r.data, r.checksum, r.time
+FROM weft_threads t LEFT JOIN weft_records r ON r.thread_id = t.id AND r.seq >= $2::bigint
+WHERE t.id = $1 ORDER BY r.seq`, threadID, from)
 		if err != nil {
 			return err
 		}
 		defer rows.Close()
+		found := false
+		var last, first int64
 		for rows.Next() {
-			r, err := scanRecord(rows)
+			found = true
+			var (
+				fst       *int64
+				run, kind *string
+				seq, sum  *int64
+				step      *int32
+				data      []byte
+				at        *time.Time
+			)
+			if err := rows.Scan(&last, &fst, &run, &seq, &step, &kind, &data, &sum, &at); err != nil {
+				return err
+			}
+			if fst != nil {
+				first = *fst
+			}
+			if seq == nil {
+				continue // no record from from on
+			}
+			r := &store.Record{ThreadID: threadID, RunID: *run, Seq: *seq, Data: data, Time: at.UTC()}
+			if r.Data == nil {
+				r.Data = []byte{}
+			}
+			r, err := checkRecord(r, *step, *kind, *sum)
 			if err != nil {
 				return err
 			}
@@ -177,10 +213,10 @@ func (s *Store) Records(ctx context.Context, threadID string, from int64) ([]*st
 		if err := rows.Err(); err != nil {
 			return err
 		}
-		if len(out) == 0 {
-			return s.threadExists(ctx, threadID)
+		if !found {
+			return fmt.Errorf("store/postgres: thread %s: %w", threadID, store.ErrNotFound)
 		}
-		return nil
+		return store.CheckSeqs(threadID, from, out, first, last)
 	})
 	var ce *store.CorruptError
 	switch {

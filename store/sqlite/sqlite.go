@@ -43,7 +43,10 @@ const (
 
 // SQLite primary result codes the store tells apart.
 const (
+	sqlitePerm       = 3
 	sqliteBusy       = 5
+	sqliteReadOnly   = 8
+	sqliteFull       = 13
 	sqliteConstraint = 19
 )
 
@@ -193,7 +196,10 @@ func (s *Store) statements() (w, r []stmtSQL) {
 		{&s.r.threadExists, `SELECT 1 FROM threads WHERE id = ?`},
 		{&s.r.run, `SELECT ` + runCols + ` FROM runs WHERE id = ?`},
 		{&s.r.runs, `SELECT ` + runCols + ` FROM runs WHERE thread_id = ? ORDER BY number, created, id`},
-		{&s.r.records, `SELECT ` + recordCols + ` FROM records WHERE thread_id = ? AND seq >= ? ORDER BY seq`},
+		// With each record, the first seq of the log (computed once), for
+		// store.CheckSeqs to tell a pruned log from a gap, read in the
+		// same statement, so from the same state of the log.
+		{&s.r.records, `SELECT ` + recordCols + `, (SELECT min(seq) FROM records WHERE thread_id = ?1) FROM records WHERE thread_id = ?1 AND seq >= ?2 ORDER BY seq`},
 		{&s.r.lastSnapshot, `SELECT ` + recordCols + ` FROM records WHERE thread_id = ? AND kind = 'snapshot' ORDER BY seq DESC LIMIT 1`},
 		{&s.r.pending, `SELECT id, run_id, node, question, created FROM pending WHERE thread_id = ? ORDER BY created, id`},
 	}
@@ -250,7 +256,8 @@ func code(err error) int {
 // write runs fn holding the writer. While another process holds the
 // database's write lock (SQLITE_BUSY: fn did nothing) it waits and runs fn
 // again, until BusyTimeout has passed or ctx ends. fn must write nothing
-// when it fails.
+// when it fails. A full database or disk (SQLITE_FULL) fails at once,
+// wrapping store.ErrFull, and a read-only one store.ErrReadOnly.
 func (s *Store) write(ctx context.Context, fn func() error) error {
 	select {
 	case s.wlock <- struct{}{}:
@@ -265,7 +272,13 @@ func (s *Store) write(ctx context.Context, fn func() error) error {
 			return err
 		}
 		err := fn()
-		if code(err) != sqliteBusy {
+		switch code(err) {
+		case sqliteBusy:
+		case sqliteFull:
+			return fmt.Errorf("%w: %w", store.ErrFull, err)
+		case sqliteReadOnly, sqlitePerm:
+			return fmt.Errorf("%w: %w", store.ErrReadOnly, err)
+		default:
 			return err
 		}
 		if deadline.IsZero() {
@@ -726,15 +739,16 @@ func (s *Store) WriteBatch(ctx context.Context, b *store.Batch) error {
 	return nil
 }
 
-// scanRecord reads a record and checks it.
-func scanRecord(threadID string, sc scanner) (*store.Record, error) {
+// scanRecord reads a record and checks it; more are where the columns
+// after the record's go.
+func scanRecord(threadID string, sc scanner, more ...any) (*store.Record, error) {
 	var (
 		r        = store.Record{ThreadID: threadID}
 		kind     string
 		checksum int64
 		t        int64
 	)
-	if err := sc.Scan(&r.Seq, &r.RunID, &r.Step, &kind, &r.Data, &checksum, &t); err != nil {
+	if err := sc.Scan(append([]any{&r.Seq, &r.RunID, &r.Step, &kind, &r.Data, &checksum, &t}, more...)...); err != nil {
 		return nil, err
 	}
 	r.Kind, r.Time = store.Kind(kind), fromUnix(t)
@@ -759,9 +773,12 @@ func (s *Store) Records(ctx context.Context, threadID string, from int64) ([]*st
 		return nil, fmt.Errorf("sqlite store: records of %s: %w", threadID, err)
 	}
 	defer rows.Close()
-	var out []*store.Record
+	var (
+		out   []*store.Record
+		first int64
+	)
 	for rows.Next() {
-		r, err := scanRecord(threadID, rows)
+		r, err := scanRecord(threadID, rows, &first)
 		if err != nil {
 			return nil, fmt.Errorf("sqlite store: records of %s: %w", threadID, err)
 		}
@@ -775,6 +792,11 @@ func (s *Store) Records(ctx context.Context, threadID string, from int64) ([]*st
 			return nil, err
 		}
 		return []*store.Record{}, nil
+	}
+	// The thread's last seq is not kept apart from its records: a log
+	// cut short at its end reads as a shorter log.
+	if err := store.CheckSeqs(threadID, from, out, first, -1); err != nil {
+		return nil, fmt.Errorf("sqlite store: records of %s: %w", threadID, err)
 	}
 	return out, nil
 }

@@ -32,6 +32,21 @@ func (s *Store) CorruptRecord(ctx context.Context, threadID string, seq int64) e
 
 var _ storetest.Corrupter = (*Store)(nil)
 
+// DeleteRecord deletes a record with SQL, behind the store's back, for
+// storetest.Deleter.
+func (s *Store) DeleteRecord(ctx context.Context, threadID string, seq int64) error {
+	res, err := s.writer.ExecContext(ctx, `DELETE FROM records WHERE thread_id = ? AND seq = ?`, threadID, seq)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		return fmt.Errorf("thread %s, record %d: deleted %d rows (%v)", threadID, seq, n, err)
+	}
+	return nil
+}
+
+var _ storetest.Deleter = (*Store)(nil)
+
 func openTemp(t testing.TB) (*Store, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "weft.db")
@@ -429,4 +444,57 @@ func TestCorruptSnapshot(t *testing.T) {
 // schemas).
 func openAt(ctx context.Context, path string, steps []migration) (*Store, error) {
 	return open(ctx, path, steps)
+}
+
+// TestFullAndReadOnlyFailFast: a database that cannot grow (SQLITE_FULL,
+// here from max_page_count) or is read-only fails a write at once, with
+// an error wrapping store.ErrFull or store.ErrReadOnly, not after waiting
+// as for a lock; what was written before reads back.
+func TestFullAndReadOnlyFailFast(t *testing.T) {
+	ctx := t.Context()
+	s, _ := openTemp(t)
+	if err := s.CreateThread(ctx, &store.Thread{ID: "t"}); err != nil {
+		t.Fatal(err)
+	}
+	var pages int64
+	if err := s.writer.QueryRowContext(ctx, `PRAGMA page_count`).Scan(&pages); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.writer.ExecContext(ctx, fmt.Sprintf(`PRAGMA max_page_count = %d`, pages+4)); err != nil {
+		t.Fatal(err)
+	}
+	data := bytes.Repeat([]byte("x"), 3000)
+	var err error
+	seq := int64(1)
+	for ; seq < 100; seq++ {
+		start := time.Now()
+		err = s.Append(ctx, &store.Record{ThreadID: "t", Seq: seq, Kind: store.Step, Data: data})
+		if err != nil {
+			if d := time.Since(start); d > time.Second {
+				t.Errorf("the full database took %v to fail", d)
+			}
+			break
+		}
+	}
+	if !errors.Is(err, store.ErrFull) {
+		t.Fatalf("append to a full database: %v, want store.ErrFull", err)
+	}
+	if !strings.Contains(err.Error(), "full") {
+		t.Errorf("error %q does not say the store is full", err)
+	}
+	if recs, err := s.Records(ctx, "t", 1); err != nil || int64(len(recs)) != seq-1 {
+		t.Errorf("after the full append: %d records, %v; want %d", len(recs), err, seq-1)
+	}
+
+	if _, err := s.writer.ExecContext(ctx, `PRAGMA max_page_count = 1000000`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.writer.ExecContext(ctx, `PRAGMA query_only = 1`); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	err = s.PutRun(ctx, &store.Run{ID: "r", ThreadID: "t", Number: 1, Status: "running"})
+	if !errors.Is(err, store.ErrReadOnly) || time.Since(start) > time.Second {
+		t.Errorf("write to a read-only database: %v after %v, want store.ErrReadOnly at once", err, time.Since(start))
+	}
 }

@@ -38,6 +38,14 @@ type Corrupter interface {
 	CorruptRecord(ctx context.Context, threadID string, seq int64) error
 }
 
+// Deleter is implemented by a store under test that can delete a stored
+// record directly in its storage, bypassing Prune. The suite then checks
+// that reading a log with a gap is a *store.CorruptError naming the
+// missing record; without it, the gap subtest is skipped.
+type Deleter interface {
+	DeleteRecord(ctx context.Context, threadID string, seq int64) error
+}
+
 // Run runs the conformance suite, one subtest per behaviour. open must
 // return a new, empty store for each call and arrange its Close with
 // t.Cleanup (the suite closes nothing itself).
@@ -64,6 +72,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"MissingThread", testMissingThread},
 		{"ContextCanceled", testContextCanceled},
 		{"Corruption", testCorruption},
+		{"Gap", testGap},
 		{"WriteBatch", testWriteBatch},
 	}
 	for _, tc := range tests {
@@ -926,5 +935,97 @@ func testCorruption(t *testing.T, s store.Store) {
 	// Records past the damage still read.
 	if got := seqs(mustRecords(t, s, "t", 4)); len(got) != 0 {
 		t.Errorf("Records(4) = %v", got)
+	}
+}
+
+func testGap(t *testing.T, s store.Store) {
+	d, ok := s.(Deleter)
+	if !ok {
+		t.Skip("store does not implement storetest.Deleter")
+	}
+	ctx := t.Context()
+	// log builds a thread of n records, a snapshot at 1 and steps after.
+	log := func(id string, n int64) {
+		mustThread(t, s, id, base())
+		for seq := int64(1); seq <= n; seq++ {
+			k := store.Step
+			if seq == 1 {
+				k = store.Snapshot
+			}
+			mustAppend(t, s, rec(id, "r", seq, int(seq), k))
+		}
+	}
+	del := func(id string, seq int64) {
+		t.Helper()
+		if err := d.DeleteRecord(ctx, id, seq); err != nil {
+			t.Fatalf("DeleteRecord(%s, %d): %v", id, seq, err)
+		}
+	}
+	// wantGap reads from from on and wants the gap at missing reported.
+	wantGap := func(id string, from, missing int64) {
+		t.Helper()
+		rs, err := s.Records(ctx, id, from)
+		var ce *store.CorruptError
+		if !errors.As(err, &ce) {
+			t.Errorf("Records(%s, %d) of a log without record %d: got %v, %v; want *CorruptError", id, from, missing, seqs(rs), err)
+			return
+		}
+		if ce.ThreadID != id || ce.Seq != missing || ce.Field != "seq" {
+			t.Errorf("Records(%s, %d): CorruptError = %+v, want thread %s, seq %d, field seq", id, from, ce, id, missing)
+		}
+		if rs != nil {
+			t.Errorf("Records(%s, %d) returned %d records with the error", id, from, len(rs))
+		}
+	}
+
+	// A record in the middle (the issue's: 38 of 43).
+	log("mid", 43)
+	del("mid", 38)
+	for _, from := range []int64{0, 1, 30, 37, 38} {
+		wantGap("mid", from, 38)
+	}
+	// Past the gap the log reads.
+	if got := seqs(mustRecords(t, s, "mid", 39)); !equalSeqs(got, span(39, 43)) {
+		t.Errorf("Records(mid, 39) = %v, want 39..43", got)
+	}
+	// Appending goes on at the end; the gap stays reported.
+	mustAppend(t, s, rec("mid", "r", 44, 44, store.Step))
+	wantGap("mid", 1, 38)
+
+	// Two gaps: the first is named.
+	log("two", 10)
+	del("two", 7)
+	del("two", 4)
+	wantGap("two", 1, 4)
+	wantGap("two", 5, 7)
+
+	// The first record of a log that was never pruned.
+	log("head", 5)
+	del("head", 1)
+	wantGap("head", 1, 1)
+
+	// The snapshot a pruned log starts at.
+	pruneLog(t, s, "pruned")
+	if _, err := s.Prune(ctx, "pruned", store.PruneOptions{KeepRuns: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if got := seqs(mustRecords(t, s, "pruned", 1)); !equalSeqs(got, span(7, 10)) {
+		t.Fatalf("pruned log = %v, want 7..10", got)
+	}
+	del("pruned", 7)
+	wantGap("pruned", 1, 7)
+	// A record right after a prune's snapshot.
+	pruneLog(t, s, "pruned2")
+	if _, err := s.Prune(ctx, "pruned2", store.PruneOptions{KeepRuns: 1}); err != nil {
+		t.Fatal(err)
+	}
+	del("pruned2", 8)
+	wantGap("pruned2", 1, 8)
+	wantGap("pruned2", 8, 8)
+
+	// An intact thread beside them reads whole.
+	log("whole", 12)
+	if got := seqs(mustRecords(t, s, "whole", 1)); !equalSeqs(got, span(1, 12)) {
+		t.Errorf("Records(whole) = %v, want 1..12", got)
 	}
 }
