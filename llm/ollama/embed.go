@@ -38,8 +38,16 @@ func (c *Client) embedURL() string {
 // Embed sends req to /api/embed; see llm.Embedder. The model is
 // req.Model, else Config.Model; Config.Options and Config.KeepAlive are
 // sent too. An empty Input gives an empty reply without a request. Every
-// failure is an *llm.Error.
+// failure is an *llm.Error, its text redacted as Chat's.
 func (c *Client) Embed(ctx context.Context, req *llm.EmbedRequest) (*llm.EmbedResponse, error) {
+	resp, err := c.embed(ctx, req)
+	if err != nil {
+		return nil, c.red.Error(err)
+	}
+	return resp, nil
+}
+
+func (c *Client) embed(ctx context.Context, req *llm.EmbedRequest) (*llm.EmbedResponse, error) {
 	model, empty, err := wire.EmbedStart(ctx, provider, req, c.cfg.Model)
 	if err != nil {
 		return nil, err

@@ -155,3 +155,11 @@ func TestKeyNotInErrors(t *testing.T) {
 		s.Close()
 	}
 }
+
+// TestRedaction checks that the client's credentials, echoed by a server
+// in its error, stay out of every error it returns.
+func TestRedaction(t *testing.T) {
+	llmtest.TestRedaction(t, llmtest.Ollama, func(t *testing.T, c llmtest.Credentials) llm.Model {
+		return ollama.New(ollama.Config{BaseURL: c.BaseURL, APIKey: c.APIKey, Header: c.Header, Model: "m"})
+	})
+}

@@ -50,8 +50,16 @@ func (c *Client) embedURL() string {
 // indexes is taken in list order); a vector sent as base64 despite the
 // format asked for is decoded. An empty Input gives an empty reply without
 // a request (OpenAI rejects an empty list). Every failure is an
-// *llm.Error.
+// *llm.Error, its text redacted as Chat's.
 func (c *Client) Embed(ctx context.Context, req *llm.EmbedRequest) (*llm.EmbedResponse, error) {
+	resp, err := c.embed(ctx, req)
+	if err != nil {
+		return nil, c.red.Error(err)
+	}
+	return resp, nil
+}
+
+func (c *Client) embed(ctx context.Context, req *llm.EmbedRequest) (*llm.EmbedResponse, error) {
 	model, empty, err := wire.EmbedStart(ctx, provider, req, c.cfg.Model)
 	if err != nil {
 		return nil, err

@@ -69,6 +69,7 @@ type Client struct {
 	endpoint string
 	maxField string
 	hc       *http.Client
+	red      *wire.Redactor // the credentials of cfg, kept out of errors
 }
 
 var _ llm.Model = (*Client)(nil)
@@ -90,7 +91,7 @@ func New(cfg Config) *Client {
 			field = "max_completion_tokens"
 		}
 	}
-	return &Client{cfg: cfg, endpoint: base + "/chat/completions", maxField: field, hc: hc}
+	return &Client{cfg: cfg, endpoint: base + "/chat/completions", maxField: field, hc: hc, red: wire.NewRedactor(base, cfg.APIKey, cfg.Header)}
 }
 
 // FromEnv returns a client for model configured from the environment, read
@@ -307,8 +308,21 @@ func argsJSON(s string) json.RawMessage {
 
 // Chat sends req to /chat/completions; see llm.Model. Every failure is an
 // *llm.Error, except an error returned by onChunk, which is returned as
-// is.
+// is. The client's credentials (Config.APIKey, the user, password and
+// secret query parameters of Config.BaseURL, the credentials in
+// Config.Header) and any Bearer token are replaced by "[REDACTED]" in the
+// text of every error, so that a server or proxy echoing the request's
+// headers does not put a key into logs; errors.Is and errors.As still
+// find the errors wrapped.
 func (c *Client) Chat(ctx context.Context, req *llm.Request, onChunk func(llm.Chunk) error) (*llm.Response, error) {
+	resp, err := c.chat(ctx, req, onChunk)
+	if err != nil {
+		return nil, c.red.Error(err)
+	}
+	return resp, nil
+}
+
+func (c *Client) chat(ctx context.Context, req *llm.Request, onChunk func(llm.Chunk) error) (*llm.Response, error) {
 	if req == nil {
 		return nil, &llm.Error{Provider: provider, Message: "nil request"}
 	}

@@ -236,3 +236,11 @@ func TestKeyNotInErrors(t *testing.T) {
 		s.Close()
 	}
 }
+
+// TestRedaction checks that the client's credentials, echoed by a server
+// in its error, stay out of every error it returns.
+func TestRedaction(t *testing.T) {
+	llmtest.TestRedaction(t, llmtest.OpenAI, func(t *testing.T, c llmtest.Credentials) llm.Model {
+		return openai.New(openai.Config{BaseURL: c.BaseURL, APIKey: c.APIKey, Header: c.Header, Model: "m"})
+	})
+}
