@@ -71,6 +71,11 @@ type Config struct {
 	// MaxTokens is max_tokens for requests that do not set it; 0 means
 	// DefaultMaxTokens.
 	MaxTokens int
+	// MaxReplyBytes is the most bytes of one reply read, streamed or not
+	// (and of an embedding reply): a longer reply fails with an
+	// *llm.Error of Kind llm.KindReplyTooLarge naming the limit. 0 means
+	// llm.DefaultMaxReplyBytes (8 MiB); a negative value means no limit.
+	MaxReplyBytes int64
 	// HTTPClient sends the requests; nil means a client of the package's
 	// own that keeps up to 16 idle connections per host. Timeouts come
 	// from the ctx given to Chat.
@@ -87,6 +92,7 @@ type Client struct {
 	endpoint string
 	hc       *http.Client
 	red      *wire.Redactor // the credentials of cfg, kept out of errors
+	maxReply int64          // bytes of one reply read at most; -1: no limit
 }
 
 var _ llm.Model = (*Client)(nil)
@@ -104,7 +110,7 @@ func New(cfg Config) *Client {
 	if hc == nil {
 		hc = wire.NewHTTPClient()
 	}
-	return &Client{cfg: cfg, endpoint: base + "/v1/messages", hc: hc, red: wire.NewRedactor(base, cfg.APIKey, cfg.Header)}
+	return &Client{cfg: cfg, endpoint: base + "/v1/messages", hc: hc, red: wire.NewRedactor(base, cfg.APIKey, cfg.Header), maxReply: wire.MaxReply(cfg.MaxReplyBytes)}
 }
 
 // FromEnv returns a client for model configured from the environment, read
@@ -360,9 +366,9 @@ func (c *Client) chat(ctx context.Context, req *llm.Request, onChunk func(llm.Ch
 	defer resp.Body.Close()
 	r := &llm.Response{Message: llm.Message{Role: llm.Assistant}, Model: model}
 	if onChunk == nil {
-		err = readWhole(ctx, resp.Body, r, out)
+		err = readWhole(ctx, wire.Cap(resp.Body, c.maxReply), r, out)
 	} else {
-		err = readStream(ctx, resp.Body, r, out, onChunk)
+		err = readStream(ctx, wire.Cap(resp.Body, c.maxReply), r, out, onChunk)
 	}
 	if err != nil {
 		return nil, err
@@ -472,6 +478,9 @@ func readStream(ctx context.Context, body io.Reader, r *llm.Response, out *outpu
 		if err != nil {
 			if ctx.Err() != nil {
 				return wire.Cancelled(provider, ctx)
+			}
+			if e := wire.TooLarge(provider, err); e != nil {
+				return e
 			}
 			return &llm.Error{Provider: provider, Retryable: true, Err: err,
 				Message: fmt.Sprintf("stream cut after %d bytes: %d events, %d bytes of text and %d tool calls received, no message_stop",

@@ -3,8 +3,6 @@ package ollama
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"io"
 	"net/http"
 	"strings"
 
@@ -68,13 +66,9 @@ func (c *Client) embed(ctx context.Context, req *llm.EmbedRequest) (*llm.EmbedRe
 		return nil, err
 	}
 	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
+	b, err := wire.ReadBody(provider, ctx, wire.Cap(resp.Body, c.maxReply))
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, wire.Cancelled(provider, ctx)
-		}
-		return nil, &llm.Error{Provider: provider, Retryable: true, Err: err,
-			Message: fmt.Sprintf("reply cut after %d bytes: %v", len(b), err)}
+		return nil, err
 	}
 	var r embedResponse
 	if err := json.Unmarshal(b, &r); err != nil {

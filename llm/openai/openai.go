@@ -44,6 +44,11 @@ type Config struct {
 	APIKey string
 	// Model is the model used when Request.Model is empty.
 	Model string
+	// MaxReplyBytes is the most bytes of one reply read, streamed or not
+	// (and of an embedding reply): a longer reply fails with an
+	// *llm.Error of Kind llm.KindReplyTooLarge naming the limit. 0 means
+	// llm.DefaultMaxReplyBytes (8 MiB); a negative value means no limit.
+	MaxReplyBytes int64
 	// HTTPClient sends the requests; nil means a client of the package's
 	// own that keeps up to 16 idle connections per host. Timeouts come
 	// from the ctx given to Chat.
@@ -70,6 +75,7 @@ type Client struct {
 	maxField string
 	hc       *http.Client
 	red      *wire.Redactor // the credentials of cfg, kept out of errors
+	maxReply int64          // bytes of one reply read at most; -1: no limit
 }
 
 var _ llm.Model = (*Client)(nil)
@@ -91,7 +97,7 @@ func New(cfg Config) *Client {
 			field = "max_completion_tokens"
 		}
 	}
-	return &Client{cfg: cfg, endpoint: base + "/chat/completions", maxField: field, hc: hc, red: wire.NewRedactor(base, cfg.APIKey, cfg.Header)}
+	return &Client{cfg: cfg, endpoint: base + "/chat/completions", maxField: field, hc: hc, red: wire.NewRedactor(base, cfg.APIKey, cfg.Header), maxReply: wire.MaxReply(cfg.MaxReplyBytes)}
 }
 
 // FromEnv returns a client for model configured from the environment, read
@@ -341,9 +347,9 @@ func (c *Client) chat(ctx context.Context, req *llm.Request, onChunk func(llm.Ch
 	defer resp.Body.Close()
 	out := &llm.Response{Message: llm.Message{Role: llm.Assistant}, Model: model}
 	if onChunk == nil {
-		err = readWhole(ctx, resp.Body, out)
+		err = readWhole(ctx, wire.Cap(resp.Body, c.maxReply), out)
 	} else {
-		err = readStream(ctx, resp.Body, out, onChunk)
+		err = readStream(ctx, wire.Cap(resp.Body, c.maxReply), out, onChunk)
 	}
 	if err != nil {
 		return nil, err
@@ -407,6 +413,9 @@ func readStream(ctx context.Context, body io.Reader, out *llm.Response, onChunk 
 		if err != nil {
 			if ctx.Err() != nil {
 				return wire.Cancelled(provider, ctx)
+			}
+			if e := wire.TooLarge(provider, err); e != nil {
+				return e
 			}
 			if err == io.EOF && finished {
 				break // no [DONE], but the reply was complete
