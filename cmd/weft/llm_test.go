@@ -174,3 +174,38 @@ func TestRunLLMKeyEchoedInErrorIsRedacted(t *testing.T) {
 		})
 	}
 }
+
+// A reply cut mid-way is retried from the start when nothing of it was
+// shown (no --trace): the run succeeds, as docs/cli.md says. With --trace
+// the tokens already printed cannot be taken back: the run fails, saying
+// why the cut was not retried.
+func TestRunLLMCutReplyIsRetried(t *testing.T) {
+	answer := "Revenue in 2019 was $4.2M, as the report says on page four."
+	cutJSON := llmtest.JSON(map[string]any{"intent": "qa"})
+	cutJSON.Cut, cutJSON.FaultAfter, cutJSON.ChunkSize = true, 2, 3
+	cutText := llmtest.Reply{Text: answer, Cut: true, FaultAfter: 3, ChunkSize: 3}
+	srv := llmtest.NewOpenAIServer(cutJSON, llmtest.JSON(map[string]any{"intent": "qa"}), cutText, llmtest.Text(answer))
+	defer srv.Close()
+	getenv := func(k string) string {
+		if k == "OPENAI_BASE_URL" {
+			return srv.BaseURL()
+		}
+		return ""
+	}
+	args := []string{"run", "testdata/llm_route.wf", "--input", "What was the 2019 revenue?", "--llm", "openai:gpt-test"}
+	r := weft(t, args, func(e *env) { e.getenv = getenv })
+	r.wantCode(t, 0)
+	if !strings.Contains(r.stdout, answer) {
+		t.Errorf("stdout = %q", r.stdout)
+	}
+	if n := len(srv.Requests()); n != 4 {
+		t.Errorf("%d requests, want 4: each cut reply asked again once", n)
+	}
+
+	srv.Push(llmtest.JSON(map[string]any{"intent": "qa"}), cutText, llmtest.Text(answer))
+	r = weft(t, append(args, "--trace"), func(e *env) { e.getenv = getenv })
+	r.wantCode(t, 1)
+	if !strings.Contains(r.stderr, "stream cut") || !strings.Contains(r.stderr, "not retried, because") {
+		t.Errorf("stderr = %q: want the cut and why it was not retried", r.stderr)
+	}
+}
