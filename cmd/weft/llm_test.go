@@ -209,3 +209,22 @@ func TestRunLLMCutReplyIsRetried(t *testing.T) {
 		t.Errorf("stderr = %q: want the cut and why it was not retried", r.stderr)
 	}
 }
+
+// A 429 asking to retry after an hour fails the run at once, saying so
+// and naming the most weft waits.
+func TestRunLLMRetryAfterTooLong(t *testing.T) {
+	srv := llmtest.NewOpenAIServer()
+	defer srv.Close()
+	srv.Repeat(llmtest.RateLimited("3600"))
+	getenv := func(k string) string {
+		if k == "OPENAI_BASE_URL" {
+			return srv.BaseURL()
+		}
+		return ""
+	}
+	r := weft(t, []string{"run", "testdata/llm_route.wf", "--input", "q?", "--llm", "openai:gpt-test"}, func(e *env) { e.getenv = getenv })
+	r.wantCode(t, 1)
+	if !strings.Contains(r.stderr, "the server asked to retry after 1h0m0s, more than the 30s this model waits at most") {
+		t.Errorf("stderr = %q", r.stderr)
+	}
+}
