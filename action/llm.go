@@ -181,11 +181,17 @@ func (a *LLMAction) Run(ctx context.Context, c *engine.Call) error {
 	if n := c.Config["max_tokens"].Int(); n > 0 {
 		req.MaxTokens = int(n)
 	}
-	stream := func(ch llm.Chunk) error {
-		if ch.Text != "" {
-			c.Emit("token", flow.StringValue(ch.Text))
+	// The reply is streamed only to be shown as "token" events: unobserved,
+	// it is asked for whole, so that a reply cut mid-way is retried from
+	// the start (llm.Reliable does not retry a stream it has passed on).
+	var stream func(llm.Chunk) error
+	if c.Observed() {
+		stream = func(ch llm.Chunk) error {
+			if ch.Text != "" {
+				c.Emit("token", flow.StringValue(ch.Text))
+			}
+			return nil
 		}
-		return nil
 	}
 
 	fields := c.Node.Node.Outputs

@@ -126,6 +126,7 @@ type ToolCallDelta struct {
 // RetryAfter is the wait the server asked for, if any.
 type Error struct {
 	Provider   string        // "ollama", "openai", "anthropic"
+	Kind       ErrorKind     // what went wrong, for programs; empty when only Status and Message say
 	Status     int           // HTTP status, 0 if the request never got one
 	Message    string        // the provider's message, or a description
 	Retryable  bool          // whether another attempt may succeed
@@ -148,6 +149,52 @@ func (e *Error) Error() string {
 
 // Unwrap returns the underlying error.
 func (e *Error) Unwrap() error { return e.Err }
+
+// Is reports whether target is the sentinel of e's Kind:
+// errors.Is(err, ErrReplyTooLarge) holds for an Error of
+// KindReplyTooLarge.
+func (e *Error) Is(target error) bool {
+	return e.Kind != "" && target == e.Kind.sentinel()
+}
+
+// ErrorKind classifies an Error for programs.
+type ErrorKind string
+
+// The kinds of Error.
+const (
+	// KindReplyTooLarge is a reply longer than the client's limit on the
+	// bytes of one reply (see DefaultMaxReplyBytes); the Message names the
+	// limit. It is not retryable.
+	KindReplyTooLarge ErrorKind = "reply_too_large"
+	// KindRetryAfterTooLong is a server asking, by Retry-After, for a
+	// longer wait than a Reliable model's Policy allows; the Message
+	// names both.
+	KindRetryAfterTooLong ErrorKind = "retry_after_too_long"
+)
+
+// Sentinels that errors.Is finds in an Error of the matching Kind.
+var (
+	ErrReplyTooLarge     = errors.New("llm: reply too large")
+	ErrRetryAfterTooLong = errors.New("llm: server asked for a longer wait than allowed")
+)
+
+func (k ErrorKind) sentinel() error {
+	switch k {
+	case KindReplyTooLarge:
+		return ErrReplyTooLarge
+	case KindRetryAfterTooLong:
+		return ErrRetryAfterTooLong
+	}
+	return nil
+}
+
+// DefaultMaxReplyBytes is the most bytes of one reply a provider client
+// reads when its Config sets no limit: 8 MiB, some two million tokens of
+// text, far more than a model writes in one reply, and room for a batch of
+// 64 embeddings of 3072 dimensions (about 5 MB as JSON). A longer reply,
+// streamed or not, fails with an Error of KindReplyTooLarge instead of
+// growing the process without bound.
+const DefaultMaxReplyBytes = 8 << 20
 
 // IsRetryable reports whether err is an *Error that another attempt may
 // fix.

@@ -31,7 +31,9 @@ type Policy struct {
 	Backoff time.Duration
 	// MaxBackoff caps the computed wait; 0 means 30 s. A server asking,
 	// by Retry-After, for a longer wait than MaxBackoff ends the retries:
-	// the error is returned rather than blocking for that long.
+	// rather than blocking for that long, the call fails with an *Error
+	// of KindRetryAfterTooLong whose Message names both waits (the
+	// server's RetryAfter is kept).
 	MaxBackoff time.Duration
 	// Jitter is the fraction, in [0, 1], by which a backoff is randomly
 	// shortened (and a Retry-After wait randomly lengthened), so that
@@ -68,12 +70,19 @@ func DefaultPolicy() Policy {
 //
 // A streamed call is never retried once a chunk has been delivered to
 // onChunk: the caller has already seen part of a reply, and a second
-// attempt would deliver a different one. Its error is returned as is.
+// attempt would deliver a different one. Its error, which a retry might
+// have fixed (a stream cut mid-way, say), then says so: its Message ends
+// with "not retried, because N chunks of the reply had already been
+// delivered to onChunk", and it wraps the attempt's error. A caller that
+// shows nothing of the reply as it comes should pass a nil onChunk: a cut
+// reply is then retried from the start.
 //
 // Waits and the wait for a concurrency slot end as soon as ctx is done.
-// A retry is not attempted when its wait would end after ctx's deadline.
-// When the attempts are exhausted, the last attempt's error is returned
-// unchanged, so errors.As finds its *Error with its Status.
+// A retry is not attempted when its wait would end after ctx's deadline,
+// nor when the server asks by Retry-After for a longer wait than
+// Policy.MaxBackoff: the error then says so (see MaxBackoff). When the
+// attempts are exhausted, the last attempt's error is returned unchanged.
+// Either way errors.As finds an *Error with the attempt's Status.
 func Reliable(m Model, p Policy) Model {
 	if p.MaxAttempts <= 0 {
 		p.MaxAttempts = 3
@@ -103,11 +112,11 @@ type reliable struct {
 
 // Chat calls the wrapped model under the policy.
 func (r *reliable) Chat(ctx context.Context, req *Request, onChunk func(Chunk) error) (*Response, error) {
-	delivered := false
+	delivered := 0
 	cb := onChunk
 	if onChunk != nil {
 		cb = func(c Chunk) error {
-			delivered = true
+			delivered++
 			return onChunk(c)
 		}
 	}
@@ -116,15 +125,22 @@ func (r *reliable) Chat(ctx context.Context, req *Request, onChunk func(Chunk) e
 		if err == nil {
 			return resp, nil
 		}
-		if ctx.Err() != nil || delivered || !IsRetryable(err) || attempt >= r.p.MaxAttempts {
+		if delivered > 0 && ctx.Err() == nil && IsRetryable(err) && attempt < r.p.MaxAttempts {
+			return nil, notRetried(err, delivered)
+		}
+		if ctx.Err() != nil || delivered > 0 || !IsRetryable(err) || attempt >= r.p.MaxAttempts {
 			return nil, err
 		}
 		wait, ok := r.wait(attempt, err)
 		if !ok {
-			return nil, err
+			var e *Error
+			errors.As(err, &e)
+			return nil, giveUp(err, KindRetryAfterTooLong, fmt.Sprintf("the server asked to retry after %v, more than the %v this model waits at most (Policy.MaxBackoff)",
+				e.RetryAfter, r.p.MaxBackoff))
 		}
 		if dl, has := ctx.Deadline(); has && time.Until(dl) < wait {
-			return nil, err
+			return nil, giveUp(err, "", fmt.Sprintf("not retried: waiting %v to retry would pass the call's deadline, %v away",
+				wait.Round(time.Millisecond), time.Until(dl).Round(time.Millisecond)))
 		}
 		if serr := r.p.Sleep(ctx, wait); serr != nil {
 			return nil, &Error{
@@ -134,6 +150,34 @@ func (r *reliable) Chat(ctx context.Context, req *Request, onChunk func(Chunk) e
 			}
 		}
 	}
+}
+
+// giveUp is the error of a call not retried although its error was
+// retryable: err's fields, kind if set, and err's message followed by
+// why; it wraps err.
+func giveUp(err error, kind ErrorKind, why string) error {
+	var e *Error
+	if !errors.As(err, &e) {
+		return err
+	}
+	c := *e
+	if kind != "" {
+		c.Kind = kind
+	}
+	msg := e.Message
+	if msg == "" && e.Err != nil {
+		msg = e.Err.Error()
+	}
+	c.Message = msg + "; " + why
+	c.Err = err
+	return &c
+}
+
+// notRetried is the error of a streamed call that failed in a way worth
+// retrying after chunks of its reply were delivered: err, saying why it
+// was not retried. Its fields are err's, and it wraps err.
+func notRetried(err error, chunks int) error {
+	return giveUp(err, "", fmt.Sprintf("not retried, because %d chunks of the reply had already been delivered to onChunk", chunks))
 }
 
 // attempt makes one call, holding a concurrency slot and bounded by the

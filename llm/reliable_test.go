@@ -177,6 +177,22 @@ func TestReliableNoRetryAfterChunk(t *testing.T) {
 	if n := len(s.Requests()); n != 1 {
 		t.Errorf("%d requests, want 1: no retry once a chunk was delivered", n)
 	}
+	// The error says why the cut was not retried, and still wraps it.
+	want := fmt.Sprintf("not retried, because %d chunks of the reply had already been delivered to onChunk", chunks)
+	var e *llm.Error
+	if !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "stream cut") || !errors.As(err, &e) ||
+		!strings.HasPrefix(err.Error(), "ollama: stream cut") {
+		t.Errorf("err = %v, want it to say %q", err, want)
+	}
+	if !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		t.Errorf("err = %v no longer wraps the read error", err)
+	}
+	// Without onChunk the same cut is retried from the start.
+	s2, m2 := fake(t, llmtest.Reply{Text: strings.Repeat("abc", 20), Cut: true}, llmtest.Text("ok"))
+	resp, err := llm.Reliable(m2, llm.Policy{MaxAttempts: 3, Sleep: sl.sleep}).Chat(t.Context(), ask("x"), nil)
+	if err != nil || resp.Message.Content != "ok" || len(s2.Requests()) != 2 {
+		t.Errorf("unstreamed cut: %v, %v after %d requests", resp, err, len(s2.Requests()))
+	}
 }
 
 func TestReliableRetriesBeforeFirstChunk(t *testing.T) {
@@ -251,6 +267,22 @@ func TestReliableRetryAfterTooLong(t *testing.T) {
 	if n := len(s.Requests()); n != 1 || len(sl.all()) != 0 {
 		t.Errorf("%d requests and waits %v, want 1 request and no wait", n, sl.all())
 	}
+	// The error says why it came at once: the wait asked for and the limit.
+	want := "ollama: HTTP 429: rate limit reached, slow down; the server asked to retry after 1h0m0s, more than the 30s this model waits at most (Policy.MaxBackoff)"
+	if err.Error() != want || e.Kind != llm.KindRetryAfterTooLong || !errors.Is(err, llm.ErrRetryAfterTooLong) {
+		t.Errorf("err = %q (kind %q), want %q", err, e.Kind, want)
+	}
+
+	// A shorter Retry-After is honoured: waited for, then retried.
+	s2, m2 := fake(t, llmtest.RateLimited("3"), llmtest.Text("ok"))
+	var sl2 sleeps
+	resp, err := llm.Reliable(m2, llm.Policy{MaxBackoff: 30 * time.Second, Sleep: sl2.sleep}).Chat(t.Context(), ask("x"), nil)
+	if err != nil || resp.Message.Content != "ok" || len(s2.Requests()) != 2 {
+		t.Fatalf("resp %v, err %v", resp, err)
+	}
+	if w := sl2.all(); len(w) != 1 || w[0] != 3*time.Second {
+		t.Errorf("waits %v, want the 3s asked for", w)
+	}
 }
 
 func TestReliableWaitPastDeadline(t *testing.T) {
@@ -269,6 +301,9 @@ func TestReliableWaitPastDeadline(t *testing.T) {
 	}
 	if n := len(s.Requests()); n != 1 {
 		t.Errorf("%d requests, want 1", n)
+	}
+	if !strings.Contains(err.Error(), "HTTP 503: busy; not retried: waiting 5s to retry would pass the call's deadline") {
+		t.Errorf("err = %v, want it to say why it was not retried", err)
 	}
 }
 

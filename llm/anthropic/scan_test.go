@@ -21,6 +21,9 @@ func FuzzFastDelta(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
+	for _, l := range hostileLines() {
+		f.Add(l)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		index, kind, text, ok := fastDelta(data)
 		if !ok {

@@ -594,10 +594,12 @@ type fault struct {
 	retryAfter func(time.Duration) bool
 	contains   []string // in the error message
 	minChunks  int
+	kind       llm.ErrorKind
 }
 
 func (c *suite) faults(t *testing.T) {
 	long := strings.Repeat("abcdefghij", 8)
+	huge := strings.Repeat("abcdefghi\n", llm.DefaultMaxReplyBytes/10+1)
 	date := time.Now().Add(30 * time.Second).UTC().Format(http.TimeFormat)
 	cases := []fault{
 		{name: "429RetryAfterSeconds", reply: RateLimited("2"), stream: true, status: 429, retryable: true,
@@ -617,6 +619,9 @@ func (c *suite) faults(t *testing.T) {
 		{name: "ResetStream", reply: Reply{Text: long, Reset: true}, stream: true, retryable: true},
 		{name: "ResetWhole", reply: Reply{Text: long, Reset: true}, retryable: true},
 		{name: "StreamErrorEvent", reply: Reply{Text: long, ChunkSize: 2, StreamError: "model crashed", FaultAfter: 4}, stream: true, anyRetry: true, contains: []string{"model crashed"}, minChunks: 1},
+		// A reply past llm.DefaultMaxReplyBytes is refused, not read whole.
+		{name: "ReplyTooLargeStream", reply: Reply{Text: huge, ChunkSize: 64 << 10}, stream: true, kind: llm.KindReplyTooLarge, contains: []string{"8388608 bytes"}},
+		{name: "ReplyTooLargeWhole", reply: Reply{Text: huge}, kind: llm.KindReplyTooLarge, contains: []string{"8388608 bytes"}},
 	}
 	for _, fc := range cases {
 		t.Run(fc.name, func(t *testing.T) {
@@ -654,6 +659,12 @@ func (c *suite) faults(t *testing.T) {
 			}
 			if len(r.chunks) < fc.minChunks {
 				t.Errorf("got %d chunks before the fault, want at least %d", len(r.chunks), fc.minChunks)
+			}
+			if e.Kind != fc.kind {
+				t.Errorf("Kind = %q, want %q (error %q)", e.Kind, fc.kind, r.err)
+			}
+			if fc.kind == llm.KindReplyTooLarge && !errors.Is(r.err, llm.ErrReplyTooLarge) {
+				t.Errorf("errors.Is(%q, llm.ErrReplyTooLarge) is false", r.err)
 			}
 		})
 	}

@@ -162,7 +162,7 @@ func (s *Server) serveEmbed(w http.ResponseWriter, r *http.Request, ew embedWire
 		reset(rc)
 		return
 	case rp.Status != 0 && rp.Status != http.StatusOK:
-		s.writeError(w, rp.Status, rp.ErrorMessage, rp.RetryAfter)
+		s.writeError(w, rp.Status, errorMessage(&rp, r), rp.RetryAfter)
 		return
 	case rp.StreamError != "":
 		s.writeError(w, http.StatusInternalServerError, rp.StreamError, "")

@@ -331,10 +331,15 @@ type embedFault struct {
 	retryable  bool
 	retryAfter time.Duration
 	contains   []string // in the error message
+	kind       llm.ErrorKind
 }
 
 func (c *embedSuite) faults(t *testing.T) {
 	in := []string{"one", "two", "three"}
+	huge := make([]float32, 400_000) // three take some 13 MB as JSON
+	for i := range huge {
+		huge[i] = 0.12345678
+	}
 	cases := []embedFault{
 		{name: "429RetryAfter", reply: RateLimited("2"), status: 429, retryable: true, retryAfter: 2 * time.Second, contains: []string{"rate limit reached"}},
 		{name: "500", reply: Status(500, "internal failure"), status: 500, retryable: true, contains: []string{"internal failure"}},
@@ -349,6 +354,8 @@ func (c *embedSuite) faults(t *testing.T) {
 		{name: "MoreVectors", reply: Reply{Vectors: [][]float32{{1, 0}, {0, 1}, {1, 1}, {0, 0}}}, contains: []string{"4", "3"}},
 		{name: "MixedLengths", reply: Reply{Vectors: [][]float32{{1, 0, 0}, {0, 1}, {1, 1, 0}}}},
 		{name: "EmptyVectors", reply: Reply{Vectors: [][]float32{{}, {}, {}}}},
+		// A reply past llm.DefaultMaxReplyBytes is refused, not read whole.
+		{name: "ReplyTooLarge", reply: Reply{Vectors: [][]float32{huge, huge, huge}}, kind: llm.KindReplyTooLarge, contains: []string{"8388608 bytes"}},
 	}
 	for _, fc := range cases {
 		t.Run(fc.name, func(t *testing.T) {
@@ -380,6 +387,9 @@ func (c *embedSuite) faults(t *testing.T) {
 				if !strings.Contains(r.err.Error(), sub) {
 					t.Errorf("error %q does not mention %q", r.err, sub)
 				}
+			}
+			if le.Kind != fc.kind {
+				t.Errorf("Kind = %q, want %q (error %q)", le.Kind, fc.kind, r.err)
 			}
 		})
 	}

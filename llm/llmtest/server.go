@@ -28,9 +28,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -101,6 +103,11 @@ type Reply struct {
 	Malformed    bool
 	StreamError  string
 	FaultAfter   int // streamed events sent before a Cut, Malformed or StreamError fault
+	// EchoHeaders, with a Status, appends the request's headers (API keys
+	// included) to the error message, one "Name: value" each, as a proxy
+	// or gateway quoting the request in its 401 does: a client must not
+	// pass them on.
+	EchoHeaders bool
 
 	// Vectors, for an embedding request (see PushEmbed), are the vectors
 	// sent instead of computed ones; they need not match the input, so
@@ -525,7 +532,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, rp *Reply, in *in
 		return 0
 	}
 	if rp.Status != 0 && rp.Status != http.StatusOK {
-		s.writeError(w, rp.Status, rp.ErrorMessage, rp.RetryAfter)
+		s.writeError(w, rp.Status, errorMessage(rp, r), rp.RetryAfter)
 		return 0
 	}
 	if rp.StreamError != "" && !in.stream {
@@ -665,6 +672,24 @@ func (s *Server) writeError(w http.ResponseWriter, status int, msg, retryAfter s
 	}
 	w.WriteHeader(status)
 	_, _ = w.Write(s.wire.errorBody(status, msg))
+}
+
+// errorMessage is a Reply's ErrorMessage, followed by the request's
+// headers if it echoes them.
+func errorMessage(rp *Reply, r *http.Request) string {
+	if !rp.EchoHeaders {
+		return rp.ErrorMessage
+	}
+	var b strings.Builder
+	b.WriteString(rp.ErrorMessage)
+	b.WriteString(" (request headers:")
+	for _, k := range slices.Sorted(maps.Keys(r.Header)) {
+		for _, v := range r.Header[k] {
+			fmt.Fprintf(&b, " %s: %s;", k, v)
+		}
+	}
+	b.WriteString(")")
+	return b.String()
 }
 
 // cut flushes what was written and closes the connection without ending

@@ -3,8 +3,6 @@ package ollama
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"io"
 	"net/http"
 	"strings"
 
@@ -38,8 +36,16 @@ func (c *Client) embedURL() string {
 // Embed sends req to /api/embed; see llm.Embedder. The model is
 // req.Model, else Config.Model; Config.Options and Config.KeepAlive are
 // sent too. An empty Input gives an empty reply without a request. Every
-// failure is an *llm.Error.
+// failure is an *llm.Error, its text redacted as Chat's.
 func (c *Client) Embed(ctx context.Context, req *llm.EmbedRequest) (*llm.EmbedResponse, error) {
+	resp, err := c.embed(ctx, req)
+	if err != nil {
+		return nil, c.red.Error(err)
+	}
+	return resp, nil
+}
+
+func (c *Client) embed(ctx context.Context, req *llm.EmbedRequest) (*llm.EmbedResponse, error) {
 	model, empty, err := wire.EmbedStart(ctx, provider, req, c.cfg.Model)
 	if err != nil {
 		return nil, err
@@ -60,13 +66,9 @@ func (c *Client) Embed(ctx context.Context, req *llm.EmbedRequest) (*llm.EmbedRe
 		return nil, err
 	}
 	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
+	b, err := wire.ReadBody(provider, ctx, wire.Cap(resp.Body, c.maxReply))
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, wire.Cancelled(provider, ctx)
-		}
-		return nil, &llm.Error{Provider: provider, Retryable: true, Err: err,
-			Message: fmt.Sprintf("reply cut after %d bytes: %v", len(b), err)}
+		return nil, err
 	}
 	var r embedResponse
 	if err := json.Unmarshal(b, &r); err != nil {

@@ -65,3 +65,11 @@ func TestEmbedNoModel(t *testing.T) {
 		t.Errorf("err = %v, requests %d", err, len(s.Requests()))
 	}
 }
+
+// TestEmbedRedaction checks that the client's credentials, echoed by a
+// server in its error, stay out of every error Embed returns.
+func TestEmbedRedaction(t *testing.T) {
+	llmtest.TestEmbedRedaction(t, llmtest.Ollama, func(t *testing.T, c llmtest.Credentials) llm.Embedder {
+		return ollama.New(ollama.Config{BaseURL: c.BaseURL, APIKey: c.APIKey, Header: c.Header, Model: "m"})
+	})
+}

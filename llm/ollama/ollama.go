@@ -47,6 +47,11 @@ type Config struct {
 	APIKey string
 	// Model is the model used when Request.Model is empty, e.g. "llama3.1".
 	Model string
+	// MaxReplyBytes is the most bytes of one reply read, streamed or not
+	// (and of an embedding reply): a longer reply fails with an
+	// *llm.Error of Kind llm.KindReplyTooLarge naming the limit. 0 means
+	// llm.DefaultMaxReplyBytes (8 MiB); a negative value means no limit.
+	MaxReplyBytes int64
 	// HTTPClient sends the requests; nil means a client of the package's
 	// own that keeps up to 16 idle connections per host. Timeouts come
 	// from the ctx given to Chat, not from here.
@@ -67,6 +72,8 @@ type Client struct {
 	cfg      Config
 	endpoint string
 	hc       *http.Client
+	red      *wire.Redactor // the credentials of cfg, kept out of errors
+	maxReply int64          // bytes of one reply read at most; -1: no limit
 }
 
 var _ llm.Model = (*Client)(nil)
@@ -81,7 +88,7 @@ func New(cfg Config) *Client {
 	if hc == nil {
 		hc = wire.NewHTTPClient()
 	}
-	return &Client{cfg: cfg, endpoint: strings.TrimRight(base, "/") + "/api/chat", hc: hc}
+	return &Client{cfg: cfg, endpoint: strings.TrimRight(base, "/") + "/api/chat", hc: hc, red: wire.NewRedactor(base, cfg.APIKey, cfg.Header), maxReply: wire.MaxReply(cfg.MaxReplyBytes)}
 }
 
 // FromEnv returns a client for model configured from the environment, read
@@ -356,8 +363,21 @@ func (c *Client) encodeSlow(req *llm.Request, model string, stream bool) ([]byte
 
 // Chat sends req to /api/chat; see llm.Model. Every failure is an
 // *llm.Error, except an error returned by onChunk, which is returned as
-// is.
+// is. The client's credentials (Config.APIKey, the user, password and
+// secret query parameters of Config.BaseURL, the credentials in
+// Config.Header) and any Bearer token are replaced by "[REDACTED]" in the
+// text of every error, so that a server or proxy echoing the request's
+// headers does not put a key into logs; errors.Is and errors.As still
+// find the errors wrapped.
 func (c *Client) Chat(ctx context.Context, req *llm.Request, onChunk func(llm.Chunk) error) (*llm.Response, error) {
+	resp, err := c.chat(ctx, req, onChunk)
+	if err != nil {
+		return nil, c.red.Error(err)
+	}
+	return resp, nil
+}
+
+func (c *Client) chat(ctx context.Context, req *llm.Request, onChunk func(llm.Chunk) error) (*llm.Response, error) {
 	if req == nil {
 		return nil, &llm.Error{Provider: provider, Message: "nil request"}
 	}
@@ -376,9 +396,9 @@ func (c *Client) Chat(ctx context.Context, req *llm.Request, onChunk func(llm.Ch
 	defer resp.Body.Close()
 	out := &llm.Response{Message: llm.Message{Role: llm.Assistant}, Model: model}
 	if onChunk == nil {
-		err = readWhole(ctx, resp.Body, out)
+		err = readWhole(ctx, wire.Cap(resp.Body, c.maxReply), out)
 	} else {
-		err = readStream(ctx, resp.Body, out, onChunk)
+		err = readStream(ctx, wire.Cap(resp.Body, c.maxReply), out, onChunk)
 	}
 	if err != nil {
 		return nil, err
@@ -420,6 +440,9 @@ func readStream(ctx context.Context, body io.Reader, out *llm.Response, onChunk 
 		if err != nil {
 			if ctx.Err() != nil {
 				return wire.Cancelled(provider, ctx)
+			}
+			if e := wire.TooLarge(provider, err); e != nil {
+				return e
 			}
 			return &llm.Error{Provider: provider, Retryable: true, Err: err,
 				Message: fmt.Sprintf("stream cut after %d bytes: %d events, %d bytes of text and %d tool calls received, no final event",

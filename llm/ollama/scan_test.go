@@ -39,6 +39,9 @@ func FuzzFastEvent(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
+	for _, l := range hostileLines() {
+		f.Add(l)
+	}
 	f.Fuzz(func(t *testing.T, line []byte) {
 		var fast chatResponse
 		content, esc, ok := fastEvent(line, &fast)

@@ -7,7 +7,6 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
 	"net/http"
 	"strings"
@@ -50,8 +49,16 @@ func (c *Client) embedURL() string {
 // indexes is taken in list order); a vector sent as base64 despite the
 // format asked for is decoded. An empty Input gives an empty reply without
 // a request (OpenAI rejects an empty list). Every failure is an
-// *llm.Error.
+// *llm.Error, its text redacted as Chat's.
 func (c *Client) Embed(ctx context.Context, req *llm.EmbedRequest) (*llm.EmbedResponse, error) {
+	resp, err := c.embed(ctx, req)
+	if err != nil {
+		return nil, c.red.Error(err)
+	}
+	return resp, nil
+}
+
+func (c *Client) embed(ctx context.Context, req *llm.EmbedRequest) (*llm.EmbedResponse, error) {
 	model, empty, err := wire.EmbedStart(ctx, provider, req, c.cfg.Model)
 	if err != nil {
 		return nil, err
@@ -72,13 +79,9 @@ func (c *Client) Embed(ctx context.Context, req *llm.EmbedRequest) (*llm.EmbedRe
 		return nil, err
 	}
 	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
+	b, err := wire.ReadBody(provider, ctx, wire.Cap(resp.Body, c.maxReply))
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, wire.Cancelled(provider, ctx)
-		}
-		return nil, &llm.Error{Provider: provider, Retryable: true, Err: err,
-			Message: fmt.Sprintf("reply cut after %d bytes: %v", len(b), err)}
+		return nil, err
 	}
 	var r embedResponse
 	if err := json.Unmarshal(b, &r); err != nil {

@@ -89,3 +89,11 @@ func TestEmbedReplyShapes(t *testing.T) {
 		})
 	}
 }
+
+// TestEmbedRedaction checks that the client's credentials, echoed by a
+// server in its error, stay out of every error Embed returns.
+func TestEmbedRedaction(t *testing.T) {
+	llmtest.TestEmbedRedaction(t, llmtest.OpenAI, func(t *testing.T, c llmtest.Credentials) llm.Embedder {
+		return openai.New(openai.Config{BaseURL: c.BaseURL, APIKey: c.APIKey, Header: c.Header, Model: "m"})
+	})
+}

@@ -24,6 +24,9 @@ func FuzzFastText(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
+	for _, l := range hostileLines() {
+		f.Add(l)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		raw, esc, ok := fastText(data)
 		if !ok {

@@ -41,11 +41,12 @@ type record struct {
 
 // recordedError is a provider error as recorded.
 type recordedError struct {
-	Provider     string `json:"provider,omitempty"`
-	Status       int    `json:"status,omitempty"`
-	Message      string `json:"message"`
-	Retryable    bool   `json:"retryable,omitempty"`
-	RetryAfterMS int64  `json:"retry_after_ms,omitempty"`
+	Provider     string        `json:"provider,omitempty"`
+	Kind         llm.ErrorKind `json:"kind,omitempty"`
+	Status       int           `json:"status,omitempty"`
+	Message      string        `json:"message"`
+	Retryable    bool          `json:"retryable,omitempty"`
+	RetryAfterMS int64         `json:"retry_after_ms,omitempty"`
 }
 
 // RecordError reports that an exchange could not be written to the
@@ -148,6 +149,7 @@ func toRecorded(err error) *recordedError {
 		}
 		return &recordedError{
 			Provider:     le.Provider,
+			Kind:         le.Kind,
 			Status:       le.Status,
 			Message:      msg,
 			Retryable:    le.Retryable,
@@ -165,6 +167,7 @@ func (e *recordedError) toError() error {
 	}
 	return &llm.Error{
 		Provider:   prov,
+		Kind:       e.Kind,
 		Status:     e.Status,
 		Message:    e.Message,
 		Retryable:  e.Retryable,

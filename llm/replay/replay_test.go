@@ -381,3 +381,28 @@ func TestReplayIsAModel(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// failModel fails every call with its error.
+type failModel struct{ err error }
+
+func (m failModel) Chat(context.Context, *llm.Request, func(llm.Chunk) error) (*llm.Response, error) {
+	return nil, m.err
+}
+
+// A recorded error keeps its kind: a replayed run fails as the live one.
+func TestRecordedErrorKeepsKind(t *testing.T) {
+	var file bytes.Buffer
+	rec := replay.NewRecorder(failModel{&llm.Error{Provider: "ollama", Kind: llm.KindReplyTooLarge, Message: "reply longer than the limit of 8388608 bytes"}}, &file)
+	if _, err := rec.Chat(context.Background(), req("big"), nil); !errors.Is(err, llm.ErrReplyTooLarge) {
+		t.Fatalf("live error %v", err)
+	}
+	p, err := replay.Open(bytes.NewReader(file.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = p.Chat(context.Background(), req("big"), nil)
+	var le *llm.Error
+	if !errors.As(err, &le) || le.Kind != llm.KindReplyTooLarge || !errors.Is(err, llm.ErrReplyTooLarge) || le.Provider != "ollama" {
+		t.Errorf("replayed error %#v", err)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/weftlang/weft/flow"
 	"github.com/weftlang/weft/llm"
@@ -245,7 +246,7 @@ func (a *Asker) Ask(ctx context.Context, m llm.Model, req *llm.Request, onChunk 
 		}
 		if attempt <= repairs {
 			r.Messages = append(r.Messages,
-				llm.Message{Role: llm.Assistant, Content: text},
+				llm.Message{Role: llm.Assistant, Content: ClipQuote(text)},
 				llm.Message{Role: llm.User, Content: RepairPrompt(res.Violations)})
 		}
 	}
@@ -255,14 +256,49 @@ func (a *Asker) Ask(ctx context.Context, m llm.Model, req *llm.Request, onChunk 
 	return fellBack(res, fallback), nil
 }
 
+// RepairQuoteBytes is how much of a bad reply a repair quotes back to the
+// model: its first and its last RepairQuoteBytes bytes, with a line
+// between them saying how many bytes were cut. A reply of at most twice
+// as much is quoted whole. Each violation listed is clipped likewise.
+const RepairQuoteBytes = 2 << 10
+
+// ClipQuote returns s whole if it is at most 2*RepairQuoteBytes long, and
+// otherwise its first and last RepairQuoteBytes bytes (cut at rune
+// boundaries) joined by a line "[... N bytes cut ...]": what a repair
+// quotes of a bad reply, so that a huge reply is not sent back whole on
+// every attempt.
+func ClipQuote(s string) string {
+	return clipMiddle(s, RepairQuoteBytes)
+}
+
+// clipMiddle keeps the first and last keep bytes of s, at rune
+// boundaries, and says how many bytes it cut between them.
+func clipMiddle(s string, keep int) string {
+	if len(s) <= 2*keep {
+		return s
+	}
+	head, tail := keep, len(s)-keep
+	for head > 0 && !utf8.RuneStart(s[head]) {
+		head--
+	}
+	for tail < len(s) && !utf8.RuneStart(s[tail]) {
+		tail++
+	}
+	return s[:head] + fmt.Sprintf("\n[... %d bytes cut ...]\n", tail-head) + s[tail:]
+}
+
+// violationQuoteBytes bounds each half of a violation quoted in a repair.
+const violationQuoteBytes = 500
+
 // RepairPrompt is the user message that re-asks the model after a reply
-// that did not match the schema: every violation on its own line.
+// that did not match the schema: every violation on its own line, each
+// clipped in its middle if longer than 1000 bytes.
 func RepairPrompt(vs []Violation) string {
 	var b strings.Builder
 	b.WriteString("Your reply did not match the schema:\n")
 	for _, v := range vs {
 		b.WriteString("- ")
-		b.WriteString(v.String())
+		b.WriteString(clipMiddle(v.String(), violationQuoteBytes))
 		b.WriteByte('\n')
 	}
 	b.WriteString("Reply again with only the JSON.")

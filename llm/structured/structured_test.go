@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/weftlang/weft/flow"
 	"github.com/weftlang/weft/llm"
@@ -549,5 +552,50 @@ func TestAskerReused(t *testing.T) {
 	}
 	if _, err := structured.NewAsker([]*flow.Field{field("x", flow.TInt)}, structured.Options{Fallback: map[string]flow.Value{"x": flow.StringValue("no")}}); err == nil {
 		t.Error("a fallback of the wrong type was accepted")
+	}
+}
+
+// A repair quotes a huge bad reply clipped: its first and last
+// RepairQuoteBytes bytes and a line saying how many were cut, not the
+// whole reply again on every attempt.
+func TestRepairClipsHugeReply(t *testing.T) {
+	huge := `{"intent":"` + strings.Repeat("é", 500_000) + `"}` // 1 MB, not an allowed intent
+	m := script(huge, huge, `{"intent":"qa"}`)
+	res, err := structured.Ask(context.Background(), m, request(), classify(), structured.Options{})
+	if err != nil || res.FellBack || res.Attempts != 3 {
+		t.Fatalf("res %+v, err %v", res, err)
+	}
+	for i, r := range m.reqs[1:] {
+		var size int
+		for _, msg := range r.Messages {
+			size += len(msg.Content)
+		}
+		if size > 16<<10 {
+			t.Errorf("repair %d sends %d bytes of messages", i+1, size)
+		}
+		quoted := r.Messages[len(r.Messages)-2]
+		if quoted.Role != llm.Assistant {
+			t.Fatalf("repair %d: message %+v is not the bad reply", i+1, quoted)
+		}
+		// The marker says how many bytes it stands for: the quote and the
+		// cut add up to the reply, cut at rune boundaries.
+		mk := regexp.MustCompile(`\n\[\.\.\. (\d+) bytes cut \.\.\.\]\n`).FindStringSubmatch(quoted.Content)
+		if mk == nil {
+			t.Fatalf("repair %d quotes %.80q... without a cut marker", i+1, quoted.Content)
+		}
+		n, _ := strconv.Atoi(mk[1])
+		kept := len(quoted.Content) - len(mk[0])
+		if kept+n != len(huge) || kept > 2*structured.RepairQuoteBytes || kept < 2*structured.RepairQuoteBytes-4 ||
+			!strings.HasPrefix(quoted.Content, `{"intent":"éé`) || !strings.HasSuffix(quoted.Content, `éé"}`) ||
+			!utf8.ValidString(quoted.Content) {
+			t.Errorf("repair %d quotes %d bytes and cuts %d of %d: %.80q...%q", i+1, kept, n, len(huge), quoted.Content,
+				quoted.Content[max(0, len(quoted.Content)-40):])
+		}
+		if p := r.Messages[len(r.Messages)-1].Content; len(p) > 4<<10 {
+			t.Errorf("repair prompt of %d bytes", len(p))
+		}
+	}
+	if s := structured.ClipQuote("short"); s != "short" {
+		t.Errorf("ClipQuote of a short text: %q", s)
 	}
 }

@@ -25,7 +25,8 @@ func Cancelled(provider string, ctx context.Context) error {
 	return &llm.Error{Provider: provider, Message: "call aborted: " + context.Cause(ctx).Error(), Err: ctx.Err()}
 }
 
-// ReadBody reads a whole (non-streamed) reply. A body cut short is a
+// ReadBody reads a whole (non-streamed) reply. A body longer than the
+// limit of a Capped reader is TooLarge's error; a body cut short is a
 // retryable *llm.Error saying how much arrived; a cancelled call is
 // Cancelled's error.
 func ReadBody(provider string, ctx context.Context, body io.Reader) ([]byte, error) {
@@ -34,10 +35,95 @@ func ReadBody(provider string, ctx context.Context, body io.Reader) ([]byte, err
 		if ctx.Err() != nil {
 			return nil, Cancelled(provider, ctx)
 		}
+		if e := TooLarge(provider, err); e != nil {
+			return nil, e
+		}
 		return nil, &llm.Error{Provider: provider, Retryable: true, Err: err,
 			Message: fmt.Sprintf("reply cut after %d bytes: %v", len(b), err)}
 	}
 	return b, nil
+}
+
+// MaxReply is the limit on one reply's bytes a client configured with n
+// applies: n if positive, llm.DefaultMaxReplyBytes if 0, none (-1) if
+// negative.
+func MaxReply(n int64) int64 {
+	switch {
+	case n > 0:
+		return n
+	case n == 0:
+		return llm.DefaultMaxReplyBytes
+	}
+	return -1
+}
+
+// Capped is a reader of a reply that refuses to read more than its limit:
+// past it, Read returns a *LimitError.
+type Capped struct {
+	r     io.Reader
+	limit int64 // -1: none
+	n     int64 // bytes read
+}
+
+// Cap returns a reader of r that reads at most limit bytes (no limit if
+// negative) and then fails with a *LimitError.
+func Cap(r io.Reader, limit int64) *Capped {
+	return &Capped{r: r, limit: limit}
+}
+
+// Read reads from the underlying reader, up to the limit.
+func (c *Capped) Read(p []byte) (int, error) {
+	if c.limit < 0 {
+		n, err := c.r.Read(p)
+		c.n += int64(n)
+		return n, err
+	}
+	if c.n > c.limit {
+		return 0, &LimitError{Limit: c.limit}
+	}
+	// Read one byte past the limit, to tell a body that ends at the
+	// limit from a longer one.
+	if left := c.limit + 1 - c.n; int64(len(p)) > left {
+		p = p[:left]
+	}
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	if c.n > c.limit {
+		return n - int(c.n-c.limit), &LimitError{Limit: c.limit}
+	}
+	return n, err
+}
+
+// LimitError is the read error of a Capped reader past its limit.
+type LimitError struct {
+	Limit int64
+}
+
+// Error names the limit.
+func (e *LimitError) Error() string {
+	return fmt.Sprintf("reply longer than the limit of %d bytes", e.Limit)
+}
+
+// TooLarge returns the *llm.Error of KindReplyTooLarge for a read error
+// that is a *LimitError, naming the limit, and nil for any other error.
+func TooLarge(provider string, err error) error {
+	var le *LimitError
+	if !errors.As(err, &le) {
+		return nil
+	}
+	return &llm.Error{Provider: provider, Kind: llm.KindReplyTooLarge, Err: le,
+		Message: fmt.Sprintf("reply longer than the limit of %d bytes (%s); not read further", le.Limit, sizeText(le.Limit))}
+}
+
+// sizeText writes n bytes in binary units, e.g. "8 MiB".
+func sizeText(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d B", n)
 }
 
 // SafeName makes a name that the providers accept for a tool or a schema,

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"net/http"
+	"net/url"
 
 	"github.com/weftlang/weft/llm"
 )
@@ -43,11 +44,33 @@ func Post(ctx context.Context, provider string, hc *http.Client, url string, bod
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return nil, RequestError(provider, ctx, err)
+		return nil, RequestError(provider, ctx, absURLError(err, req.URL, resp))
 	}
 	if resp.StatusCode != http.StatusOK {
 		defer resp.Body.Close()
 		return nil, statusError(resp)
 	}
 	return resp, nil
+}
+
+// absURLError returns err, a *url.Error from http.Client.Do, naming an
+// absolute URL without credentials: net/http names the Location header
+// as it came, often relative, when it stops following redirects (resp
+// is then the last redirect), and the URL with its user name otherwise.
+func absURLError(err error, reqURL *url.URL, resp *http.Response) error {
+	ue, ok := err.(*url.Error)
+	if !ok {
+		return err
+	}
+	base := reqURL
+	if resp != nil && resp.Request != nil && resp.Request.URL != nil {
+		base = resp.Request.URL
+	}
+	u, perr := base.Parse(ue.URL)
+	if perr != nil {
+		return err
+	}
+	c := *ue
+	c.URL = SafeURL(u)
+	return &c
 }

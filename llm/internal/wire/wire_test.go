@@ -206,3 +206,35 @@ func TestReadBodyCut(t *testing.T) {
 		t.Errorf("whole body: %q, %v", b, err)
 	}
 }
+
+// TestCap checks the limit on a reply's bytes: a body of exactly the
+// limit is read whole, one byte more is a *llm.Error of
+// KindReplyTooLarge naming the limit, and a negative limit reads all.
+func TestCap(t *testing.T) {
+	ctx := context.Background()
+	body := strings.Repeat("x", 1000)
+	if b, err := ReadBody("p", ctx, Cap(strings.NewReader(body), 1000)); err != nil || string(b) != body {
+		t.Errorf("a body of the limit: %d bytes, %v", len(b), err)
+	}
+	_, err := ReadBody("p", ctx, Cap(strings.NewReader(body+"y"), 1000))
+	var le *llm.Error
+	if !errors.As(err, &le) || le.Kind != llm.KindReplyTooLarge || le.Retryable || !errors.Is(err, llm.ErrReplyTooLarge) ||
+		!strings.Contains(err.Error(), "1000 bytes") {
+		t.Errorf("a body over the limit: %v", err)
+	}
+	// Reads past the limit keep failing, and never report a negative count.
+	c := Cap(iotest.OneByteReader(strings.NewReader(body+"yz")), 1000)
+	n, err := io.Copy(io.Discard, c)
+	if n != 1000 || err == nil {
+		t.Errorf("copied %d bytes, %v", n, err)
+	}
+	if k, err := c.Read(make([]byte, 10)); k != 0 || err == nil {
+		t.Errorf("read past the limit: %d, %v", k, err)
+	}
+	if b, err := ReadBody("p", ctx, Cap(strings.NewReader(body), -1)); err != nil || len(b) != 1000 {
+		t.Errorf("no limit: %d bytes, %v", len(b), err)
+	}
+	if MaxReply(0) != llm.DefaultMaxReplyBytes || MaxReply(5) != 5 || MaxReply(-3) != -1 {
+		t.Error("MaxReply")
+	}
+}
