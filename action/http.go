@@ -16,6 +16,7 @@ import (
 
 	"github.com/weftlang/weft/engine"
 	"github.com/weftlang/weft/flow"
+	"github.com/weftlang/weft/internal/redact"
 	"github.com/weftlang/weft/llm/prompt"
 )
 
@@ -240,15 +241,19 @@ func (a *HTTPAction) Run(ctx context.Context, c *engine.Call) error {
 		defer cancel()
 		req = req.WithContext(ctx)
 	}
-	shown := req.URL.Redacted()
+	// The request's credentials (its URL's password and secret query
+	// values, its credential headers) are kept out of every error and
+	// event: a server or proxy may quote them back.
+	shown := redact.SafeURL(req.URL)
+	red := func() *redact.Redactor { return redact.New(req.URL.String(), "", req.Header) }
 	start := time.Now()
 	resp, err := a.client.Do(req)
 	if err != nil {
-		return fmt.Errorf("HTTP action %s: %w", a.binding.Name, err)
+		return fmt.Errorf("HTTP action %s: %w", a.binding.Name, red().Error(err))
 	}
 	defer resp.Body.Close()
 	fail := func(format string, args ...any) error {
-		return fmt.Errorf("HTTP action %s: %s %s: "+format, append([]any{a.binding.Name, req.Method, shown}, args...)...)
+		return red().Error(fmt.Errorf("HTTP action %s: %s %s: "+format, append([]any{a.binding.Name, req.Method, shown}, args...)...))
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		head, _ := io.ReadAll(io.LimitReader(resp.Body, HTTPErrorBodyLen))
@@ -259,7 +264,7 @@ func (a *HTTPAction) Run(ctx context.Context, c *engine.Call) error {
 			URL:        shown,
 			StatusCode: resp.StatusCode,
 			Status:     resp.Status,
-			Body:       prefix(head, HTTPErrorBodyLen),
+			Body:       red().String(prefix(head, HTTPErrorBodyLen)),
 		}
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxHTTPResponse+1))
@@ -489,10 +494,10 @@ func prefix(b []byte, n int) string {
 type HTTPError struct {
 	Action     string // the action's name
 	Method     string
-	URL        string // the request's URL, its password redacted
+	URL        string // the request's URL, without its user and secret query values
 	StatusCode int    // e.g. 404
 	Status     string // e.g. "404 Not Found"
-	Body       string // the first HTTPErrorBodyLen bytes of the body
+	Body       string // the first HTTPErrorBodyLen bytes of the body, the request's credentials redacted
 }
 
 // Error names the action, the request, the status and the start of the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -622,5 +623,41 @@ func TestHTTPInlineNode(t *testing.T) {
 	}
 	if got := res.Output("name").Str(); got != "seven" {
 		t.Errorf("name = %q", got)
+	}
+}
+
+// TestHTTPErrorRedactsCredentials checks that a server (or a proxy) that
+// quotes the request's credentials in its error reply, or a transport
+// error naming the URL, shows none of them: not the credential headers,
+// not a secret query value, not the URL's password.
+func TestHTTPErrorRedactsCredentials(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusUnauthorized)
+		fmt.Fprintf(w, "denied: Authorization=%q X-Api-Key=%q url=%s", r.Header.Get("Authorization"), r.Header.Get("X-Api-Key"), r.URL)
+	}))
+	defer srv.Close()
+	u := strings.Replace(srv.URL, "http://", "http://bob:pw-SECRET-3@", 1) + "/jobs?api_key=qs-SECRET-4&page=2"
+	cfg := map[string]flow.Value{"url": str(u), "headers": flow.ObjectValue(map[string]flow.Value{
+		"Authorization": str("Bearer tok-SECRET-1"), "X-Api-Key": str("hdr-SECRET-2"), "X-Source": str("weft-app"),
+	})}
+	a := bindHTTP(t, srv.Client(), cfg)
+	err := a.Run(context.Background(), httpCall(nil, out("x", flow.TString)))
+	var he *action.HTTPError
+	if !errors.As(err, &he) || he.StatusCode != 401 {
+		t.Fatalf("err = %v, want an *HTTPError of 401", err)
+	}
+	s := err.Error()
+	if strings.Contains(s, "SECRET") {
+		t.Errorf("error names a credential: %s", s)
+	}
+	if !strings.Contains(s, "[REDACTED]") || !strings.Contains(s, "page=2") {
+		t.Errorf("error %s: want the credentials shown as [REDACTED] and the rest kept", s)
+	}
+
+	// A transport error (the server gone) names the URL without secrets.
+	srv.Close()
+	err = a.Run(context.Background(), httpCall(nil, out("x", flow.TString)))
+	if err == nil || strings.Contains(err.Error(), "SECRET") {
+		t.Errorf("transport error = %v", err)
 	}
 }

@@ -1,0 +1,183 @@
+// Package redact keeps credentials out of the texts weft shows: it
+// replaces the API keys, URL passwords, secret query values and
+// credential headers a client was configured with, in the forms they may be
+// echoed in, and any Bearer token, by a marker. Errors keep what
+// errors.Is and errors.As find.
+package redact
+
+import (
+	"cmp"
+	"encoding/base64"
+	"net/http"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// Redacted replaces a credential in an error's text.
+const Redacted = "[REDACTED]"
+
+// minSecret is the shortest credential redacted wherever it occurs in a
+// text: a shorter one would match ordinary words. The Bearer form is
+// redacted whatever its length.
+const minSecret = 4
+
+// bearer matches an Authorization value of the Bearer scheme, whether or
+// not its token is a configured credential: a proxy quoting the header of
+// another client leaks a key all the same. The token must hold a digit,
+// so that prose such as "Bearer authentication" is left alone.
+var bearer = regexp.MustCompile(`(?i)\b(bearer)(\s+)[A-Za-z0-9._~+/-]*[0-9][A-Za-z0-9._~+/-]*=*`)
+
+// Redactor removes a client's credentials from the errors it returns:
+// the API key, the user and password of the base URL, the values of its
+// query parameters that name a secret, and the values of the configured
+// headers that carry credentials, in the forms they may be echoed in
+// (as given, URL-escaped, and as a Basic authorization). Any Bearer token
+// is redacted too. A nil *Redactor redacts only Bearer tokens.
+type Redactor struct {
+	rep *strings.Replacer // nil: no credential configured
+}
+
+// New returns the Redactor of a client configured with baseURL, apiKey
+// and the extra headers header.
+func New(baseURL, apiKey string, header http.Header) *Redactor {
+	var pairs [][2]string // old, new
+	secret := func(s string) {
+		s = strings.TrimSpace(s)
+		if len(s) < minSecret {
+			return
+		}
+		for _, f := range []string{s, url.QueryEscape(s), url.PathEscape(s)} {
+			pairs = append(pairs, [2]string{f, Redacted})
+		}
+	}
+	secret(apiKey)
+	if u, err := url.Parse(strings.TrimSpace(baseURL)); err == nil {
+		if ui := u.User; ui != nil {
+			user := ui.Username()
+			pass, hasPass := ui.Password()
+			// A URL printed by net/http has its password as "***"; the
+			// whole userinfo goes, so that the URL names no one.
+			pairs = append(pairs, [2]string{ui.String() + "@", ""})
+			if hasPass {
+				pairs = append(pairs, [2]string{user + ":***@", ""}) // as net/http writes it
+				secret(pass)
+				secret(base64.StdEncoding.EncodeToString([]byte(user + ":" + pass)))
+			}
+			secret(user)
+		}
+		for name, vals := range u.Query() {
+			if SecretName(name) {
+				for _, v := range vals {
+					secret(v)
+				}
+			}
+		}
+	}
+	for name, vals := range header {
+		if !SecretName(name) {
+			continue
+		}
+		for _, v := range vals {
+			secret(v)
+			if scheme, tok, ok := strings.Cut(strings.TrimSpace(v), " "); ok && scheme != "" {
+				secret(tok)
+			}
+		}
+	}
+	if len(pairs) == 0 {
+		return &Redactor{}
+	}
+	// Longest first, so that a secret holding another is replaced whole.
+	slices.SortStableFunc(pairs, func(a, b [2]string) int { return cmp.Compare(len(b[0]), len(a[0])) })
+	args := make([]string, 0, 2*len(pairs))
+	for _, p := range pairs {
+		args = append(args, p[0], p[1])
+	}
+	return &Redactor{rep: strings.NewReplacer(args...)}
+}
+
+// SecretName reports whether a header or query parameter of that name
+// carries a credential: Authorization, Proxy-Authorization, Cookie, and
+// any name holding "key", "token", "secret", "pass", "auth", "sig" or
+// "credential" (x-api-key, api_key, access_token, sig, ...).
+func SecretName(name string) bool {
+	n := strings.ToLower(name)
+	if n == "cookie" {
+		return true
+	}
+	for _, w := range []string{"key", "token", "secret", "pass", "auth", "sig", "credential"} {
+		if strings.Contains(n, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// String returns s with every credential replaced by Redacted.
+func (r *Redactor) String(s string) string {
+	if r != nil && r.rep != nil {
+		s = r.rep.Replace(s)
+	}
+	if strings.Contains(s, "earer") || strings.Contains(s, "EARER") {
+		s = bearer.ReplaceAllString(s, "${1}${2}"+Redacted)
+	}
+	return s
+}
+
+// Error returns err with its text redacted: err itself if its text holds
+// no credential, and otherwise an error whose text is redacted and which
+// wraps err, so that errors.Is and errors.As still find it and the errors
+// it wraps (whose own texts are not redacted).
+func (r *Redactor) Error(err error) error {
+	if err == nil {
+		return nil
+	}
+	return r.wrap(err)
+}
+
+func (r *Redactor) wrap(err error) error {
+	s := err.Error()
+	red := r.String(s)
+	if red == s {
+		return err
+	}
+	return &redactedError{msg: red, err: err}
+}
+
+// redactedError is an error whose text had credentials in it.
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
+
+// SafeURL returns u as text without its user information and with the
+// values of its query parameters that name a secret (see SecretName)
+// replaced by Redacted, for error messages.
+func SafeURL(u *url.URL) string {
+	if u == nil {
+		return ""
+	}
+	c := *u
+	c.User = nil
+	if c.RawQuery != "" {
+		q := c.Query()
+		changed := false
+		for name, vals := range q {
+			if SecretName(name) {
+				for i := range vals {
+					vals[i] = Redacted
+				}
+				changed = true
+			}
+		}
+		if changed {
+			c.RawQuery = q.Encode()
+		}
+	}
+	return c.String()
+}
