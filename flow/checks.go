@@ -62,12 +62,12 @@ func builtinReducer(name string) (Reducer, bool) {
 				return update, nil
 			}
 			switch {
-			case old.Kind() == KindInt && update.Kind() == KindInt:
-				return IntValue(old.Int() + update.Int()), nil
-			case isNum(old.Kind()) && isNum(update.Kind()):
-				return FloatValue(old.Float() + update.Float()), nil
-			case old.Kind() == KindDuration && update.Kind() == KindDuration:
-				return DurationValue(old.Duration() + update.Duration()), nil
+			case isNum(old.Kind()) && isNum(update.Kind()), old.Kind() == KindDuration && update.Kind() == KindDuration:
+				v, err := arithValues("+", old, update)
+				if err != nil {
+					return Null, fmt.Errorf("sum reducer: %w", err)
+				}
+				return v, nil
 			}
 			return Null, fmt.Errorf("sum reducer: cannot add %s to %s", kindOf(update), kindOf(old))
 		}, true
