@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/weftlang/weft/flow"
 )
@@ -145,4 +147,20 @@ func editDistance(a, b string) int {
 		}
 	}
 	return d[len(a)][len(b)]
+}
+
+// maxQuote is the most of a name or path a message quotes, in bytes.
+const maxQuote = 200
+
+// clipQuote quotes s as a Go string, cut to maxQuote bytes with "…" when
+// longer, so that a message never repeats a huge or hostile token.
+func clipQuote(s string) string {
+	if len(s) <= maxQuote {
+		return strconv.Quote(s)
+	}
+	cut := maxQuote
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return strconv.Quote(s[:cut]) + fmt.Sprintf("… (%d bytes)", len(s))
 }
