@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Env is what a compiled expression reads at run time: the value of each
@@ -186,13 +187,13 @@ func (c *compiler) use(r Ref) {
 }
 
 func fail(e Expr, format string, args ...any) error {
-	return &EvalError{Pos: e.Pos(), Expr: e.String(), Msg: fmt.Sprintf(format, args...)}
+	return &EvalError{Pos: e.Pos(), Expr: exprText(e), Msg: fmt.Sprintf(format, args...)}
 }
 
 // failKind is fail for an error of a kind errors.Is finds (ErrIntOverflow,
 // ErrNonFinite).
 func failKind(e Expr, kind error, format string, args ...any) error {
-	return &EvalError{Pos: e.Pos(), Expr: e.String(), Msg: fmt.Sprintf(format, args...), Err: kind}
+	return &EvalError{Pos: e.Pos(), Expr: exprText(e), Msg: fmt.Sprintf(format, args...), Err: kind}
 }
 
 // kindError is an error message of a kind errors.Is finds.
@@ -216,7 +217,7 @@ func nonFiniteError(a Value, op string, b Value, r float64) error {
 
 // atExpr turns an error of an operator into an *EvalError naming e.
 func atExpr(e Expr, err error) error {
-	return &EvalError{Pos: e.Pos(), Expr: e.String(), Msg: err.Error(), Err: errors.Unwrap(err)}
+	return &EvalError{Pos: e.Pos(), Expr: exprText(e), Msg: err.Error(), Err: errors.Unwrap(err)}
 }
 
 func isFinite(f float64) bool { return !math.IsInf(f, 0) && !math.IsNaN(f) }
@@ -1094,7 +1095,7 @@ func (c *compiler) call(e *Call) (Type, evalFn) {
 		}
 		v, err := b.fn(args)
 		if err != nil {
-			return Null, &EvalError{Pos: e.At, Expr: e.String(), Msg: err.Error(), Err: err}
+			return Null, &EvalError{Pos: e.At, Expr: exprText(e), Msg: err.Error(), Err: err}
 		}
 		return v, nil
 	}
@@ -1248,4 +1249,21 @@ func (c *compiler) stringEquals(e *Binary, eq bool) evalFn {
 		}
 		return BoolValue(!eq), nil // null or another kind never equals a string
 	}
+}
+
+// maxExprText is the most bytes of an expression an EvalError quotes.
+const maxExprText = 200
+
+// exprText is e in .wf syntax, cut to maxExprText bytes with "…" when
+// longer: a message names the expression, it does not copy a huge one.
+func exprText(e Expr) string {
+	s := e.String()
+	if len(s) <= maxExprText {
+		return s
+	}
+	cut := maxExprText
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }

@@ -248,3 +248,23 @@ func TestConformRefusesNonFinite(t *testing.T) {
 		t.Errorf("CheckFinite of finite data: %v", err)
 	}
 }
+
+// An error in a huge expression names it by its first 200 bytes, not by a
+// copy of all of it.
+func TestEvalErrorClipsTheExpression(t *testing.T) {
+	elems := make([]flow.Expr, 100000)
+	for i := range elems {
+		elems[i] = &flow.Lit{Value: flow.IntValue(int64(i))}
+	}
+	e := &flow.Index{At: P(1, 1), X: &flow.ListExpr{Elems: elems}, Index: &flow.Lit{Value: flow.IntValue(1 << 40)}}
+	s, cells := limitEnv()
+	p, ds := flow.CompileExpr(e, s, flow.Type{})
+	if ds.HasErrors() {
+		t.Fatal(ds)
+	}
+	_, err := p.Eval(cells)
+	var ee *flow.EvalError
+	if !errors.As(err, &ee) || len(ee.Expr) > 210 || !strings.HasPrefix(ee.Expr, "[0, 1, 2, ") || !strings.HasSuffix(ee.Expr, "…") {
+		t.Errorf("err = %.300v", err)
+	}
+}

@@ -17,10 +17,16 @@ import (
 // source line and a caret under the column. The caret line copies the tabs
 // of the source line's prefix so that the caret lines up in any tab width.
 // src may be nil.
+//
+// What is printed is bounded and safe whatever the source holds: the
+// message is clipped to MaxMessage runes and the source line to a window
+// of QuoteWindow runes on each side of the column, each cut marked with
+// "…"; invalid UTF-8 and control characters are printed escaped (\x00,
+// \u202e), never raw, and the caret still points at the column.
 func FormatDiagnostics(w io.Writer, ds flow.Diagnostics, src func(file string) []byte) error {
 	cache := map[string][]byte{}
 	for _, d := range ds {
-		if _, err := fmt.Fprintln(w, d.Error()); err != nil {
+		if _, err := fmt.Fprintln(w, ClipMessage(d.Error())); err != nil {
 			return err
 		}
 		if src == nil || !d.Pos.IsValid() {
@@ -35,40 +41,118 @@ func FormatDiagnostics(w io.Writer, ds flow.Diagnostics, src func(file string) [
 		if !ok {
 			continue
 		}
-		var caret strings.Builder
-		for i := 0; i < d.Pos.Col-1 && i < len(line); i++ {
-			if line[i] == '\t' {
-				caret.WriteByte('\t')
-			} else {
-				caret.WriteByte(' ')
-			}
-		}
-		caret.WriteByte('^')
-		if _, err := fmt.Fprintf(w, "%s\n%s\n", line, caret.String()); err != nil {
+		quoted, caret := quoteLine(line, d.Pos.Col)
+		if _, err := fmt.Fprintf(w, "%s\n%s^\n", quoted, caret); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
+// QuoteWindow is how many runes of a source line a diagnostic quotes on
+// each side of its column.
+const QuoteWindow = 80
+
+// MaxMessage is the most runes of a message FormatDiagnostics prints.
+const MaxMessage = 1000
+
+// ClipMessage returns msg made safe to print on a terminal: invalid UTF-8
+// and control characters escaped, and anything past MaxMessage runes
+// replaced by "… (N more bytes)".
+func ClipMessage(msg string) string {
+	var b strings.Builder
+	n := 0
+	for i, r := range msg {
+		if n == MaxMessage {
+			fmt.Fprintf(&b, "… (%d more bytes)", len(msg)-i)
+			break
+		}
+		writeSafe(&b, msg[i:], r, false)
+		n++
+	}
+	return b.String()
+}
+
+// quoteLine returns the part of line around the 1-based byte column col
+// that a diagnostic quotes, made safe to print, and the prefix of the
+// caret line that puts a caret under col: spaces, and the tabs of the
+// quoted text.
+func quoteLine(line []byte, col int) (quoted, caret string) {
+	at := min(max(col-1, 0), len(line))
+	for at > 0 && at < len(line) && !utf8.RuneStart(line[at]) {
+		at--
+	}
+	start := at
+	for k := 0; k < QuoteWindow && start > 0; k++ {
+		_, size := utf8.DecodeLastRune(line[:start])
+		start -= size
+	}
+	end := at
+	for k := 0; k <= QuoteWindow && end < len(line); k++ {
+		_, size := utf8.DecodeRune(line[end:])
+		end += size
+	}
+	var q, c strings.Builder
+	if start > 0 {
+		q.WriteString("…")
+		c.WriteByte(' ')
+	}
+	for i := start; i < end; {
+		r, size := utf8.DecodeRune(line[i:])
+		before := q.Len()
+		writeSafe(&q, string(line[i:i+size]), r, true)
+		if i < at {
+			if r == '\t' {
+				c.WriteByte('\t')
+			} else {
+				// One column per rune printed, as many as an escape takes.
+				c.WriteString(strings.Repeat(" ", utf8.RuneCountInString(q.String()[before:])))
+			}
+		}
+		i += size
+	}
+	if end < len(line) {
+		q.WriteString("…")
+	}
+	return q.String(), c.String()
+}
+
+// writeSafe writes the rune r that starts s, escaped when it is invalid
+// UTF-8 or a control or bidirectional-formatting character; a tab is kept
+// when keepTab is set.
+func writeSafe(b *strings.Builder, s string, r rune, keepTab bool) {
+	switch {
+	case r == utf8.RuneError && (len(s) == 0 || s[0] >= utf8.RuneSelf && !strings.HasPrefix(s, "\uFFFD")):
+		fmt.Fprintf(b, "\\x%02x", s[0])
+	case r == '\t' && keepTab:
+		b.WriteRune(r)
+	case r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0:
+		fmt.Fprintf(b, "\\x%02x", r)
+	case r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069 || r == 0x200e || r == 0x200f || r == 0x061c:
+		fmt.Fprintf(b, "\\u%04x", r)
+	default:
+		b.WriteRune(r)
+	}
+}
+
 // sourceLine returns line n (1-based) of text, without its line end.
-func sourceLine(text []byte, n int) (string, bool) {
+func sourceLine(text []byte, n int) ([]byte, bool) {
 	if text == nil {
-		return "", false
+		return nil, false
 	}
 	for i := 1; i < n; i++ {
 		j := bytes.IndexByte(text, '\n')
 		if j < 0 {
-			return "", false
+			return nil, false
 		}
 		text = text[j+1:]
 	}
 	if j := bytes.IndexByte(text, '\n'); j >= 0 {
 		text = text[:j]
 	} else if len(text) == 0 {
-		return "", false // the empty "line" after a final newline
+		return nil, false // the empty "line" after a final newline
 	}
-	return strings.TrimRight(string(text), "\r"), true
+	return bytes.TrimRight(text, "\r"), true
 }
 
 // suggest returns `; did you mean "x"?` for the candidate closest to name,

@@ -112,3 +112,27 @@ func TestValidateImportOfEnvironIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// One huge line (of .wf or of JSON) gives diagnostics of a few KB, not a
+// copy of the line, in text and in --json.
+func TestValidateHugeLineIsClipped(t *testing.T) {
+	dir := t.TempDir()
+	huge := strings.Repeat("Q", 1<<20)
+	files := map[string]string{
+		"big.wf":   "workflow W { nodes { node a { type: " + huge + " } } initial: a finals: [a] }\n",
+		"big.json": `{"tasks":[{"id":"a","x":"` + huge + `","type": zz}],"steps":[]}`,
+	}
+	for name, src := range files {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, args := range [][]string{{"validate", path}, {"validate", "--json", path}} {
+			r := weft(t, args)
+			r.wantCode(t, exitFailed)
+			if n := len(r.stdout) + len(r.stderr); n > 8<<10 || len(args) == 2 && !strings.Contains(r.stdout, "…") {
+				t.Errorf("%v: %d bytes of output:\n%.500s", args, n, r.stdout)
+			}
+		}
+	}
+}
