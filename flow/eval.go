@@ -125,6 +125,11 @@ type compiler struct {
 // expects (a condition wants Bool); a mismatch is reported. All problems
 // are returned at once, each with the position of the offending part.
 func CompileExpr(e Expr, scope Scope, want Type) (*Program, Diagnostics) {
+	if exprDeeperThan(e, MaxExprDepth) {
+		// Compiling, printing and evaluating recurse on the tree.
+		return nil, Diagnostics{{Pos: e.Pos(), Severity: Error, Code: "syntax",
+			Msg: fmt.Sprintf("expression nested too deeply: more than %d levels (each operator of a chain such as a + b + c counts one)", MaxExprDepth)}}
+	}
 	c := &compiler{scope: scope}
 	t, fn := c.expr(e)
 	// A string literal stored where an Enum is wanted must be one of its
@@ -156,6 +161,54 @@ func CompileExpr(e Expr, scope Scope, want Type) (*Program, Diagnostics) {
 		return nil, c.diags
 	}
 	return &Program{Expr: e, Type: t, Refs: c.refs, eval: fn, direct: c.directCell(e) + 1}, c.diags
+}
+
+// MaxExprDepth is the deepest expression tree CompileExpr accepts (the
+// .wf parser has the same bound): a chain a + b + c is one level deeper
+// per operator, like any nesting.
+const MaxExprDepth = 1000
+
+// exprDeeperThan reports whether the tree e is more than limit levels deep.
+// It walks with an explicit stack, and stops at the first path too deep,
+// so a hostile tree costs neither stack nor more than limit steps down.
+func exprDeeperThan(e Expr, limit int) bool {
+	type item struct {
+		e Expr
+		d int
+	}
+	stack := []item{{e, 1}}
+	for len(stack) > 0 {
+		it := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if it.e == nil {
+			continue
+		}
+		if it.d > limit {
+			return true
+		}
+		push := func(xs ...Expr) {
+			for _, x := range xs {
+				stack = append(stack, item{x, it.d + 1})
+			}
+		}
+		switch x := it.e.(type) {
+		case *Selector:
+			push(x.X)
+		case *Index:
+			push(x.X, x.Index)
+		case *Unary:
+			push(x.X)
+		case *Binary:
+			push(x.X, x.Y)
+		case *Call:
+			push(x.Args...)
+		case *ListExpr:
+			push(x.Elems...)
+		case *ObjectExpr:
+			push(x.Values...)
+		}
+	}
+	return false
 }
 
 // isConstant reports whether e is made of literals and operators only, so

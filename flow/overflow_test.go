@@ -268,3 +268,37 @@ func TestEvalErrorClipsTheExpression(t *testing.T) {
 		t.Errorf("err = %.300v", err)
 	}
 }
+
+// An expression tree deeper than MaxExprDepth, from any front-end, is a
+// diagnostic of CompileExpr, not a stack overflow; one at the bound
+// compiles and evaluates.
+func TestCompileExprDepthBound(t *testing.T) {
+	chain := func(n int) flow.Expr {
+		var e flow.Expr = &flow.Lit{At: P(1, 1), Value: flow.IntValue(1)}
+		for range n {
+			e = &flow.Binary{At: P(1, 3), Op: "+", X: e, Y: &flow.Lit{Value: flow.IntValue(1)}}
+		}
+		return e
+	}
+	nested := func(n int) flow.Expr {
+		var e flow.Expr = &flow.Lit{Value: flow.IntValue(1)}
+		for range n {
+			e = &flow.ListExpr{At: P(1, 1), Elems: []flow.Expr{e}}
+		}
+		return e
+	}
+	s, cells := limitEnv()
+	for name, e := range map[string]flow.Expr{"chain": chain(150000), "lists": nested(150000)} {
+		_, ds := flow.CompileExpr(e, s, flow.Type{})
+		if len(ds) != 1 || !strings.Contains(ds[0].Msg, "nested too deeply: more than 1000 levels") {
+			t.Errorf("%s: %v", name, ds)
+		}
+	}
+	p, ds := flow.CompileExpr(chain(flow.MaxExprDepth-1), s, flow.Type{})
+	if ds.HasErrors() {
+		t.Fatal(ds)
+	}
+	if v, err := p.Eval(cells); err != nil || v.Int() != flow.MaxExprDepth {
+		t.Errorf("chain at the bound = %v, %v", v, err)
+	}
+}
