@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 )
 
 // MaxImportSize is the largest file an import reads: 4 MiB, far more than
@@ -43,7 +42,7 @@ func ReadImport(name string) ([]byte, error) {
 	// O_NONBLOCK: should the file have become a FIFO since the Stat, the
 	// open does not wait for a writer; the mode of what was opened is
 	// checked again.
-	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, err := os.OpenFile(name, os.O_RDONLY|nonBlocking, 0)
 	if err != nil {
 		return nil, err
 	}
