@@ -73,7 +73,7 @@ func (p *Program) EvalBool(env Env) (bool, error) {
 func (p *Program) Explain(env Env) string {
 	parts := make([]string, len(p.Refs))
 	for i, r := range p.Refs {
-		parts[i] = r.Name + " = " + env.Get(r.Cell).String()
+		parts[i] = r.Name + " = " + Brief(env.Get(r.Cell))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -1012,7 +1012,7 @@ func lookupBuiltin(name string) (builtin, bool) {
 			case KindString:
 				n, err := strconv.ParseInt(strings.TrimSpace(a[0].Str()), 10, 64)
 				if err != nil {
-					return Null, fmt.Errorf("%s is not an integer", a[0])
+					return Null, fmt.Errorf("%s is not an integer", Brief(a[0]))
 				}
 				return IntValue(n), nil
 			case KindBool:
@@ -1031,10 +1031,10 @@ func lookupBuiltin(name string) (builtin, bool) {
 			case KindString:
 				f, err := strconv.ParseFloat(strings.TrimSpace(a[0].Str()), 64)
 				if err == nil && !isFinite(f) || errors.Is(err, strconv.ErrRange) && math.IsInf(f, 0) {
-					return Null, &kindError{ErrNonFinite, fmt.Sprintf("%s is not a finite number", a[0])}
+					return Null, &kindError{ErrNonFinite, fmt.Sprintf("%s is not a finite number", Brief(a[0]))}
 				}
 				if err != nil {
-					return Null, fmt.Errorf("%s is not a number", a[0])
+					return Null, fmt.Errorf("%s is not a number", Brief(a[0]))
 				}
 				return FloatValue(f), nil
 			}

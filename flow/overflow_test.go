@@ -302,3 +302,34 @@ func TestCompileExprDepthBound(t *testing.T) {
 		t.Errorf("chain at the bound = %v, %v", v, err)
 	}
 }
+
+// Messages about a value name it briefly: a 1 MB string in a type error,
+// a failed conversion or a routing explanation is cut, visibly.
+func TestMessagesAboutHugeValuesAreBrief(t *testing.T) {
+	huge := flow.StringValue(strings.Repeat("x", 1<<20))
+	_, err := flow.Conform(huge, flow.TInt)
+	if err == nil || len(err.Error()) > 300 || !strings.Contains(err.Error(), "… (1048578 bytes)") {
+		t.Errorf("Conform: %.400v", err)
+	}
+	_, err = flow.Conform(huge, flow.EnumOf("a"))
+	if err == nil || len(err.Error()) > 300 {
+		t.Errorf("Conform enum: %.400v", err)
+	}
+	s := &testScope{names: map[string]flow.Ref{"h": {Cell: 0, Type: flow.TString, Name: "h"}}}
+	cells := flow.Cells{huge}
+	for _, src := range []string{"int(h)", "float(h)"} {
+		p, ds := flow.CompileExpr(ex(src), s, flow.Type{})
+		if ds.HasErrors() {
+			t.Fatal(ds)
+		}
+		if _, err := p.Eval(cells); err == nil || len(err.Error()) > 400 {
+			t.Errorf("%s: %.400v", src, err)
+		}
+		if x := p.Explain(cells); len(x) > 300 {
+			t.Errorf("Explain: %d bytes", len(x))
+		}
+	}
+	if b := flow.Brief(flow.StringValue("short")); b != `"short"` {
+		t.Errorf("Brief = %s", b)
+	}
+}

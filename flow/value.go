@@ -487,6 +487,24 @@ func formatFloat(f float64) string {
 	return s
 }
 
+// MaxBrief is the most bytes of a value Brief prints.
+const MaxBrief = 200
+
+// Brief returns v as String does, cut to MaxBrief bytes with "… (N bytes)"
+// when longer: the form messages use, so that an error about a huge value
+// names it without copying it.
+func Brief(v Value) string {
+	s := v.String()
+	if len(s) <= MaxBrief {
+		return s
+	}
+	cut := MaxBrief
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "… (" + strconv.Itoa(len(s)) + " bytes)"
+}
+
 // Text returns the value as plain text, the way a prompt or a message shows
 // it: a String without quotes, anything else as String does.
 func (v Value) Text() string {
@@ -981,12 +999,12 @@ func (e *TypeError) Error() string {
 		where = " at " + e.Path
 	}
 	if e.Want.Kind == KindEnum {
-		return fmt.Sprintf("value %s%s is not one of %s", e.Got, where, e.Want)
+		return fmt.Sprintf("value %s%s is not one of %s", Brief(e.Got), where, e.Want)
 	}
 	if e.Got.IsNull() {
 		return fmt.Sprintf("want %s%s, got null", e.Want, where)
 	}
-	return fmt.Sprintf("want %s%s, got %s %s", e.Want, where, kindOf(e.Got), e.Got)
+	return fmt.Sprintf("want %s%s, got %s %s", e.Want, where, kindOf(e.Got), Brief(e.Got))
 }
 
 func kindOf(v Value) string {
