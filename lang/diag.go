@@ -24,7 +24,7 @@ import (
 // "…"; invalid UTF-8 and control characters are printed escaped (\x00,
 // \u202e), never raw, and the caret still points at the column.
 func FormatDiagnostics(w io.Writer, ds flow.Diagnostics, src func(file string) []byte) error {
-	cache := map[string][]byte{}
+	cache := map[string]*lineIndex{}
 	for _, d := range ds {
 		if _, err := fmt.Fprintln(w, ClipMessage(d.Error())); err != nil {
 			return err
@@ -32,12 +32,12 @@ func FormatDiagnostics(w io.Writer, ds flow.Diagnostics, src func(file string) [
 		if src == nil || !d.Pos.IsValid() {
 			continue
 		}
-		text, ok := cache[d.Pos.File]
+		idx, ok := cache[d.Pos.File]
 		if !ok {
-			text = src(d.Pos.File)
-			cache[d.Pos.File] = text
+			idx = newLineIndex(src(d.Pos.File))
+			cache[d.Pos.File] = idx
 		}
-		line, ok := sourceLine(text, d.Pos.Line)
+		line, ok := idx.line(d.Pos.Line)
 		if !ok {
 			continue
 		}
@@ -135,24 +135,39 @@ func writeSafe(b *strings.Builder, s string, r rune, keepTab bool) {
 	}
 }
 
-// sourceLine returns line n (1-based) of text, without its line end.
-func sourceLine(text []byte, n int) ([]byte, bool) {
+// lineIndex finds the lines of a text: built once per file, so that
+// printing many diagnostics of a large file does not rescan it for each.
+type lineIndex struct {
+	text   []byte
+	starts []int // offset of each line; starts[0] = 0
+}
+
+func newLineIndex(text []byte) *lineIndex {
 	if text == nil {
+		return &lineIndex{}
+	}
+	starts := []int{0}
+	for i, c := range text {
+		if c == '\n' {
+			starts = append(starts, i+1)
+		}
+	}
+	return &lineIndex{text: text, starts: starts}
+}
+
+// line returns line n (1-based) of the text, without its line end.
+func (x *lineIndex) line(n int) ([]byte, bool) {
+	if x.text == nil || n < 1 || n > len(x.starts) {
 		return nil, false
 	}
-	for i := 1; i < n; i++ {
-		j := bytes.IndexByte(text, '\n')
-		if j < 0 {
-			return nil, false
-		}
-		text = text[j+1:]
-	}
-	if j := bytes.IndexByte(text, '\n'); j >= 0 {
-		text = text[:j]
-	} else if len(text) == 0 {
+	start := x.starts[n-1]
+	end := len(x.text)
+	if n < len(x.starts) {
+		end = x.starts[n] - 1
+	} else if start == end {
 		return nil, false // the empty "line" after a final newline
 	}
-	return bytes.TrimRight(text, "\r"), true
+	return bytes.TrimRight(x.text[start:end], "\r"), true
 }
 
 // suggest returns `; did you mean "x"?` for the candidate closest to name,

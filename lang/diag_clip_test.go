@@ -123,3 +123,29 @@ func TestFormatDiagnosticsClipsMessages(t *testing.T) {
 		t.Errorf("%d bytes: %.200q", len(out), out)
 	}
 }
+
+// Many diagnostics in a large file are printed in time linear in the file
+// and their number: each line is found through an index built once.
+func TestFormatDiagnosticsManyInLargeFile(t *testing.T) {
+	var src strings.Builder
+	var ds flow.Diagnostics
+	for i := 1; i <= 20000; i++ {
+		src.WriteString(strings.Repeat("y", 50))
+		src.WriteString("\n")
+		ds = append(ds, flow.Diagnostic{Pos: flow.Pos{File: "f.wf", Line: i, Col: 3}, Msg: "m"})
+	}
+	ds = append(ds, flow.Diagnostic{Pos: flow.Pos{File: "f.wf", Line: 20001, Col: 1}, Msg: "after the end"})
+	text := []byte(src.String())
+	calls := 0
+	var b bytes.Buffer
+	if err := FormatDiagnostics(&b, ds, func(string) []byte { calls++; return text }); err != nil {
+		t.Fatal(err)
+	}
+	if calls != 1 {
+		t.Errorf("source read %d times", calls)
+	}
+	want := "f.wf:20000:3: m\n" + strings.Repeat("y", 50) + "\n  ^\nf.wf:20001:1: after the end\n"
+	if !strings.HasSuffix(b.String(), want) {
+		t.Errorf("output ends %q", b.String()[b.Len()-200:])
+	}
+}
