@@ -109,8 +109,8 @@ func hostileSeeds() []string {
 		"import \"../../x.wf\"\n",
 		"import \"/dev/zero\"\nimport \"/dev/urandom\"\n",
 		"import \"lib/../../../etc/passwd.wf\"\n",
-		"workflow W { description: \"" + strings.Repeat("x", 200000) + "\" }",
-		strings.Repeat("Q", 100000) + " {",
+		"workflow W { description: \"" + strings.Repeat("x", 20000) + "\" }",
+		strings.Repeat("Q", 10000) + " {",
 		"workflow \xff\xfe { description: \"\x00\x1b[2J\u202e\" }",
 		"action a { prompt: \"\xc3\x28 \xed\xa0\x80\" }\x00",
 	}
