@@ -720,8 +720,8 @@ func (m *Machine) conform(pn *flow.PlanNode, outputs []flow.Value) ([]flow.Value
 		return nil, fmt.Errorf("action returned %d outputs, node %s declares %d", len(outputs), pn.Name, len(pn.Outputs))
 	}
 	for i, o := range pn.Outputs {
-		if k := outputs[i].Kind(); k == o.Type.Kind && k != flow.KindList && k != flow.KindNull {
-			continue // a scalar or Object of the declared kind: nothing to check
+		if k := outputs[i].Kind(); k == o.Type.Kind && k != flow.KindList && k != flow.KindNull && k != flow.KindFloat && k != flow.KindObject {
+			continue // a scalar of the declared kind: nothing to check (a Float or an Object may hold a NaN)
 		}
 		v, err := flow.Conform(outputs[i], o.Type)
 		if err != nil {
@@ -876,7 +876,7 @@ func (m *Machine) write(f *frame, cell int, v flow.Value) (flow.Value, error) {
 	if cl.RedName == "append" && v.Kind() != flow.KindList {
 		want = cl.Type.ElemType()
 	}
-	if k := v.Kind(); k != want.Kind || k == flow.KindList || k == flow.KindNull {
+	if k := v.Kind(); k != want.Kind || k == flow.KindList || k == flow.KindNull || k == flow.KindFloat || k == flow.KindObject {
 		var err error
 		if v, err = flow.Conform(v, want); err != nil {
 			if cl.RedName == "append" {

@@ -62,12 +62,12 @@ func builtinReducer(name string) (Reducer, bool) {
 				return update, nil
 			}
 			switch {
-			case old.Kind() == KindInt && update.Kind() == KindInt:
-				return IntValue(old.Int() + update.Int()), nil
-			case isNum(old.Kind()) && isNum(update.Kind()):
-				return FloatValue(old.Float() + update.Float()), nil
-			case old.Kind() == KindDuration && update.Kind() == KindDuration:
-				return DurationValue(old.Duration() + update.Duration()), nil
+			case isNum(old.Kind()) && isNum(update.Kind()), old.Kind() == KindDuration && update.Kind() == KindDuration:
+				v, err := arithValues("+", old, update)
+				if err != nil {
+					return Null, fmt.Errorf("sum reducer: %w", err)
+				}
+				return v, nil
 			}
 			return Null, fmt.Errorf("sum reducer: cannot add %s to %s", kindOf(update), kindOf(old))
 		}, true
@@ -296,48 +296,63 @@ func (c *planner) checkEnumRouting(pn *PlanNode) {
 // `rephraseCount < 3` with `update: { rephraseCount = rephraseCount + 1 }`.
 func (c *planner) checkCycles() {
 	p := c.p
+	// in marks the nodes of the component at hand: one array for all of
+	// them, cleared after each, so the check stays linear in the graph.
+	in := make([]bool, len(p.Nodes))
 	for _, scc := range p.sccs() {
-		in := make([]bool, len(p.Nodes))
+		c.checkCycle(scc, in)
+	}
+}
+
+// checkCycle warns about the strongly connected component scc if nothing
+// bounds it; in is all false, and is again on return.
+func (c *planner) checkCycle(scc []int, in []bool) {
+	p := c.p
+	for _, n := range scc {
+		in[n] = true
+	}
+	defer func() {
 		for _, n := range scc {
-			in[n] = true
+			in[n] = false
 		}
-		if len(scc) == 1 {
-			self := slices.Contains(p.successors(p.Nodes[scc[0]]), scc[0])
-			if !self {
-				continue
-			}
+	}()
+	if len(scc) == 1 {
+		self := slices.Contains(p.successors(p.Nodes[scc[0]]), scc[0])
+		if !self {
+			return
 		}
-		written := map[int]bool{}
-		for _, n := range scc {
-			pn := p.Nodes[n]
-			for _, a := range pn.Set {
+	}
+	written := map[int]bool{}
+	for _, n := range scc {
+		pn := p.Nodes[n]
+		for _, a := range pn.Set {
+			written[a.Cell] = true
+		}
+		for _, e := range append(slices.Clone(pn.Edges), pn.OnError...) {
+			for _, a := range e.Updates {
 				written[a.Cell] = true
 			}
-			for _, e := range append(slices.Clone(pn.Edges), pn.OnError...) {
-				for _, a := range e.Updates {
-					written[a.Cell] = true
-				}
-			}
 		}
-		bounded := false
-		for _, n := range scc {
-			for _, e := range p.Nodes[n].Edges {
-				if e.Cond == nil {
-					continue
-				}
-				for _, r := range e.Cond.Refs {
-					if written[r.Cell] {
-						bounded = true
-					}
-				}
-			}
-		}
-		if bounded {
-			continue
-		}
-		c.warnf(p.Nodes[scc[0]].Node.Pos, "unbounded-cycle", "cycle %s has no counter that bounds it: no condition in it tests a variable it updates; it runs until max_steps (%d)",
-			p.cyclePath(scc, in), p.MaxSteps)
 	}
+	bounded := false
+	for _, n := range scc {
+		for _, e := range p.Nodes[n].Edges {
+			if e.Cond == nil {
+				continue
+			}
+			for _, r := range e.Cond.Refs {
+				if written[r.Cell] {
+					bounded = true
+				}
+			}
+		}
+	}
+	if bounded {
+		return
+	}
+	c.warnf(p.Nodes[scc[0]].Node.Pos, "unbounded-cycle", "cycle %s has no counter that bounds it: no condition in it tests a variable it updates; it runs until max_steps (%d)",
+		p.cyclePath(scc, in), p.MaxSteps)
+
 }
 
 // cyclePath spells a shortest cycle through the first node of a strongly
@@ -376,9 +391,13 @@ func (p *Plan) cyclePath(scc []int, in []bool) string {
 		names = append(names, p.Nodes[n].Name)
 	}
 	out := strings.Join(append(names, p.Nodes[start].Name), " -> ")
+	onPath := make(map[int]bool, len(path))
+	for _, n := range path {
+		onPath[n] = true
+	}
 	var others []string
 	for _, n := range scc {
-		if !slices.Contains(path, n) {
+		if !onPath[n] {
 			others = append(others, p.Nodes[n].Name)
 		}
 	}

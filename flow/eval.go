@@ -1,6 +1,7 @@
 package flow
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -8,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Env is what a compiled expression reads at run time: the value of each
@@ -71,18 +73,36 @@ func (p *Program) EvalBool(env Env) (bool, error) {
 func (p *Program) Explain(env Env) string {
 	parts := make([]string, len(p.Refs))
 	for i, r := range p.Refs {
-		parts[i] = r.Name + " = " + env.Get(r.Cell).String()
+		parts[i] = r.Name + " = " + Brief(env.Get(r.Cell))
 	}
 	return strings.Join(parts, ", ")
 }
 
 // EvalError is a failure while evaluating an expression (division by zero,
-// an index out of range, a value of the wrong kind behind an Any).
+// an index out of range, a value of the wrong kind behind an Any, an
+// overflow).
 type EvalError struct {
 	Pos  Pos
 	Expr string
 	Msg  string
+	// Err is the underlying error when there is one: ErrIntOverflow or
+	// ErrNonFinite for a result out of range, or the error of a function.
+	// errors.Is and errors.As see it through the EvalError.
+	Err error
 }
+
+// ErrIntOverflow is the kind of an error for integer arithmetic (on Ints
+// or Durations) whose result does not fit in 64 bits: weft never wraps
+// around silently.
+var ErrIntOverflow = errors.New("integer overflow")
+
+// ErrNonFinite is the kind of an error for a Float that is NaN or
+// infinite. Such a number has no JSON form, so no step may make one: the
+// expression, reducer or conversion that would is an error instead.
+var ErrNonFinite = errors.New("non-finite number")
+
+// Unwrap returns the underlying error, if any.
+func (e *EvalError) Unwrap() error { return e.Err }
 
 // Error names the position, the expression and the problem.
 func (e *EvalError) Error() string {
@@ -105,6 +125,11 @@ type compiler struct {
 // expects (a condition wants Bool); a mismatch is reported. All problems
 // are returned at once, each with the position of the offending part.
 func CompileExpr(e Expr, scope Scope, want Type) (*Program, Diagnostics) {
+	if exprDeeperThan(e, MaxExprDepth) {
+		// Compiling, printing and evaluating recurse on the tree.
+		return nil, Diagnostics{{Pos: e.Pos(), Severity: Error, Code: "syntax",
+			Msg: fmt.Sprintf("expression nested too deeply: more than %d levels (each operator of a chain such as a + b + c counts one)", MaxExprDepth)}}
+	}
 	c := &compiler{scope: scope}
 	t, fn := c.expr(e)
 	// A string literal stored where an Enum is wanted must be one of its
@@ -122,10 +147,83 @@ func CompileExpr(e Expr, scope Scope, want Type) (*Program, Diagnostics) {
 	if !want.IsZero() && !t.IsZero() && !t.AssignableTo(want) {
 		c.errorf(e.Pos(), "type-mismatch", "%s has type %s, want %s", e, t, want)
 	}
+	if !c.diags.HasErrors() && isConstant(e) {
+		// An expression of constants is evaluated now, so that one that
+		// overflows is reported before any run.
+		if _, err := fn(nil); err != nil {
+			var ee *EvalError
+			if errors.As(err, &ee) && (errors.Is(err, ErrIntOverflow) || errors.Is(err, ErrNonFinite)) {
+				c.errorf(ee.Pos, "overflow", "%s: %s", ee.Expr, ee.Msg)
+			}
+		}
+	}
 	if c.diags.HasErrors() {
 		return nil, c.diags
 	}
 	return &Program{Expr: e, Type: t, Refs: c.refs, eval: fn, direct: c.directCell(e) + 1}, c.diags
+}
+
+// MaxExprDepth is the deepest expression tree CompileExpr accepts (the
+// .wf parser has the same bound): a chain a + b + c is one level deeper
+// per operator, like any nesting.
+const MaxExprDepth = 1000
+
+// exprDeeperThan reports whether the tree e is more than limit levels deep.
+// It walks with an explicit stack, and stops at the first path too deep,
+// so a hostile tree costs neither stack nor more than limit steps down.
+func exprDeeperThan(e Expr, limit int) bool {
+	type item struct {
+		e Expr
+		d int
+	}
+	stack := []item{{e, 1}}
+	for len(stack) > 0 {
+		it := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if it.e == nil {
+			continue
+		}
+		if it.d > limit {
+			return true
+		}
+		push := func(xs ...Expr) {
+			for _, x := range xs {
+				stack = append(stack, item{x, it.d + 1})
+			}
+		}
+		switch x := it.e.(type) {
+		case *Selector:
+			push(x.X)
+		case *Index:
+			push(x.X, x.Index)
+		case *Unary:
+			push(x.X)
+		case *Binary:
+			push(x.X, x.Y)
+		case *Call:
+			push(x.Args...)
+		case *ListExpr:
+			push(x.Elems...)
+		case *ObjectExpr:
+			push(x.Values...)
+		}
+	}
+	return false
+}
+
+// isConstant reports whether e is made of literals and operators only, so
+// that its value is known without an Env.
+func isConstant(e Expr) bool {
+	constant := true
+	WalkExpr(e, func(x Expr) bool {
+		switch x.(type) {
+		case *Lit, *Unary, *Binary, *ListExpr, *ObjectExpr:
+		default:
+			constant = false
+		}
+		return constant
+	})
+	return constant
 }
 
 func (c *compiler) errorf(at Pos, code, format string, args ...any) {
@@ -142,7 +240,97 @@ func (c *compiler) use(r Ref) {
 }
 
 func fail(e Expr, format string, args ...any) error {
-	return &EvalError{Pos: e.Pos(), Expr: e.String(), Msg: fmt.Sprintf(format, args...)}
+	return &EvalError{Pos: e.Pos(), Expr: exprText(e), Msg: fmt.Sprintf(format, args...)}
+}
+
+// failKind is fail for an error of a kind errors.Is finds (ErrIntOverflow,
+// ErrNonFinite).
+func failKind(e Expr, kind error, format string, args ...any) error {
+	return &EvalError{Pos: e.Pos(), Expr: exprText(e), Msg: fmt.Sprintf(format, args...), Err: kind}
+}
+
+// kindError is an error message of a kind errors.Is finds.
+type kindError struct {
+	kind error
+	msg  string
+}
+
+func (e *kindError) Error() string { return e.msg }
+func (e *kindError) Unwrap() error { return e.kind }
+
+// overflowError says that a op b does not fit in an Int (or a Duration).
+func overflowError(a Value, op string, b Value) error {
+	return &kindError{ErrIntOverflow, fmt.Sprintf("integer overflow: %s %s %s", a, op, b)}
+}
+
+// nonFiniteError says that a op b made r, a NaN or an infinity.
+func nonFiniteError(a Value, op string, b Value, r float64) error {
+	return &kindError{ErrNonFinite, fmt.Sprintf("result of %s %s %s is %s, which has no JSON form", a, op, b, formatFloat(r))}
+}
+
+// atExpr turns an error of an operator into an *EvalError naming e.
+func atExpr(e Expr, err error) error {
+	return &EvalError{Pos: e.Pos(), Expr: exprText(e), Msg: err.Error(), Err: errors.Unwrap(err)}
+}
+
+func isFinite(f float64) bool { return !math.IsInf(f, 0) && !math.IsNaN(f) }
+
+// addInt, subInt, mulInt and divInt are the Int operators, with ok false
+// when the result does not fit in an int64.
+func addInt(x, y int64) (int64, bool) {
+	s := x + y
+	return s, (s > x) == (y > 0)
+}
+
+func subInt(x, y int64) (int64, bool) {
+	s := x - y
+	return s, (s < x) == (y > 0)
+}
+
+func mulInt(x, y int64) (int64, bool) {
+	if x == 0 || y == 0 {
+		return 0, true
+	}
+	p := x * y
+	if x == -1 && y == math.MinInt64 || y == -1 && x == math.MinInt64 || p/y != x {
+		return p, false
+	}
+	return p, true
+}
+
+func divInt(x, y int64) (int64, bool) {
+	if x == math.MinInt64 && y == -1 {
+		return 0, false
+	}
+	return x / y, true
+}
+
+// intArith applies an Int operator (+ - * / %) to two Ints or, for + - and
+// the * / of a Duration by an Int, Durations; mk builds the result. y must
+// not be 0 for / and %.
+func intArith(op string, a, b Value, x, y int64, mk func(int64) Value) (Value, error) {
+	var r int64
+	ok := true
+	switch op {
+	case "+":
+		r, ok = addInt(x, y)
+	case "-":
+		r, ok = subInt(x, y)
+	case "*":
+		r, ok = mulInt(x, y)
+	case "/":
+		r, ok = divInt(x, y)
+	case "%":
+		if y == -1 {
+			r = 0 // MinInt64 % -1 is 0, and so is any x % -1
+		} else {
+			r = x % y
+		}
+	}
+	if !ok {
+		return Null, overflowError(a, op, b)
+	}
+	return mk(r), nil
 }
 
 func constFn(v Value) evalFn { return func(Env) (Value, error) { return v, nil } }
@@ -349,10 +537,16 @@ func (c *compiler) unary(e *Unary) (Type, evalFn) {
 			}
 			switch v.Kind() {
 			case KindInt:
+				if v.Int() == math.MinInt64 {
+					return Null, failKind(e, ErrIntOverflow, "integer overflow: -(%s)", v)
+				}
 				return IntValue(-v.Int()), nil
 			case KindFloat:
 				return FloatValue(-v.Float()), nil
 			case KindDuration:
+				if v.Int() == math.MinInt64 {
+					return Null, failKind(e, ErrIntOverflow, "integer overflow: -(%s)", v)
+				}
 				return DurationValue(-v.Duration()), nil
 			}
 			return Null, fail(e, "cannot negate %s", kindOf(v))
@@ -556,7 +750,9 @@ func (c *compiler) binary(e *Binary) (Type, evalFn) {
 					return Null, err
 				}
 				if a.Kind() == KindInt && b.Kind() == KindInt {
-					return IntValue(int64(a.num) + int64(b.num)), nil
+					if r, ok := addInt(int64(a.num), int64(b.num)); ok {
+						return IntValue(r), nil
+					}
 				}
 				return arith(e, a, b)
 			}
@@ -605,66 +801,72 @@ func contains(hay, needle Value) bool {
 }
 
 func arith(e *Binary, a, b Value) (Value, error) {
+	v, err := arithValues(e.Op, a, b)
+	if err != nil {
+		if err == errDivZero {
+			return Null, fail(e, "division by zero")
+		}
+		if _, ok := err.(*kindError); ok {
+			return Null, atExpr(e, err)
+		}
+		return Null, fail(e, "%s", err)
+	}
+	return v, nil
+}
+
+var errDivZero = errors.New("division by zero")
+
+// arithValues applies an arithmetic operator to two values. Results out
+// of range are *kindError.
+func arithValues(op string, a, b Value) (Value, error) {
 	switch {
-	case e.Op == "+" && a.Kind() == KindString && b.Kind() == KindString:
+	case op == "+" && a.Kind() == KindString && b.Kind() == KindString:
 		return StringValue(a.str() + b.str()), nil
-	case e.Op == "+" && a.Kind() == KindList && b.Kind() == KindList:
+	case op == "+" && a.Kind() == KindList && b.Kind() == KindList:
 		l := make([]Value, 0, a.Len()+b.Len())
 		l = append(append(l, a.List()...), b.List()...)
 		return ListValue(l...), nil
 	case a.Kind() == KindInt && b.Kind() == KindInt:
-		x, y := a.Int(), b.Int()
-		switch e.Op {
-		case "+":
-			return IntValue(x + y), nil
-		case "-":
-			return IntValue(x - y), nil
-		case "*":
-			return IntValue(x * y), nil
-		case "/", "%":
-			if y == 0 {
-				return Null, fail(e, "division by zero")
-			}
-			if e.Op == "/" {
-				return IntValue(x / y), nil
-			}
-			return IntValue(x % y), nil
+		if (op == "/" || op == "%") && b.Int() == 0 {
+			return Null, errDivZero
 		}
+		return intArith(op, a, b, a.Int(), b.Int(), IntValue)
 	case isNum(a.Kind()) && isNum(b.Kind()):
 		x, y := a.Float(), b.Float()
-		switch e.Op {
+		var r float64
+		switch op {
 		case "+":
-			return FloatValue(x + y), nil
+			r = x + y
 		case "-":
-			return FloatValue(x - y), nil
+			r = x - y
 		case "*":
-			return FloatValue(x * y), nil
+			r = x * y
 		case "/":
 			if y == 0 {
-				return Null, fail(e, "division by zero")
+				return Null, errDivZero
 			}
-			return FloatValue(x / y), nil
+			r = x / y
 		case "%":
 			if y == 0 {
-				return Null, fail(e, "division by zero")
+				return Null, errDivZero
 			}
-			return FloatValue(math.Mod(x, y)), nil
+			r = math.Mod(x, y)
+		default:
+			return Null, fmt.Errorf("operator %s cannot combine %s and %s", op, kindOf(a), kindOf(b))
 		}
-	case a.Kind() == KindDuration && b.Kind() == KindDuration && (e.Op == "+" || e.Op == "-"):
-		if e.Op == "+" {
-			return DurationValue(a.Duration() + b.Duration()), nil
+		if !isFinite(r) {
+			return Null, nonFiniteError(a, op, b, r)
 		}
-		return DurationValue(a.Duration() - b.Duration()), nil
-	case a.Kind() == KindDuration && b.Kind() == KindInt && (e.Op == "*" || e.Op == "/"):
-		if e.Op == "*" {
-			return DurationValue(a.Duration() * time.Duration(b.Int())), nil
+		return FloatValue(r), nil
+	case a.Kind() == KindDuration && b.Kind() == KindDuration && (op == "+" || op == "-"):
+		return intArith(op, a, b, a.Int(), b.Int(), func(n int64) Value { return DurationValue(time.Duration(n)) })
+	case a.Kind() == KindDuration && b.Kind() == KindInt && (op == "*" || op == "/"):
+		if op == "/" && b.Int() == 0 {
+			return Null, errDivZero
 		}
-		if b.Int() == 0 {
-			return Null, fail(e, "division by zero")
-		}
-		return DurationValue(a.Duration() / time.Duration(b.Int())), nil
+		return intArith(op, a, b, a.Int(), b.Int(), func(n int64) Value { return DurationValue(time.Duration(n)) })
 	}
-	return Null, fail(e, "operator %s cannot combine %s and %s", e.Op, kindOf(a), kindOf(b))
+	return Null, fmt.Errorf("operator %s cannot combine %s and %s", op, kindOf(a), kindOf(b))
 }
 
 // builtin describes a function callable from expressions.
@@ -799,12 +1001,18 @@ func lookupBuiltin(name string) (builtin, bool) {
 	case "int":
 		return builtin{1, 1, fixed(TInt), nil, func(a []Value) (Value, error) {
 			switch a[0].Kind() {
-			case KindInt, KindFloat:
+			case KindInt:
+				return a[0], nil
+			case KindFloat:
+				// float64(MaxInt64) is 2^63, one past the largest Int.
+				if f := a[0].Float(); !(f >= math.MinInt64 && f < math.MaxInt64) {
+					return Null, &kindError{ErrIntOverflow, formatFloat(f) + " is out of the range of Int"}
+				}
 				return IntValue(a[0].Int()), nil
 			case KindString:
 				n, err := strconv.ParseInt(strings.TrimSpace(a[0].Str()), 10, 64)
 				if err != nil {
-					return Null, fmt.Errorf("%s is not an integer", a[0])
+					return Null, fmt.Errorf("%s is not an integer", Brief(a[0]))
 				}
 				return IntValue(n), nil
 			case KindBool:
@@ -822,8 +1030,11 @@ func lookupBuiltin(name string) (builtin, bool) {
 				return FloatValue(a[0].Float()), nil
 			case KindString:
 				f, err := strconv.ParseFloat(strings.TrimSpace(a[0].Str()), 64)
+				if err == nil && !isFinite(f) || errors.Is(err, strconv.ErrRange) && math.IsInf(f, 0) {
+					return Null, &kindError{ErrNonFinite, fmt.Sprintf("%s is not a finite number", Brief(a[0]))}
+				}
 				if err != nil {
-					return Null, fmt.Errorf("%s is not a number", a[0])
+					return Null, fmt.Errorf("%s is not a number", Brief(a[0]))
 				}
 				return FloatValue(f), nil
 			}
@@ -937,7 +1148,7 @@ func (c *compiler) call(e *Call) (Type, evalFn) {
 		}
 		v, err := b.fn(args)
 		if err != nil {
-			return Null, &EvalError{Pos: e.At, Expr: e.String(), Msg: err.Error()}
+			return Null, &EvalError{Pos: e.At, Expr: exprText(e), Msg: err.Error(), Err: err}
 		}
 		return v, nil
 	}
@@ -1091,4 +1302,21 @@ func (c *compiler) stringEquals(e *Binary, eq bool) evalFn {
 		}
 		return BoolValue(!eq), nil // null or another kind never equals a string
 	}
+}
+
+// maxExprText is the most bytes of an expression an EvalError quotes.
+const maxExprText = 200
+
+// exprText is e in .wf syntax, cut to maxExprText bytes with "…" when
+// longer: a message names the expression, it does not copy a huge one.
+func exprText(e Expr) string {
+	s := e.String()
+	if len(s) <= maxExprText {
+		return s
+	}
+	cut := maxExprText
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }

@@ -487,6 +487,24 @@ func formatFloat(f float64) string {
 	return s
 }
 
+// MaxBrief is the most bytes of a value Brief prints.
+const MaxBrief = 200
+
+// Brief returns v as String does, cut to MaxBrief bytes with "… (N bytes)"
+// when longer: the form messages use, so that an error about a huge value
+// names it without copying it.
+func Brief(v Value) string {
+	s := v.String()
+	if len(s) <= MaxBrief {
+		return s
+	}
+	cut := MaxBrief
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "… (" + strconv.Itoa(len(s)) + " bytes)"
+}
+
 // Text returns the value as plain text, the way a prompt or a message shows
 // it: a String without quotes, anything else as String does.
 func (v Value) Text() string {
@@ -676,6 +694,9 @@ func fromGo(x any) (Value, error) {
 	case int64:
 		return IntValue(t), nil
 	case float64:
+		if !isFinite(t) {
+			return Null, &FromGoError{Err: &NonFiniteError{Value: t}}
+		}
 		return FloatValue(t), nil
 	case string:
 		return StringValue(t), nil
@@ -768,6 +789,9 @@ func fromReflect(rv reflect.Value) (Value, error) {
 		}
 		return IntValue(int64(u)), nil
 	case reflect.Float32, reflect.Float64:
+		if f := rv.Float(); !isFinite(f) {
+			return Null, &FromGoError{Err: &NonFiniteError{Value: f}}
+		}
 		return FloatValue(rv.Float()), nil
 	case reflect.String:
 		return StringValue(rv.String()), nil
@@ -860,12 +884,24 @@ func structFields(rv reflect.Value, m map[string]Value) error {
 // Int stored as a Float widens, a String names an Enum value, a
 // Duration may be given as a string ("5s"). A mismatch is a *TypeError whose
 // Path names the offending element ("[2].name").
+//
+// A Float that is NaN or infinite, anywhere inside v, is refused with a
+// *NonFiniteError (errors.Is finds ErrNonFinite): such a number has no JSON
+// form, so a run could neither print nor record it.
 func Conform(v Value, t Type) (Value, error) {
 	// The common case first: a scalar of exactly the declared kind.
 	switch t.Kind {
 	case KindAny:
-		return v, nil
-	case KindBool, KindInt, KindFloat, KindString, KindObject, KindDuration:
+		return v, CheckFinite(v)
+	case KindFloat:
+		if v.Kind() == KindFloat {
+			return v, CheckFinite(v)
+		}
+	case KindObject:
+		if v.Kind() == KindObject {
+			return v, CheckFinite(v)
+		}
+	case KindBool, KindInt, KindString, KindDuration:
 		if v.Kind() == t.Kind {
 			return v, nil
 		}
@@ -874,7 +910,79 @@ func Conform(v Value, t Type) (Value, error) {
 			return v, nil
 		}
 	}
-	return conform(v, t)
+	v, err := conform(v, t)
+	if err != nil {
+		return Null, err
+	}
+	return v, CheckFinite(v)
+}
+
+// NonFiniteError reports a Float that is NaN or infinite, which no value
+// may hold (see ErrNonFinite).
+type NonFiniteError struct {
+	Path  string // where inside the value, e.g. "[2].score"; empty for the value itself
+	Value float64
+}
+
+// Error names the place and the number.
+func (e *NonFiniteError) Error() string {
+	msg := formatFloat(e.Value) + " has no JSON form"
+	if e.Path == "" {
+		return msg
+	}
+	return e.Path + ": " + msg
+}
+
+// Unwrap returns ErrNonFinite.
+func (e *NonFiniteError) Unwrap() error { return ErrNonFinite }
+
+// CheckFinite returns a *NonFiniteError naming the first NaN or infinite
+// Float inside v (object members in key order), or nil when there is none.
+// It does not allocate unless it finds one.
+func CheckFinite(v Value) error {
+	f, path, ok := findNonFinite(v)
+	if ok {
+		return nil
+	}
+	return &NonFiniteError{Path: path, Value: f}
+}
+
+// findNonFinite returns the first non-finite Float inside v and its path;
+// ok is true when there is none. The path is only built for a find.
+func findNonFinite(v Value) (f float64, path string, ok bool) {
+	switch v.Kind() {
+	case KindFloat:
+		if f := v.Float(); !isFinite(f) {
+			return f, "", false
+		}
+	case KindList:
+		for i, e := range v.List() {
+			if f, path, ok := findNonFinite(e); !ok {
+				return f, "[" + strconv.Itoa(i) + "]" + path, false
+			}
+		}
+	case KindObject:
+		m := v.Object()
+		var bad []string
+		for k, e := range m {
+			if _, _, ok := findNonFinite(e); !ok {
+				bad = append(bad, k)
+			}
+		}
+		if len(bad) > 0 {
+			k := slices.Min(bad)
+			f, path, _ := findNonFinite(m[k])
+			step := k
+			if !isIdentName(k) {
+				step = strconv.Quote(k)
+			}
+			if path != "" && path[0] != '[' {
+				path = "." + path
+			}
+			return f, step + path, false
+		}
+	}
+	return 0, "", true
 }
 
 // TypeError reports a value that does not fit its declared type.
@@ -891,12 +999,12 @@ func (e *TypeError) Error() string {
 		where = " at " + e.Path
 	}
 	if e.Want.Kind == KindEnum {
-		return fmt.Sprintf("value %s%s is not one of %s", e.Got, where, e.Want)
+		return fmt.Sprintf("value %s%s is not one of %s", Brief(e.Got), where, e.Want)
 	}
 	if e.Got.IsNull() {
 		return fmt.Sprintf("want %s%s, got null", e.Want, where)
 	}
-	return fmt.Sprintf("want %s%s, got %s %s", e.Want, where, kindOf(e.Got), e.Got)
+	return fmt.Sprintf("want %s%s, got %s %s", e.Want, where, kindOf(e.Got), Brief(e.Got))
 }
 
 func kindOf(v Value) string {

@@ -48,15 +48,25 @@ func (m *Module) Workflow(name string) *flow.Workflow { return m.byName[name] }
 // FormatDiagnostics.
 func (m *Module) Source(file string) []byte { return m.Sources[file] }
 
-// ReadFileFunc reads an imported file. Load uses os.ReadFile.
+// ReadFileFunc reads an imported file. Load uses ImportReader.
 type ReadFileFunc func(name string) ([]byte, error)
 
 // Load reads the .wf file at path and the files it imports (paths relative
 // to the importing file), and compiles them. The Module is returned even
 // when there are errors, with whatever could be compiled and the sources
 // for printing the diagnostics.
+//
+// Imports are confined: an import names a .wf file by a relative path that
+// stays inside the directory of the root file (for every loader), and the
+// reader of Load, ImportReader, also refuses symbolic links that lead out
+// of it, special files and files over MaxImportSize.
 func Load(path string) (*Module, flow.Diagnostics) {
-	return LoadFunc(path, os.ReadFile)
+	src, err := ReadImport(path)
+	if err != nil {
+		return &Module{Sources: map[string][]byte{}, byName: map[string]*flow.Workflow{}},
+			flow.Diagnostics{{Pos: flow.Pos{File: path}, Code: "import", Msg: fmt.Sprintf("cannot read %s: %v", path, unwrapPathErr(err))}}
+	}
+	return LoadSource(path, src, ImportReader(filepath.Dir(path)))
 }
 
 // LoadSource compiles src as the root file called name; imports are read
@@ -77,6 +87,8 @@ func load(root string, rootSrc []byte, haveSrc bool, read ReadFileFunc) (*Module
 	m := &Module{Sources: map[string][]byte{}, byName: map[string]*flow.Workflow{}}
 	var diags flow.Diagnostics
 	seen := map[string]bool{}
+	rootDir := filepath.Dir(root)
+	broken := map[string]bool{} // imported files with syntax errors
 	var visit func(name string, src []byte, from flow.Pos)
 	visit = func(name string, src []byte, from flow.Pos) {
 		clean := filepath.Clean(name)
@@ -94,15 +106,20 @@ func load(root string, rootSrc []byte, haveSrc bool, read ReadFileFunc) (*Module
 		}
 		m.Sources[name] = src
 		f, ds := ParseFile(name, src)
+		if len(m.Files) > 0 && ds.HasErrors() {
+			broken[name] = true
+		}
 		diags = append(diags, ds...)
 		m.Files = append(m.Files, f)
 		for _, d := range f.Decls {
 			if imp, ok := d.(*ImportDecl); ok && imp.Path != nil {
 				p := imp.Path.Value
-				if !filepath.IsAbs(p) {
-					p = filepath.Join(filepath.Dir(name), p)
+				target := filepath.Join(filepath.Dir(name), p)
+				if why := checkImportPath(p, target, rootDir); why != "" {
+					diags = append(diags, flow.Diagnostic{Pos: imp.Pos, Code: "import", Msg: fmt.Sprintf("import %s: %s", clipQuote(p), why)})
+					continue
 				}
-				visit(p, nil, imp.Pos)
+				visit(target, nil, imp.Pos)
 			}
 		}
 	}
@@ -118,7 +135,38 @@ func load(root string, rootSrc []byte, haveSrc bool, read ReadFileFunc) (*Module
 	c.compile()
 	diags = append(diags, c.diags...)
 	diags.Sort()
-	return m, diags
+	return m, quoteBrokenOnce(diags, broken)
+}
+
+// quoteBrokenOnce keeps, of the diagnostics in each imported file that did
+// not parse, only the first, saying how many more there were: whatever was
+// imported by mistake is quoted one line at most.
+func quoteBrokenOnce(ds flow.Diagnostics, broken map[string]bool) flow.Diagnostics {
+	if len(broken) == 0 {
+		return ds
+	}
+	count := map[string]int{}
+	for _, d := range ds {
+		if broken[d.Pos.File] {
+			count[d.Pos.File]++
+		}
+	}
+	out := ds[:0]
+	kept := map[string]bool{}
+	for _, d := range ds {
+		f := d.Pos.File
+		if broken[f] {
+			if kept[f] {
+				continue
+			}
+			kept[f] = true
+			if n := count[f] - 1; n > 0 {
+				d.Msg += fmt.Sprintf(" (%d more diagnostics in %s not shown)", n, f)
+			}
+		}
+		out = append(out, d)
+	}
+	return out
 }
 
 func unwrapPathErr(err error) error {

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/weftlang/weft/flow"
 )
@@ -15,58 +17,157 @@ import (
 // source line and a caret under the column. The caret line copies the tabs
 // of the source line's prefix so that the caret lines up in any tab width.
 // src may be nil.
+//
+// What is printed is bounded and safe whatever the source holds: the
+// message is clipped to MaxMessage runes and the source line to a window
+// of QuoteWindow runes on each side of the column, each cut marked with
+// "…"; invalid UTF-8 and control characters are printed escaped (\x00,
+// \u202e), never raw, and the caret still points at the column.
 func FormatDiagnostics(w io.Writer, ds flow.Diagnostics, src func(file string) []byte) error {
-	cache := map[string][]byte{}
+	cache := map[string]*lineIndex{}
 	for _, d := range ds {
-		if _, err := fmt.Fprintln(w, d.Error()); err != nil {
+		if _, err := fmt.Fprintln(w, ClipMessage(d.Error())); err != nil {
 			return err
 		}
 		if src == nil || !d.Pos.IsValid() {
 			continue
 		}
-		text, ok := cache[d.Pos.File]
+		idx, ok := cache[d.Pos.File]
 		if !ok {
-			text = src(d.Pos.File)
-			cache[d.Pos.File] = text
+			idx = newLineIndex(src(d.Pos.File))
+			cache[d.Pos.File] = idx
 		}
-		line, ok := sourceLine(text, d.Pos.Line)
+		line, ok := idx.line(d.Pos.Line)
 		if !ok {
 			continue
 		}
-		var caret strings.Builder
-		for i := 0; i < d.Pos.Col-1 && i < len(line); i++ {
-			if line[i] == '\t' {
-				caret.WriteByte('\t')
-			} else {
-				caret.WriteByte(' ')
-			}
-		}
-		caret.WriteByte('^')
-		if _, err := fmt.Fprintf(w, "%s\n%s\n", line, caret.String()); err != nil {
+		quoted, caret := quoteLine(line, d.Pos.Col)
+		if _, err := fmt.Fprintf(w, "%s\n%s^\n", quoted, caret); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// sourceLine returns line n (1-based) of text, without its line end.
-func sourceLine(text []byte, n int) (string, bool) {
-	if text == nil {
-		return "", false
-	}
-	for i := 1; i < n; i++ {
-		j := bytes.IndexByte(text, '\n')
-		if j < 0 {
-			return "", false
+// QuoteWindow is how many runes of a source line a diagnostic quotes on
+// each side of its column.
+const QuoteWindow = 80
+
+// MaxMessage is the most runes of a message FormatDiagnostics prints.
+const MaxMessage = 1000
+
+// ClipMessage returns msg made safe to print on a terminal: invalid UTF-8
+// and control characters escaped, and anything past MaxMessage runes
+// replaced by "… (N more bytes)".
+func ClipMessage(msg string) string {
+	var b strings.Builder
+	n := 0
+	for i, r := range msg {
+		if n == MaxMessage {
+			fmt.Fprintf(&b, "… (%d more bytes)", len(msg)-i)
+			break
 		}
-		text = text[j+1:]
+		writeSafe(&b, msg[i:], r, false)
+		n++
 	}
-	if j := bytes.IndexByte(text, '\n'); j >= 0 {
-		text = text[:j]
-	} else if len(text) == 0 {
-		return "", false // the empty "line" after a final newline
+	return b.String()
+}
+
+// quoteLine returns the part of line around the 1-based byte column col
+// that a diagnostic quotes, made safe to print, and the prefix of the
+// caret line that puts a caret under col: spaces, and the tabs of the
+// quoted text.
+func quoteLine(line []byte, col int) (quoted, caret string) {
+	at := min(max(col-1, 0), len(line))
+	for at > 0 && at < len(line) && !utf8.RuneStart(line[at]) {
+		at--
 	}
-	return strings.TrimRight(string(text), "\r"), true
+	start := at
+	for k := 0; k < QuoteWindow && start > 0; k++ {
+		_, size := utf8.DecodeLastRune(line[:start])
+		start -= size
+	}
+	end := at
+	for k := 0; k <= QuoteWindow && end < len(line); k++ {
+		_, size := utf8.DecodeRune(line[end:])
+		end += size
+	}
+	var q, c strings.Builder
+	if start > 0 {
+		q.WriteString("…")
+		c.WriteByte(' ')
+	}
+	for i := start; i < end; {
+		r, size := utf8.DecodeRune(line[i:])
+		before := q.Len()
+		writeSafe(&q, string(line[i:i+size]), r, true)
+		if i < at {
+			if r == '\t' {
+				c.WriteByte('\t')
+			} else {
+				// One column per rune printed, as many as an escape takes.
+				c.WriteString(strings.Repeat(" ", utf8.RuneCountInString(q.String()[before:])))
+			}
+		}
+		i += size
+	}
+	if end < len(line) {
+		q.WriteString("…")
+	}
+	return q.String(), c.String()
+}
+
+// writeSafe writes the rune r that starts s, escaped when it is invalid
+// UTF-8 or a control or bidirectional-formatting character; a tab is kept
+// when keepTab is set.
+func writeSafe(b *strings.Builder, s string, r rune, keepTab bool) {
+	switch {
+	case r == utf8.RuneError && (len(s) == 0 || s[0] >= utf8.RuneSelf && !strings.HasPrefix(s, "\uFFFD")):
+		fmt.Fprintf(b, "\\x%02x", s[0])
+	case r == '\t' && keepTab:
+		b.WriteRune(r)
+	case r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0:
+		fmt.Fprintf(b, "\\x%02x", r)
+	case r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069 || r == 0x200e || r == 0x200f || r == 0x061c:
+		fmt.Fprintf(b, "\\u%04x", r)
+	default:
+		b.WriteRune(r)
+	}
+}
+
+// lineIndex finds the lines of a text: built once per file, so that
+// printing many diagnostics of a large file does not rescan it for each.
+type lineIndex struct {
+	text   []byte
+	starts []int // offset of each line; starts[0] = 0
+}
+
+func newLineIndex(text []byte) *lineIndex {
+	if text == nil {
+		return &lineIndex{}
+	}
+	starts := []int{0}
+	for i, c := range text {
+		if c == '\n' {
+			starts = append(starts, i+1)
+		}
+	}
+	return &lineIndex{text: text, starts: starts}
+}
+
+// line returns line n (1-based) of the text, without its line end.
+func (x *lineIndex) line(n int) ([]byte, bool) {
+	if x.text == nil || n < 1 || n > len(x.starts) {
+		return nil, false
+	}
+	start := x.starts[n-1]
+	end := len(x.text)
+	if n < len(x.starts) {
+		end = x.starts[n] - 1
+	} else if start == end {
+		return nil, false // the empty "line" after a final newline
+	}
+	return bytes.TrimRight(x.text[start:end], "\r"), true
 }
 
 // suggest returns `; did you mean "x"?` for the candidate closest to name,
@@ -145,4 +246,20 @@ func editDistance(a, b string) int {
 		}
 	}
 	return d[len(a)][len(b)]
+}
+
+// maxQuote is the most of a name or path a message quotes, in bytes.
+const maxQuote = 200
+
+// clipQuote quotes s as a Go string, cut to maxQuote bytes with "…" when
+// longer, so that a message never repeats a huge or hostile token.
+func clipQuote(s string) string {
+	if len(s) <= maxQuote {
+		return strconv.Quote(s)
+	}
+	cut := maxQuote
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return strconv.Quote(s[:cut]) + fmt.Sprintf("… (%d bytes)", len(s))
 }

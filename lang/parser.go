@@ -209,6 +209,7 @@ type parser struct {
 	prevEnd   flow.Pos // end of the last consumed token
 	exprDepth int      // > 0 inside (), [] and expression {}: newlines are skipped
 	nest      int
+	depths    map[Expr]int // depth of the compound nodes of the expression being parsed
 	diags     flow.Diagnostics
 	lastLine  int // line of the last error, to report one error per line
 	ctx       []*blockCtx
@@ -1063,9 +1064,74 @@ func binaryOp(t token) (string, int) {
 	return "", 0
 }
 
-func (p *parser) parseExpr() Expr { return p.parseBinary(1) }
+func (p *parser) parseExpr() Expr {
+	start := p.tok.pos
+	x := p.parseBinary(1)
+	if p.nest == 0 {
+		// A whole expression: lists, calls and the like nest too.
+		p.checkDepth(x, start)
+		p.depths = nil
+	}
+	return x
+}
+
+// checkDepth stops the parse when e is nested more than maxNest levels
+// deep. Every later pass (compile, print, evaluate) recurses on the
+// expression tree, so its depth, not only the parser's own recursion,
+// must be bounded: a chain a + a + ... is parsed by a loop but is one
+// level deeper per operator.
+func (p *parser) checkDepth(e Expr, at flow.Pos) int {
+	d := p.depth(e)
+	if d > maxNest {
+		p.errorf(at, CodeSyntax, "expression nested too deeply: more than %d levels (each operator of a chain such as a + b + c counts one)", maxNest)
+		panic(bailout{})
+	}
+	return d
+}
+
+// depth returns the depth of the tree e, remembering that of every
+// compound node so that checking a growing chain costs O(1) per link.
+func (p *parser) depth(e Expr) int {
+	var kids []Expr
+	switch e := e.(type) {
+	case *UnaryExpr:
+		kids = []Expr{e.X}
+	case *BinaryExpr:
+		kids = []Expr{e.X, e.Y}
+	case *MemberExpr:
+		kids = []Expr{e.X}
+	case *IndexExpr:
+		kids = []Expr{e.X, e.Index}
+	case *CallExpr:
+		kids = append([]Expr{e.Fun}, e.Args...)
+	case *ListLit:
+		kids = e.Elems
+	case *ObjectLit:
+		for _, f := range e.Fields {
+			kids = append(kids, f.Value)
+		}
+	default:
+		return 1
+	}
+	if d, ok := p.depths[e]; ok {
+		return d
+	}
+	d := 0
+	for _, k := range kids {
+		if k != nil {
+			d = max(d, p.depth(k))
+		}
+	}
+	d++
+	if p.depths == nil {
+		p.depths = map[Expr]int{}
+	}
+	p.depths[e] = d
+	return d
+}
 
 func (p *parser) parseBinary(minPrec int) Expr {
+	start := p.tok.pos
 	x := p.parseUnary()
 	for {
 		op, prec := binaryOp(p.tok)
@@ -1077,6 +1143,7 @@ func (p *parser) parseBinary(minPrec int) Expr {
 		p.skipNewlines()
 		y := p.parseBinary(prec + 1)
 		x = &BinaryExpr{Pos: pos, Op: op, X: x, Y: y}
+		p.checkDepth(x, start)
 	}
 }
 
@@ -1101,6 +1168,7 @@ func (p *parser) parseUnary() Expr {
 }
 
 func (p *parser) parsePostfix(x Expr) Expr {
+	start := x.Start()
 	for {
 		switch p.tok.kind {
 		case tDot:
@@ -1136,6 +1204,7 @@ func (p *parser) parsePostfix(x Expr) Expr {
 		default:
 			return x
 		}
+		p.checkDepth(x, start)
 	}
 }
 

@@ -34,7 +34,7 @@ func loadModule(path string) (*lang.Module, flow.Diagnostics, error) {
 	if isOWF(path) {
 		return loadOWF(path, src)
 	}
-	m, ds := lang.LoadSource(path, src, os.ReadFile)
+	m, ds := lang.LoadSource(path, src, lang.ImportReader(filepath.Dir(path)))
 	return m, ds, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/weftlang/weft/action"
 	"github.com/weftlang/weft/engine"
 	"github.com/weftlang/weft/flow"
+	"github.com/weftlang/weft/lang"
 )
 
 // newValidateCmd builds `weft validate`.
@@ -79,7 +80,7 @@ func validateFiles(e env, args []string, asJSON bool, stubs string) error {
 				if file == "" {
 					file = path
 				}
-				all = append(all, diagJSON{File: file, Line: d.Pos.Line, Col: d.Pos.Col, Severity: d.Severity.String(), Code: d.Code, Message: d.Msg})
+				all = append(all, diagJSON{File: file, Line: d.Pos.Line, Col: d.Pos.Col, Severity: d.Severity.String(), Code: d.Code, Message: lang.ClipMessage(d.Msg)})
 			}
 			continue
 		}

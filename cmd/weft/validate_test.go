@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -81,5 +82,57 @@ func TestValidateJSON(t *testing.T) {
 	r.wantCode(t, exitOK)
 	if strings.TrimSpace(r.stdout) != "[]" {
 		t.Errorf("stdout = %q, want []", r.stdout)
+	}
+}
+
+// import "/proc/self/environ" is refused at the import, and nothing of the
+// environment (where API keys live) is printed; nor is anything of a file
+// a symbolic link leads to outside the root file's directory.
+func TestValidateImportOfEnvironIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	app := filepath.Join(dir, "app.wf")
+	if err := os.WriteFile(app, []byte("import \"/proc/self/environ\"\nimport \"env.wf\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/proc/self/environ", filepath.Join(dir, "env.wf")); err != nil {
+		t.Skip(err)
+	}
+	t.Setenv("WEFT_TEST_SECRET", "sk-planted-0123456789")
+	for _, args := range [][]string{{"validate", app}, {"validate", "--json", app}} {
+		r := weft(t, args)
+		r.wantCode(t, exitFailed)
+		out := r.stdout + r.stderr
+		if strings.Contains(out, "sk-planted") || strings.Contains(out, "PATH=") || strings.Contains(out, "HOME=") {
+			t.Errorf("%v prints the environment:\n%s", args, out)
+		}
+		for _, want := range []string{"/proc/self/environ", "only .wf files can be imported", "the file is outside the directory of the root file"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%v: output lacks %q:\n%s", args, want, out)
+			}
+		}
+	}
+}
+
+// One huge line (of .wf or of JSON) gives diagnostics of a few KB, not a
+// copy of the line, in text and in --json.
+func TestValidateHugeLineIsClipped(t *testing.T) {
+	dir := t.TempDir()
+	huge := strings.Repeat("Q", 1<<20)
+	files := map[string]string{
+		"big.wf":   "workflow W { nodes { node a { type: " + huge + " } } initial: a finals: [a] }\n",
+		"big.json": `{"tasks":[{"id":"a","x":"` + huge + `","type": zz}],"steps":[]}`,
+	}
+	for name, src := range files {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, args := range [][]string{{"validate", path}, {"validate", "--json", path}} {
+			r := weft(t, args)
+			r.wantCode(t, exitFailed)
+			if n := len(r.stdout) + len(r.stderr); n > 8<<10 || len(args) == 2 && !strings.Contains(r.stdout, "…") {
+				t.Errorf("%v: %d bytes of output:\n%.500s", args, n, r.stdout)
+			}
+		}
 	}
 }
