@@ -3,6 +3,8 @@ package anthropic
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/weftlang/weft/llm/llmtest"
 )
 
 // FuzzFastDelta checks that the fast path agrees with encoding/json: it
@@ -21,7 +23,7 @@ func FuzzFastDelta(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	for _, l := range hostileLines() {
+	for _, l := range llmtest.HostileLines(llmtest.Anthropic) {
 		f.Add(l)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -2,7 +2,15 @@ package llmtest
 
 import (
 	"bytes"
+	"context"
+	"errors"
+	"io"
 	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/weftlang/weft/llm"
+	iwire "github.com/weftlang/weft/llm/internal/wire"
 )
 
 // HostileBodies returns reply bodies of protocol p that a broken or hostile
@@ -98,4 +106,115 @@ func HostileBodies(p Protocol, stream bool) [][]byte {
 	b.WriteString("\n\n")
 	out = append(out, b.Bytes())
 	return out
+}
+
+// HostileLines returns the lines of the hostile streamed bodies of p,
+// without an SSE field name, as seeds for fuzzers of single events.
+func HostileLines(p Protocol) [][]byte {
+	var out [][]byte
+	for _, b := range HostileBodies(p, true) {
+		for _, l := range bytes.Split(b, []byte("\n")) {
+			out = append(out, bytes.TrimPrefix(l, []byte("data: ")))
+		}
+	}
+	return out
+}
+
+// FuzzCap is the reply limit FuzzStream and FuzzWhole read with: small,
+// so that long inputs meet it.
+const FuzzCap = 32 << 10
+
+// FuzzStream fuzzes a client's reader of streamed replies, seeded with
+// HostileBodies: it must never panic, and must fail with an *llm.Error of
+// valid UTF-8 or return content of valid UTF-8 equal to the text its
+// chunks delivered. read reads body into resp, calling onChunk.
+func FuzzStream(f *testing.F, p Protocol, read func(ctx context.Context, body io.Reader, resp *llm.Response, onChunk func(llm.Chunk) error) error) {
+	for _, b := range HostileBodies(p, true) {
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var text strings.Builder
+		onChunk := func(c llm.Chunk) error {
+			if !utf8.ValidString(c.Text) {
+				t.Fatalf("body %.200q: chunk text %q is not valid UTF-8", data, c.Text)
+			}
+			text.WriteString(c.Text)
+			return nil
+		}
+		resp := &llm.Response{}
+		if err := read(context.Background(), iwire.Cap(bytes.NewReader(data), FuzzCap), resp, onChunk); err != nil {
+			checkFuzzErr(t, data, err)
+			return
+		}
+		if resp.Message.Content != text.String() || !utf8.ValidString(resp.Message.Content) {
+			t.Fatalf("body %.200q: content %q, chunks %q", data, resp.Message.Content, text.String())
+		}
+	})
+}
+
+// FuzzWhole is FuzzStream for a reader of whole replies; a reply past
+// FuzzCap must fail with llm.ErrReplyTooLarge.
+func FuzzWhole(f *testing.F, p Protocol, read func(ctx context.Context, body io.Reader, resp *llm.Response) error) {
+	for _, b := range HostileBodies(p, false) {
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		resp := &llm.Response{}
+		err := read(context.Background(), iwire.Cap(bytes.NewReader(data), FuzzCap), resp)
+		if len(data) > FuzzCap {
+			if !errors.Is(err, llm.ErrReplyTooLarge) {
+				t.Fatalf("a reply of %d bytes past the %d-byte limit gave %v", len(data), FuzzCap, err)
+			}
+			return
+		}
+		if err != nil {
+			checkFuzzErr(t, data, err)
+			return
+		}
+		if !utf8.ValidString(resp.Message.Content) {
+			t.Fatalf("body %.200q: content %q is not valid UTF-8", data, resp.Message.Content)
+		}
+	})
+}
+
+// checkFuzzErr fails t unless err is an *llm.Error whose text is valid
+// UTF-8.
+func checkFuzzErr(t *testing.T, body []byte, err error) {
+	t.Helper()
+	var le *llm.Error
+	if !errors.As(err, &le) {
+		t.Fatalf("body %.200q: error %v (%T) is not an *llm.Error", body, err, err)
+	}
+	if !utf8.ValidString(err.Error()) {
+		t.Fatalf("body %.200q: error text %q is not valid UTF-8", body, err)
+	}
+}
+
+// TestMaxReplyBytes checks that a client made by newModel with a reply
+// limit of 2048 bytes refuses a longer reply, streamed or not, with an
+// *llm.Error of KindReplyTooLarge naming the limit, and returns a shorter
+// one whole.
+func TestMaxReplyBytes(t *testing.T, p Protocol, newModel func(baseURL string, maxReplyBytes int64) llm.Model) {
+	long := strings.Repeat("0123456789", 300)
+	s := NewServer(p, Text(long), Text(long), Text("short"), Text("short"))
+	defer s.Close()
+	m := newModel(s.BaseURL(), 2048)
+	req := &llm.Request{Messages: []llm.Message{{Role: llm.User, Content: "x"}}}
+	for _, want := range []string{long, "short"} {
+		for _, stream := range []bool{false, true} {
+			var onChunk func(llm.Chunk) error
+			if stream {
+				onChunk = func(llm.Chunk) error { return nil }
+			}
+			resp, err := m.Chat(context.Background(), req, onChunk)
+			if want == long {
+				var le *llm.Error
+				if !errors.As(err, &le) || le.Kind != llm.KindReplyTooLarge || !strings.Contains(err.Error(), "2048 bytes") {
+					t.Errorf("stream=%v: err = %v, want KindReplyTooLarge naming the limit", stream, err)
+				}
+			} else if err != nil || resp.Message.Content != want {
+				t.Errorf("stream=%v: %v, %v", stream, resp, err)
+			}
+		}
+	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/weftlang/weft/llm"
 	"github.com/weftlang/weft/llm/internal/wire"
+	"github.com/weftlang/weft/llm/llmtest"
 )
 
 // FuzzFastEvent checks that the fast path agrees with encoding/json: it
@@ -39,7 +40,7 @@ func FuzzFastEvent(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	for _, l := range hostileLines() {
+	for _, l := range llmtest.HostileLines(llmtest.Ollama) {
 		f.Add(l)
 	}
 	f.Fuzz(func(t *testing.T, line []byte) {

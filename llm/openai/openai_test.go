@@ -1,7 +1,6 @@
 package openai_test
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -249,29 +248,7 @@ func TestRedaction(t *testing.T) {
 // TestMaxReplyBytes checks that Config.MaxReplyBytes bounds a reply,
 // streamed or not, and that a reply within it is whole.
 func TestMaxReplyBytes(t *testing.T) {
-	long := strings.Repeat("0123456789", 300)
-	s := llmtest.NewServer(llmtest.OpenAI, llmtest.Text(long), llmtest.Text(long), llmtest.Text("short"), llmtest.Text("short"))
-	defer s.Close()
-	m := openai.New(openai.Config{BaseURL: s.BaseURL(), Model: "m", MaxReplyBytes: 2048})
-	for _, stream := range []bool{false, true} {
-		var onChunk func(llm.Chunk) error
-		if stream {
-			onChunk = func(llm.Chunk) error { return nil }
-		}
-		_, err := m.Chat(context.Background(), &llm.Request{Messages: []llm.Message{{Role: llm.User, Content: "x"}}}, onChunk)
-		var le *llm.Error
-		if !errors.As(err, &le) || le.Kind != llm.KindReplyTooLarge || !strings.Contains(err.Error(), "2048 bytes") {
-			t.Errorf("stream=%v: err = %v, want KindReplyTooLarge naming the limit", stream, err)
-		}
-	}
-	for _, stream := range []bool{false, true} {
-		var onChunk func(llm.Chunk) error
-		if stream {
-			onChunk = func(llm.Chunk) error { return nil }
-		}
-		resp, err := m.Chat(context.Background(), &llm.Request{Messages: []llm.Message{{Role: llm.User, Content: "x"}}}, onChunk)
-		if err != nil || resp.Message.Content != "short" {
-			t.Errorf("stream=%v: %v, %v", stream, resp, err)
-		}
-	}
+	llmtest.TestMaxReplyBytes(t, llmtest.OpenAI, func(baseURL string, maxReplyBytes int64) llm.Model {
+		return openai.New(openai.Config{BaseURL: baseURL, Model: "m", MaxReplyBytes: maxReplyBytes})
+	})
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/weftlang/weft/llm/internal/wire"
+	"github.com/weftlang/weft/llm/llmtest"
 )
 
 // FuzzFastText checks that the fast path agrees with encoding/json: it
@@ -24,7 +25,7 @@ func FuzzFastText(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	for _, l := range hostileLines() {
+	for _, l := range llmtest.HostileLines(llmtest.OpenAI) {
 		f.Add(l)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
