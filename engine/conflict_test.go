@@ -337,16 +337,8 @@ func TestThreadConcurrentResumersOfAStoppedRun(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			steps := map[int]int{}
-			for _, h := range hist {
-				if h.Node == "step" {
-					steps[h.Step]++
-				}
-			}
-			for s := 1; s <= 20; s++ {
-				if steps[s] != 1 {
-					t.Errorf("step %d recorded %d times", s, steps[s])
-				}
+			if err := stepsOnce(hist, 20); err != nil {
+				t.Errorf("%v", err)
 			}
 		})
 	}

@@ -75,16 +75,8 @@ func damagedOutcome(t *testing.T, path string) string {
 	if err != nil {
 		return "reported"
 	}
-	steps := map[int]int{}
-	for _, h := range hist {
-		if h.Node == "step" {
-			steps[h.Step]++
-		}
-	}
-	for s := 1; s <= 20; s++ {
-		if steps[s] != 1 {
-			t.Fatalf("wrong final state: step %d recorded %d times", s, steps[s])
-		}
+	if err := stepsOnce(hist, 20); err != nil {
+		t.Fatalf("wrong final state: %v", err)
 	}
 	return "harmless"
 }

@@ -63,16 +63,8 @@ func TestThreadSurvivesPostgresRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	steps := map[int]int{}
-	for _, h := range hist {
-		if h.Node == "step" {
-			steps[h.Step]++
-		}
-	}
-	for s := 1; s <= 120; s++ {
-		if steps[s] != 1 {
-			t.Errorf("step %d recorded %d times", s, steps[s])
-		}
+	if err := stepsOnce(hist, 120); err != nil {
+		t.Errorf("%v", err)
 	}
 	if n := th.Store.(*countingStore).failed.Load(); n == 0 {
 		t.Errorf("no append met the outage: the test did not test the restart")

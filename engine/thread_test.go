@@ -503,16 +503,8 @@ func TestThreadInterruptedRunResumesWithTheStepInFlight(t *testing.T) {
 			t.Errorf("keys = %q\nwant %q", keys, want)
 		}
 		hist, _ := th2.History(context.Background(), "l", 1)
-		steps := map[int]int{}
-		for _, h := range hist {
-			if h.Node == "step" {
-				steps[h.Step]++
-			}
-		}
-		for s := 1; s <= 20; s++ {
-			if steps[s] != 1 {
-				t.Errorf("step %d recorded %d times", s, steps[s])
-			}
+		if err := stepsOnce(hist, 20); err != nil {
+			t.Errorf("%v", err)
 		}
 	})
 }
@@ -767,4 +759,21 @@ func TestThreadIdempotencyKeysUniqueForever(t *testing.T) {
 			t.Errorf("resumed thread c sent key %q of %s", k, prev)
 		}
 	}
+}
+
+// stepsOnce checks that a history records each of the steps 1 to n of
+// the node "step" exactly once.
+func stepsOnce(hist []engine.HistoryEntry, n int) error {
+	steps := map[int]int{}
+	for _, h := range hist {
+		if h.Node == "step" {
+			steps[h.Step]++
+		}
+	}
+	for s := 1; s <= n; s++ {
+		if steps[s] != 1 {
+			return fmt.Errorf("step %d recorded %d times", s, steps[s])
+		}
+	}
+	return nil
 }
