@@ -168,7 +168,8 @@ func prepare(e env, path string, o *runOptions) (*prepared, error) {
 		closeLLM()
 		tools.close()
 	}
-	return &prepared{mod: m, plan: plan, runner: &engine.Runner{Registry: reg, Bind: binder.Bind}, close: closeAll}, nil
+	bind := redactActions(reg, binder.Bind, runRedactor(e, o))
+	return &prepared{mod: m, plan: plan, runner: &engine.Runner{Registry: reg, Bind: bind}, close: closeAll}, nil
 }
 
 // observers builds the observers of a run from the flags, and its status

@@ -42,57 +42,99 @@ type Redactor struct {
 // New returns the Redactor of a client configured with baseURL, apiKey
 // and the extra headers header.
 func New(baseURL, apiKey string, header http.Header) *Redactor {
-	var pairs [][2]string // old, new
-	secret := func(s string) {
-		s = strings.TrimSpace(s)
-		if len(s) < minSecret {
-			return
+	var b builder
+	b.secret(apiKey)
+	b.url(baseURL)
+	b.header(header)
+	return b.build()
+}
+
+// Of returns the Redactor of several configurations at once: the
+// credentials in each of urls (user, password, secret query values) and
+// each of keys (API keys, tokens). Empty entries are skipped.
+func Of(urls, keys []string) *Redactor {
+	var b builder
+	for _, u := range urls {
+		b.url(u)
+	}
+	for _, k := range keys {
+		b.secret(k)
+	}
+	return b.build()
+}
+
+// builder gathers the replacements of a Redactor.
+type builder struct {
+	pairs [][2]string // old, new
+}
+
+// secret adds a credential, in the forms it may be echoed in.
+func (b *builder) secret(s string) {
+	s = strings.TrimSpace(s)
+	if len(s) < minSecret {
+		return
+	}
+	for _, f := range []string{s, url.QueryEscape(s), url.PathEscape(s)} {
+		b.pairs = append(b.pairs, [2]string{f, Redacted})
+	}
+}
+
+// url adds the credentials of a URL: its user information (the whole of
+// it goes, so that a URL names no one) and its secret query values.
+func (b *builder) url(raw string) {
+	raw = strings.TrimSpace(raw)
+	if raw == "" {
+		return
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return
+	}
+	if ui := u.User; ui != nil {
+		user := ui.Username()
+		pass, hasPass := ui.Password()
+		// A URL printed by net/http has its password as "***".
+		b.pairs = append(b.pairs, [2]string{ui.String() + "@", ""})
+		if hasPass {
+			b.pairs = append(b.pairs, [2]string{user + ":***@", ""}) // as net/http writes it
+			b.secret(pass)
+			b.secret(base64.StdEncoding.EncodeToString([]byte(user + ":" + pass)))
 		}
-		for _, f := range []string{s, url.QueryEscape(s), url.PathEscape(s)} {
-			pairs = append(pairs, [2]string{f, Redacted})
+		b.secret(user)
+	}
+	for name, vals := range u.Query() {
+		if SecretName(name) {
+			for _, v := range vals {
+				b.secret(v)
+			}
 		}
 	}
-	secret(apiKey)
-	if u, err := url.Parse(strings.TrimSpace(baseURL)); err == nil {
-		if ui := u.User; ui != nil {
-			user := ui.Username()
-			pass, hasPass := ui.Password()
-			// A URL printed by net/http has its password as "***"; the
-			// whole userinfo goes, so that the URL names no one.
-			pairs = append(pairs, [2]string{ui.String() + "@", ""})
-			if hasPass {
-				pairs = append(pairs, [2]string{user + ":***@", ""}) // as net/http writes it
-				secret(pass)
-				secret(base64.StdEncoding.EncodeToString([]byte(user + ":" + pass)))
-			}
-			secret(user)
-		}
-		for name, vals := range u.Query() {
-			if SecretName(name) {
-				for _, v := range vals {
-					secret(v)
-				}
-			}
-		}
-	}
-	for name, vals := range header {
+}
+
+// header adds the values of the headers that carry credentials, and the
+// token of a "Scheme token" value.
+func (b *builder) header(h http.Header) {
+	for name, vals := range h {
 		if !SecretName(name) {
 			continue
 		}
 		for _, v := range vals {
-			secret(v)
+			b.secret(v)
 			if scheme, tok, ok := strings.Cut(strings.TrimSpace(v), " "); ok && scheme != "" {
-				secret(tok)
+				b.secret(tok)
 			}
 		}
 	}
-	if len(pairs) == 0 {
+}
+
+func (b *builder) build() *Redactor {
+	if len(b.pairs) == 0 {
 		return &Redactor{}
 	}
 	// Longest first, so that a secret holding another is replaced whole.
-	slices.SortStableFunc(pairs, func(a, b [2]string) int { return cmp.Compare(len(b[0]), len(a[0])) })
-	args := make([]string, 0, 2*len(pairs))
-	for _, p := range pairs {
+	slices.SortStableFunc(b.pairs, func(x, y [2]string) int { return cmp.Compare(len(y[0]), len(x[0])) })
+	args := make([]string, 0, 2*len(b.pairs))
+	for _, p := range b.pairs {
 		args = append(args, p[0], p[1])
 	}
 	return &Redactor{rep: strings.NewReplacer(args...)}
