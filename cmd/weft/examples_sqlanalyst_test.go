@@ -183,3 +183,47 @@ func TestSQLAnalystOnPostgreSQL(t *testing.T) {
 		t.Errorf("album after the run: %v, %v", res, err)
 	}
 }
+
+// TestSQLToolRefusesUnsafeRole checks that --db as a PostgreSQL superuser
+// fails the run with the role's powers and the way out named, and that
+// --db-allow-unsafe-role runs it with a warning on stderr.
+func TestSQLToolRefusesUnsafeRole(t *testing.T) {
+	dsn := chinooktest.PostgreSQL(t) // the cluster's superuser
+	args := []string{"run", filepath.Join("..", "..", "examples", "sqlanalyst", "sqlanalyst.wf"), "--db", dsn,
+		"--llm", "openai:scripted", "--input", "How many albums are there?", "--json"}
+	run := func(extra ...string) cliResult {
+		srv := llmtest.NewOpenAIServer(
+			llmtest.JSON(map[string]any{"decision": "continue"}),
+			llmtest.JSON(map[string]any{"clarity": "clear"}),
+			llmtest.Text("count the albums"),
+			llmtest.JSON(map[string]any{"queries": []string{"SELECT count(*) AS albums FROM album"}}),
+			llmtest.Text("There are 347 albums."),
+			llmtest.Text("- count(*) over album"),
+			llmtest.Text("The store has 347 albums."),
+		)
+		defer srv.Close()
+		getenv := func(k string) string {
+			switch k {
+			case "OPENAI_BASE_URL":
+				return srv.BaseURL()
+			case "OPENAI_API_KEY":
+				return "sk-test"
+			}
+			return ""
+		}
+		return weft(t, append(args, extra...), func(e *env) { e.getenv = getenv })
+	}
+	r := run()
+	r.wantCode(t, exitFailed)
+	if out := r.stdout + r.stderr; !strings.Contains(out, "is a superuser") || !strings.Contains(out, "--db-allow-unsafe-role") {
+		t.Errorf("the refusal does not name the role's powers and the flag\nstdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	}
+	r = run("--db-allow-unsafe-role")
+	r.wantCode(t, 0)
+	if !strings.Contains(r.stderr, "weft: warning: --db") || !strings.Contains(r.stderr, "superuser") {
+		t.Errorf("stderr has no warning about the role:\n%s", r.stderr)
+	}
+	if !strings.Contains(r.stdout, "347 albums") {
+		t.Errorf("stdout = %s", r.stdout)
+	}
+}

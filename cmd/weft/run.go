@@ -37,6 +37,7 @@ type runOptions struct {
 	embed      string
 	docs       string // --docs: the retrieve tool's documents
 	db         string // --db: the SQL tools' database
+	dbUnsafe   bool   // --db-allow-unsafe-role
 	es         string // --es: the search tool's backend
 	owf        bool   // the workflow is an ollama-workflows document
 }

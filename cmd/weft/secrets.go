@@ -17,14 +17,15 @@ func credentialEnv() []string {
 // runRedactor returns the redactor of every credential a run is
 // configured with: the API keys in the environment, and the users,
 // passwords and secret query values of the base URLs and of the --store,
-// --db and --es connection URLs.
+// --db and --es connection URLs (or the environment's defaults).
 func runRedactor(e env, o *runOptions) *redact.Redactor {
 	getenv := getenvOf(e)
 	var keys []string
 	for _, name := range credentialEnv() {
 		keys = append(keys, getenv(name))
 	}
-	urls := []string{o.store, o.db, o.es, getenv("OPENAI_BASE_URL"), getenv("ANTHROPIC_BASE_URL"), getenv("OLLAMA_HOST")}
+	urls := []string{o.store, o.db, o.es, getenv(envStore), getenv(envDB), getenv(envES),
+		getenv("OPENAI_BASE_URL"), getenv("ANTHROPIC_BASE_URL"), getenv("OLLAMA_HOST")}
 	return redact.Of(urls, keys)
 }
 

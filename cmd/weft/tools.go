@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -56,6 +58,8 @@ type toolset struct {
 	docs, db, es string
 	embed        string              // --embed: retrieve searches hybrid (BM25 and vectors)
 	getenv       func(string) string // for the embedder's configuration
+	dbUnsafe     bool                // --db-allow-unsafe-role
+	warn         io.Writer           // where a warning goes (stderr)
 
 	// One lock each, so that indexing the documents (embedding them, with
 	// --embed) does not hold up a SQL or search call of another branch.
@@ -84,6 +88,10 @@ func newToolset(e env, o *runOptions) *toolset {
 		ts.embed = getenv(providers.EmbedEnvVar)
 	}
 	ts.getenv = getenv
+	ts.dbUnsafe, ts.warn = o.dbUnsafe, e.stderr
+	if ts.warn == nil {
+		ts.warn = io.Discard
+	}
 	return ts
 }
 
@@ -400,9 +408,15 @@ func (ts *toolset) database(ctx context.Context) (*sqltool.DB, error) {
 	if ts.db == "" {
 		return nil, notConfigured(toolSQLQuery)
 	}
-	db, err := sqltool.Open(ctx, ts.db, nil)
+	db, err := sqltool.Open(ctx, ts.db, &sqltool.Options{AllowUnsafeRole: ts.dbUnsafe})
+	if errors.Is(err, sqltool.ErrUnsafeRole) {
+		return nil, fmt.Errorf("--db %s: %w (docs/tools.md gives the SQL of a read-only role; --db-allow-unsafe-role connects anyway, for a throwaway database)", redactDSN(ts.db), err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("--db %s: %w", redactDSN(ts.db), err)
+	}
+	for _, w := range db.Warnings() {
+		fmt.Fprintf(ts.warn, "weft: warning: --db %s: %s\n", redactDSN(ts.db), termSafe(w, false))
 	}
 	ts.sq = db
 	return db, nil
@@ -495,4 +509,5 @@ func toolFlags(f *pflag.FlagSet, o *runOptions) {
 	f.StringVar(&o.docs, "docs", "", "the documents of the retrieve tool: a TAT-QA JSON `PATH` (indexed in memory) or a retrieval index file (default $"+envDocs+")")
 	f.StringVar(&o.es, "es", "", "the search backend of the es_search tool: an Elasticsearch `URL`, or bleve:DIR for the embedded indexes in DIR (default $"+envES+")")
 	f.StringVar(&o.db, "db", "", "the database of the sql_query and sql_schema tools, opened read-only: a SQLite file or a postgres:// URL `DSN` (default $"+envDB+")")
+	f.BoolVar(&o.dbUnsafe, "db-allow-unsafe-role", false, "let --db connect to PostgreSQL as a role that may do more than read (a superuser, a writer), with a warning; for throwaway databases only")
 }
