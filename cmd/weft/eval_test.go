@@ -32,15 +32,7 @@ func TestEvalSpiderScoresRightWrongBroken(t *testing.T) {
 	script = append(script, agent(broken, llmtest.Text(broken), llmtest.Text(broken), llmtest.Text(broken))...)
 	srv := llmtest.NewOpenAIServer(script...)
 	defer srv.Close()
-	getenv := func(k string) string {
-		switch k {
-		case "OPENAI_BASE_URL":
-			return srv.BaseURL()
-		case "OPENAI_API_KEY":
-			return "sk-test"
-		}
-		return ""
-	}
+	getenv := openAIEnv(srv, "sk-test")
 	r := weft(t, []string{"eval", "spider", filepath.Join("..", "..", "examples", "sqlanalyst", "sqlanalyst.wf"),
 		"--questions", questions, "--db", db, "--limit", "3", "--llm", "openai:scripted", "--json"}, func(e *env) { e.getenv = getenv })
 	r.wantCode(t, 0)

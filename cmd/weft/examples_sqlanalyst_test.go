@@ -97,15 +97,7 @@ func TestSQLAnalystChatMemoryInAThread(t *testing.T) {
 		llmtest.Text("You said hello, and I offered to help with the store's sales."),
 	)
 	defer srv.Close()
-	getenv := func(k string) string {
-		switch k {
-		case "OPENAI_BASE_URL":
-			return srv.BaseURL()
-		case "OPENAI_API_KEY":
-			return "sk-test"
-		}
-		return ""
-	}
+	getenv := openAIEnv(srv, "sk-test")
 	store := filepath.Join(t.TempDir(), "threads.db")
 	file := filepath.Join("..", "..", "examples", "sqlanalyst", "sqlanalyst.wf")
 	for _, input := range []string{"Hello!", "What did I say first?"} {
@@ -144,15 +136,7 @@ func TestSQLAnalystOnPostgreSQL(t *testing.T) {
 		llmtest.Text("The store has 347 albums."),
 	)
 	defer srv.Close()
-	getenv := func(k string) string {
-		switch k {
-		case "OPENAI_BASE_URL":
-			return srv.BaseURL()
-		case "OPENAI_API_KEY":
-			return "sk-test"
-		}
-		return ""
-	}
+	getenv := openAIEnv(srv, "sk-test")
 	r := weft(t, []string{"run", filepath.Join("..", "..", "examples", "sqlanalyst", "sqlanalyst.wf"), "--db", dsn,
 		"--llm", "openai:scripted", "--input", "How many albums are there?", "--json"}, func(e *env) { e.getenv = getenv })
 	r.wantCode(t, 0)
@@ -202,15 +186,7 @@ func TestSQLToolRefusesUnsafeRole(t *testing.T) {
 			llmtest.Text("The store has 347 albums."),
 		)
 		defer srv.Close()
-		getenv := func(k string) string {
-			switch k {
-			case "OPENAI_BASE_URL":
-				return srv.BaseURL()
-			case "OPENAI_API_KEY":
-				return "sk-test"
-			}
-			return ""
-		}
+		getenv := openAIEnv(srv, "sk-test")
 		return weft(t, append(args, extra...), func(e *env) { e.getenv = getenv })
 	}
 	r := run()

@@ -71,15 +71,7 @@ func runSessions(t *testing.T, sessions []session) {
 			if *updateSessions {
 				srv := llmtest.NewOpenAIServer(s.script...)
 				defer srv.Close()
-				getenv := func(k string) string {
-					switch k {
-					case "OPENAI_BASE_URL":
-						return srv.BaseURL()
-					case "OPENAI_API_KEY":
-						return "sk-scripted"
-					}
-					return ""
-				}
+				getenv := openAIEnv(srv, "sk-scripted")
 				if err := os.MkdirAll(filepath.Dir(s.recording()), 0o755); err != nil {
 					t.Fatal(err)
 				}

@@ -16,15 +16,7 @@ import (
 func TestRunLLMRecordReplay(t *testing.T) {
 	srv := llmtest.NewOpenAIServer(llmtest.JSON(map[string]any{"intent": "qa"}), llmtest.Text("Revenue in 2019 was $4.2M."))
 	defer srv.Close()
-	getenv := func(k string) string {
-		switch k {
-		case "OPENAI_BASE_URL":
-			return srv.BaseURL()
-		case "OPENAI_API_KEY":
-			return "sk-test-secret"
-		}
-		return ""
-	}
+	getenv := openAIEnv(srv, "sk-test-secret")
 	rec := filepath.Join(t.TempDir(), "route.jsonl")
 	args := []string{"run", "testdata/llm_route.wf", "--input", "What was the 2019 revenue?"}
 

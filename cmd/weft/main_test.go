@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/weftlang/weft/llm/llmtest"
 )
 
 // intentQA is the seed workflow, relative to this package.
@@ -123,5 +125,19 @@ func TestPanicIsInternalError(t *testing.T) {
 	code := run([]string{"version"}, env{stdin: strings.NewReader(""), stdout: panicWriter{}, stderr: &stderr})
 	if code != exitInternal || !strings.Contains(stderr.String(), "weft: internal error: boom") {
 		t.Errorf("code %d, stderr %q", code, stderr.String())
+	}
+}
+
+// openAIEnv returns the environment of a run whose --llm openai:MODEL
+// talks to srv with the API key key.
+func openAIEnv(srv *llmtest.Server, key string) func(string) string {
+	return func(k string) string {
+		switch k {
+		case "OPENAI_BASE_URL":
+			return srv.BaseURL()
+		case "OPENAI_API_KEY":
+			return key
+		}
+		return ""
 	}
 }
