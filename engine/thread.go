@@ -325,7 +325,10 @@ func (th *Threads) noSnapshot(ctx context.Context, threadID string) error {
 	if err != nil {
 		return err
 	}
-	if len(recs) > 0 {
+	// A log that starts with a snapshot was written since the caller
+	// found none: another process created the thread, and the caller's
+	// first append will meet its records.
+	if len(recs) > 0 && recs[0].Kind != store.Snapshot {
 		r := recs[0]
 		return &store.CorruptError{ThreadID: threadID, Seq: r.Seq, Step: r.Step, Field: "kind", Detail: "the log has no snapshot to start from"}
 	}
@@ -472,18 +475,24 @@ func (th *Threads) open(ctx context.Context, plan *flow.Plan, threadID string, m
 	snap, err := th.Store.LastSnapshot(ctx, threadID)
 	if errors.Is(err, store.ErrNotFound) {
 		// A new thread, or one whose first record was never written
-		// (every thread's log starts with a snapshot).
-		if err := th.noSnapshot(ctx, threadID); err != nil && !errors.Is(err, store.ErrNotFound) {
-			return nil, err
-		}
+		// (every thread's log starts with a snapshot). A thread whose
+		// log lost its snapshot is refused: its records are checked
+		// where the thread turns out to exist, so that a new thread
+		// costs no extra read.
 		t := &store.Thread{ID: threadID, Workflow: plan.Workflow.Name, Meta: meta}
 		if create != nil {
 			// The caller creates it with its first records.
+			if err := th.noSnapshot(ctx, threadID); err != nil && !errors.Is(err, store.ErrNotFound) {
+				return nil, err
+			}
 			*create = t
 			return &ThreadState{Thread: threadID}, nil
 		}
 		err = th.Store.CreateThread(ctx, t)
-		if err != nil && !errors.Is(err, store.ErrExists) {
+		if errors.Is(err, store.ErrExists) {
+			err = th.noSnapshot(ctx, threadID)
+		}
+		if err != nil {
 			return nil, err
 		}
 		return &ThreadState{Thread: threadID}, nil
