@@ -240,3 +240,33 @@ func BenchmarkMapThread(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkMapRun runs a map of 1,000 elements with two outputs each, in
+// memory: the cost of keeping every element's outputs.
+func BenchmarkMapRun(b *testing.B) {
+	reg := engine.NewRegistry()
+	if err := reg.Register("scale", engine.ActionFunc(scale)); err != nil {
+		b.Fatal(err)
+	}
+	m, ds := lang.LoadSource("m.wf", []byte(mapWF(2, 8)), nil)
+	if ds.HasErrors() {
+		b.Fatal(ds)
+	}
+	plan, ds := flow.Compile(m.Main(), nil)
+	if ds.HasErrors() {
+		b.Fatal(ds)
+	}
+	items := make([]flow.Value, 1000)
+	for i := range items {
+		items[i] = flow.IntValue(int64(i))
+	}
+	params := map[string]flow.Value{"xs": flow.ListValue(items...)}
+	r := &engine.Runner{Registry: reg}
+	b.ReportAllocs()
+	for b.Loop() {
+		res, err := r.Run(context.Background(), plan, params, nil)
+		if err != nil || res.Status != engine.Completed {
+			b.Fatalf("run: %v", err)
+		}
+	}
+}

@@ -64,12 +64,12 @@ type TokenState struct {
 	Map   *MapState `json:"map,omitempty"`
 }
 
-// MapState is a map node in the middle of its elements. In a State it is
-// whole: Items, and Inputs and Outs parallel to them. In a delta it is
-// Partial: Elems lists only the elements started or finished since the
-// last delta, and Items comes only in the first delta that shows the map,
-// so each record of a map costs O(what changed), not O(items). Fold merges
-// a partial MapState into the whole one of the token at the same Step.
+// MapState is a map node in the middle of its elements. In a State, and
+// in the first delta that shows the map, it is whole: Items, and Inputs
+// and Outs parallel to them. In the deltas after that it is Partial: Elems
+// lists only the elements started or finished since the last delta, so
+// each record of a map costs O(what changed), not O(items). Fold merges a
+// partial MapState into the whole one of the token at the same Step.
 type MapState struct {
 	Items   []flow.Value   `json:"items,omitempty"`
 	Inputs  [][]flow.Value `json:"inputs,omitempty"`
@@ -185,8 +185,8 @@ func appended(old, v flow.Value) (flow.Value, bool) {
 }
 
 // Fold applies a delta (from Machine.Delta) to a State. A partial map
-// state that does not fit the State (no map at its step and no items, an
-// element out of range) is a *StateError, and st is left unchanged.
+// state that does not fit the State (no map at its step, an element out
+// of range) is a *StateError; st is then not to be used.
 func (st *State) Fold(delta []CellValue, ctl Control) error {
 	for i := range ctl.Tokens {
 		if mp := ctl.Tokens[i].Map; mp != nil && mp.Partial {
@@ -218,8 +218,8 @@ func (st *State) Fold(delta []CellValue, ctl Control) error {
 // mergeMap returns the whole map state of a token of a delta whose map
 // state is partial: the map of st's token at the same step (a map node's
 // token is the only one started at its step) with the delta's elements
-// set, or a new one from the delta's items. It reuses the older state's
-// element lists: Fold replaces that state.
+// set. It reuses the older state's element lists: Fold replaces that
+// state.
 func (st *State) mergeMap(i int, tk *TokenState) (*MapState, error) {
 	d := tk.Map
 	field := func(f string) string { return fmt.Sprintf("control.tokens[%d].map%s", i, f) }
@@ -230,12 +230,7 @@ func (st *State) mergeMap(i int, tk *TokenState) (*MapState, error) {
 			break
 		}
 	}
-	switch {
-	case d.Items != nil:
-		if whole == nil || len(whole.Items) != len(d.Items) {
-			whole = &MapState{Items: d.Items, Inputs: make([][]flow.Value, len(d.Items)), Outs: make([][]flow.Value, len(d.Items))}
-		}
-	case whole == nil:
+	if whole == nil {
 		return nil, &StateError{Field: field(""), Detail: fmt.Sprintf("a partial map state at step %d with no map before it", tk.Step)}
 	}
 	if len(whole.Inputs) != len(whole.Items) || len(whole.Outs) != len(whole.Items) {
@@ -362,24 +357,19 @@ func (m *Machine) controlInto(c *Control, from int, clone, whole bool) {
 	}
 }
 
-// state returns the map's state for a record, whole or partial (the
-// elements changed since the last record), and starts the next record's
+// state returns the map's state for a record: whole for a snapshot and
+// for the first delta that shows the map, else partial (the elements
+// changed since the last record); and starts tracking the next record's
 // changes. Unless clone is set it shares the map's memory.
 func (mp *mapRun) state(clone, whole bool) *MapState {
 	ms := &MapState{Next: mp.next, Done: mp.done, Failed: mp.failed}
-	if whole {
+	if whole || !mp.listed {
 		ms.Items, ms.Inputs, ms.Outs = mp.items, mp.inputs, mp.outs
 		if clone {
 			ms.Items, ms.Inputs, ms.Outs = slices.Clone(ms.Items), slices.Clone(ms.Inputs), slices.Clone(ms.Outs)
 		}
 	} else {
 		ms.Partial = true
-		if !mp.listed {
-			ms.Items = mp.items
-			if clone {
-				ms.Items = slices.Clone(ms.Items)
-			}
-		}
 		slices.Sort(mp.dirty)
 		for _, i := range slices.Compact(mp.dirty) {
 			ms.Elems = append(ms.Elems, MapElem{I: i, In: mp.inputs[i], Out: mp.outs[i]})
