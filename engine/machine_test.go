@@ -89,7 +89,7 @@ func writeSections(t *testing.T, file string, sections map[string]string, order 
 	}
 }
 
-func compile(t *testing.T, name, src string) *flow.Plan {
+func compile(t testing.TB, name, src string) *flow.Plan {
 	t.Helper()
 	m, ds := lang.LoadSource(name, []byte(src), nil)
 	if ds.HasErrors() {

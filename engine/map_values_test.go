@@ -9,7 +9,6 @@ import (
 
 	"github.com/weftlang/weft/engine"
 	"github.com/weftlang/weft/flow"
-	"github.com/weftlang/weft/lang"
 	"github.com/weftlang/weft/store/memory"
 	"github.com/weftlang/weft/store/sqlite"
 )
@@ -192,18 +191,8 @@ func TestMapWaitsAndResumesByValue(t *testing.T) {
 // BenchmarkMapThread runs a map of n elements in a durable thread on
 // SQLite and reports the bytes of records it writes per run.
 func BenchmarkMapThread(b *testing.B) {
-	reg := engine.NewRegistry()
-	if err := reg.Register("scale", engine.ActionFunc(scale)); err != nil {
-		b.Fatal(err)
-	}
-	m, ds := lang.LoadSource("m.wf", []byte(mapWF(1, 8)), nil)
-	if ds.HasErrors() {
-		b.Fatal(ds)
-	}
-	plan, ds := flow.Compile(m.Main(), nil)
-	if ds.HasErrors() {
-		b.Fatal(ds)
-	}
+	reg := registry(b, map[string]engine.ActionFunc{"scale": scale})
+	plan := compile(b, "m.wf", mapWF(1, 8))
 	for _, n := range []int{1000, 10000, 100000} {
 		b.Run(fmt.Sprintf("items=%d", n), func(b *testing.B) {
 			ctx := context.Background()
@@ -244,18 +233,8 @@ func BenchmarkMapThread(b *testing.B) {
 // BenchmarkMapRun runs a map of 1,000 elements with two outputs each, in
 // memory: the cost of keeping every element's outputs.
 func BenchmarkMapRun(b *testing.B) {
-	reg := engine.NewRegistry()
-	if err := reg.Register("scale", engine.ActionFunc(scale)); err != nil {
-		b.Fatal(err)
-	}
-	m, ds := lang.LoadSource("m.wf", []byte(mapWF(2, 8)), nil)
-	if ds.HasErrors() {
-		b.Fatal(ds)
-	}
-	plan, ds := flow.Compile(m.Main(), nil)
-	if ds.HasErrors() {
-		b.Fatal(ds)
-	}
+	reg := registry(b, map[string]engine.ActionFunc{"scale": scale})
+	plan := compile(b, "m.wf", mapWF(2, 8))
 	items := make([]flow.Value, 1000)
 	for i := range items {
 		items[i] = flow.IntValue(int64(i))

@@ -14,7 +14,7 @@ import (
 	"github.com/weftlang/weft/lang"
 )
 
-func registry(t *testing.T, actions map[string]engine.ActionFunc) *engine.Registry {
+func registry(t testing.TB, actions map[string]engine.ActionFunc) *engine.Registry {
 	t.Helper()
 	reg := engine.NewRegistry()
 	for name, fn := range actions {
