@@ -328,9 +328,11 @@ func (c *planner) checkCycle(scc []int, in []bool) {
 		for _, a := range pn.Set {
 			written[a.Cell] = true
 		}
-		for _, e := range append(slices.Clone(pn.Edges), pn.OnError...) {
-			for _, a := range e.Updates {
-				written[a.Cell] = true
+		for _, es := range [][]*PlanEdge{pn.Edges, pn.OnError} {
+			for _, e := range es {
+				for _, a := range e.Updates {
+					written[a.Cell] = true
+				}
 			}
 		}
 	}
@@ -352,7 +354,6 @@ func (c *planner) checkCycle(scc []int, in []bool) {
 	}
 	c.warnf(p.Nodes[scc[0]].Node.Pos, "unbounded-cycle", "cycle %s has no counter that bounds it: no condition in it tests a variable it updates; it runs until max_steps (%d)",
 		p.cyclePath(scc, in), p.MaxSteps)
-
 }
 
 // cyclePath spells a shortest cycle through the first node of a strongly

@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 // Env is what a compiled expression reads at run time: the value of each
@@ -1310,13 +1309,9 @@ const maxExprText = 200
 // exprText is e in .wf syntax, cut to maxExprText bytes with "…" when
 // longer: a message names the expression, it does not copy a huge one.
 func exprText(e Expr) string {
-	s := e.String()
-	if len(s) <= maxExprText {
-		return s
+	s, cut := clip(e.String(), maxExprText)
+	if cut {
+		s += "…"
 	}
-	cut := maxExprText
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
+	return s
 }

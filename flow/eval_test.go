@@ -286,6 +286,25 @@ func TestEvalBool(t *testing.T) {
 	}
 }
 
+// checkEvalError checks that v, err, from evaluating src, is an
+// *EvalError at column col of line 1 that names expr and says msg, and
+// that its Error() spells all three; it reports whether err is one.
+func checkEvalError(t *testing.T, src string, v flow.Value, err error, col int, expr, msg string) bool {
+	t.Helper()
+	var ee *flow.EvalError
+	if !errors.As(err, &ee) {
+		t.Errorf("%s = %v, %v; want an *EvalError", src, v, err)
+		return false
+	}
+	if ee.Pos != P(1, col) || ee.Expr != expr || ee.Msg != msg {
+		t.Errorf("%s: got %v %q %q, want %v %q %q", src, ee.Pos, ee.Expr, ee.Msg, P(1, col), expr, msg)
+	}
+	if want := fmt.Sprintf("t.wf:1:%d: evaluating %s: %s", col, expr, msg); err.Error() != want {
+		t.Errorf("%s: Error() = %q, want %q", src, err, want)
+	}
+	return true
+}
+
 func TestEvalRuntimeErrors(t *testing.T) {
 	for _, c := range []struct {
 		src  string
@@ -317,17 +336,7 @@ func TestEvalRuntimeErrors(t *testing.T) {
 	} {
 		p, cells := compileOK(t, c.src)
 		v, err := p.Eval(cells)
-		var ee *flow.EvalError
-		if !errors.As(err, &ee) {
-			t.Errorf("%s = %v, %v; want an *EvalError", c.src, v, err)
-			continue
-		}
-		if ee.Pos != P(1, c.col) || ee.Expr != c.expr || ee.Msg != c.msg {
-			t.Errorf("%s: got %v %q %q, want %v %q %q", c.src, ee.Pos, ee.Expr, ee.Msg, P(1, c.col), c.expr, c.msg)
-		}
-		if want := fmt.Sprintf("t.wf:1:%d: evaluating %s: %s", c.col, c.expr, c.msg); err.Error() != want {
-			t.Errorf("%s: Error() = %q, want %q", c.src, err, want)
-		}
+		checkEvalError(t, c.src, v, err, c.col, c.expr, c.msg)
 	}
 	// Without a position.
 	e := &flow.EvalError{Expr: "x / 0", Msg: "division by zero"}

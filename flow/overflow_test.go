@@ -2,7 +2,6 @@ package flow_test
 
 import (
 	"errors"
-	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -81,19 +80,11 @@ func TestEvalOverflow(t *testing.T) {
 			continue
 		}
 		v, err := p.Eval(cells)
-		var ee *flow.EvalError
-		if !errors.As(err, &ee) {
-			t.Errorf("%s = %v, %v; want an *EvalError", c.src, v, err)
+		if !checkEvalError(t, c.src, v, err, c.col, c.expr, c.msg) {
 			continue
-		}
-		if ee.Pos != P(1, c.col) || ee.Expr != c.expr || ee.Msg != c.msg {
-			t.Errorf("%s: got %v %q %q, want %v %q %q", c.src, ee.Pos, ee.Expr, ee.Msg, P(1, c.col), c.expr, c.msg)
 		}
 		if !errors.Is(err, c.kind) {
 			t.Errorf("%s: %v is not %v", c.src, err, c.kind)
-		}
-		if want := fmt.Sprintf("t.wf:1:%d: evaluating %s: %s", c.col, c.expr, c.msg); err.Error() != want {
-			t.Errorf("%s: Error() = %q, want %q", c.src, err, want)
 		}
 	}
 }

@@ -495,14 +495,23 @@ const MaxBrief = 200
 // names it without copying it.
 func Brief(v Value) string {
 	s := v.String()
-	if len(s) <= MaxBrief {
+	head, cut := clip(s, MaxBrief)
+	if !cut {
 		return s
 	}
-	cut := MaxBrief
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
+	return head + "… (" + strconv.Itoa(len(s)) + " bytes)"
+}
+
+// clip returns s cut to at most n bytes, on a rune boundary, and whether
+// it had to cut.
+func clip(s string, n int) (string, bool) {
+	if len(s) <= n {
+		return s, false
 	}
-	return s[:cut] + "… (" + strconv.Itoa(len(s)) + " bytes)"
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n], true
 }
 
 // Text returns the value as plain text, the way a prompt or a message shows

@@ -61,12 +61,15 @@ type ReadFileFunc func(name string) ([]byte, error)
 // reader of Load, ImportReader, also refuses symbolic links that lead out
 // of it, special files and files over MaxImportSize.
 func Load(path string) (*Module, flow.Diagnostics) {
-	src, err := ReadImport(path)
-	if err != nil {
-		return &Module{Sources: map[string][]byte{}, byName: map[string]*flow.Workflow{}},
-			flow.Diagnostics{{Pos: flow.Pos{File: path}, Code: "import", Msg: fmt.Sprintf("cannot read %s: %v", path, unwrapPathErr(err))}}
-	}
-	return LoadSource(path, src, ImportReader(filepath.Dir(path)))
+	imports := ImportReader(filepath.Dir(path))
+	return LoadFunc(path, func(name string) ([]byte, error) {
+		if name == path {
+			// The root file: regular and not too large, but it may be
+			// a link to anywhere.
+			return ReadImport(name)
+		}
+		return imports(name)
+	})
 }
 
 // LoadSource compiles src as the root file called name; imports are read

@@ -117,12 +117,13 @@ func quoteLine(line []byte, col int) (quoted, caret string) {
 	return q.String(), c.String()
 }
 
-// writeSafe writes the rune r that starts s, escaped when it is invalid
-// UTF-8 or a control or bidirectional-formatting character; a tab is kept
-// when keepTab is set.
+// writeSafe writes the rune r that starts s (never empty), escaped when it
+// is invalid UTF-8 or a control or bidirectional-formatting character; a
+// tab is kept when keepTab is set.
 func writeSafe(b *strings.Builder, s string, r rune, keepTab bool) {
 	switch {
-	case r == utf8.RuneError && (len(s) == 0 || s[0] >= utf8.RuneSelf && !strings.HasPrefix(s, "\uFFFD")):
+	case r == utf8.RuneError && !strings.HasPrefix(s, "\uFFFD"):
+		// An invalid byte, never ASCII: a U+FFFD that is written is kept.
 		fmt.Fprintf(b, "\\x%02x", s[0])
 	case r == '\t' && keepTab:
 		b.WriteRune(r)

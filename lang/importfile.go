@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 )
 
 // MaxImportSize is the largest file an import reads: 4 MiB, far more than
@@ -93,14 +94,19 @@ func regular(fi fs.FileInfo) error {
 
 // ImportReader returns the reader Load uses for imports of a root file in
 // dir: ReadImport, for files that are inside dir once every symbolic link
-// is resolved. A link that leads out of dir is refused.
+// is resolved. A link that leads out of dir is refused. dir is resolved
+// once, at the first import, not once per import.
 func ImportReader(dir string) ReadFileFunc {
-	return func(name string) ([]byte, error) {
+	resolved := sync.OnceValues(func() (string, error) {
 		root, err := filepath.EvalSymlinks(dir)
 		if err != nil {
-			return nil, err
+			return "", err
 		}
-		if root, err = filepath.Abs(root); err != nil {
+		return filepath.Abs(root)
+	})
+	return func(name string) ([]byte, error) {
+		root, err := resolved()
+		if err != nil {
 			return nil, err
 		}
 		real, err := filepath.EvalSymlinks(name)
