@@ -25,17 +25,13 @@ func Cancelled(provider string, ctx context.Context) error {
 	return &llm.Error{Provider: provider, Message: "call aborted: " + context.Cause(ctx).Error(), Err: ctx.Err()}
 }
 
-// ReadBody reads a whole (non-streamed) reply. A body longer than the
-// limit of a Capped reader is TooLarge's error; a body cut short is a
-// retryable *llm.Error saying how much arrived; a cancelled call is
-// Cancelled's error.
+// ReadBody reads a whole (non-streamed) reply. A cancelled call, or a
+// body longer than the limit of a Capped reader, is ReadError's error; a
+// body cut short is a retryable *llm.Error saying how much arrived.
 func ReadBody(provider string, ctx context.Context, body io.Reader) ([]byte, error) {
 	b, err := io.ReadAll(body)
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, Cancelled(provider, ctx)
-		}
-		if e := TooLarge(provider, err); e != nil {
+		if e := ReadError(provider, ctx, err); e != nil {
 			return nil, e
 		}
 		return nil, &llm.Error{Provider: provider, Retryable: true, Err: err,
@@ -104,9 +100,15 @@ func (e *LimitError) Error() string {
 	return fmt.Sprintf("reply longer than the limit of %d bytes", e.Limit)
 }
 
-// TooLarge returns the *llm.Error of KindReplyTooLarge for a read error
-// that is a *LimitError, naming the limit, and nil for any other error.
-func TooLarge(provider string, err error) error {
+// ReadError returns the error of a failed read of a reply that the
+// server did not cause: Cancelled's error if ctx is done, and for a
+// *LimitError the *llm.Error of KindReplyTooLarge naming the limit. It
+// returns nil for any other error: the reply was cut, which the caller
+// describes.
+func ReadError(provider string, ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return Cancelled(provider, ctx)
+	}
 	var le *LimitError
 	if !errors.As(err, &le) {
 		return nil
