@@ -26,7 +26,7 @@ func Cancelled(provider string, ctx context.Context) error {
 }
 
 // ReadBody reads a whole (non-streamed) reply. A cancelled call, or a
-// body longer than the limit of a Capped reader, is ReadError's error; a
+// body longer than the limit of a reader from Cap, is ReadError's error; a
 // body cut short is a retryable *llm.Error saying how much arrived.
 func ReadBody(provider string, ctx context.Context, body io.Reader) ([]byte, error) {
 	b, err := io.ReadAll(body)
@@ -53,27 +53,25 @@ func MaxReply(n int64) int64 {
 	return -1
 }
 
-// Capped is a reader of a reply that refuses to read more than its limit:
-// past it, Read returns a *LimitError.
-type Capped struct {
+// capped is a reader of a reply that refuses to read more than its
+// limit: past it, Read returns a *LimitError.
+type capped struct {
 	r     io.Reader
-	limit int64 // -1: none
+	limit int64
 	n     int64 // bytes read
 }
 
-// Cap returns a reader of r that reads at most limit bytes (no limit if
-// negative) and then fails with a *LimitError.
-func Cap(r io.Reader, limit int64) *Capped {
-	return &Capped{r: r, limit: limit}
+// Cap returns a reader of r that reads at most limit bytes and then fails
+// with a *LimitError; r itself if limit is negative (no limit).
+func Cap(r io.Reader, limit int64) io.Reader {
+	if limit < 0 {
+		return r
+	}
+	return &capped{r: r, limit: limit}
 }
 
 // Read reads from the underlying reader, up to the limit.
-func (c *Capped) Read(p []byte) (int, error) {
-	if c.limit < 0 {
-		n, err := c.r.Read(p)
-		c.n += int64(n)
-		return n, err
-	}
+func (c *capped) Read(p []byte) (int, error) {
 	if c.n > c.limit {
 		return 0, &LimitError{Limit: c.limit}
 	}
@@ -90,7 +88,7 @@ func (c *Capped) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// LimitError is the read error of a Capped reader past its limit.
+// LimitError is the read error of a reader from Cap past its limit.
 type LimitError struct {
 	Limit int64
 }
