@@ -125,11 +125,11 @@ func (r *reliable) Chat(ctx context.Context, req *Request, onChunk func(Chunk) e
 		if err == nil {
 			return resp, nil
 		}
-		if delivered > 0 && ctx.Err() == nil && IsRetryable(err) && attempt < r.p.MaxAttempts {
-			return nil, notRetried(err, delivered)
-		}
-		if ctx.Err() != nil || delivered > 0 || !IsRetryable(err) || attempt >= r.p.MaxAttempts {
+		if ctx.Err() != nil || !IsRetryable(err) || attempt >= r.p.MaxAttempts {
 			return nil, err
+		}
+		if delivered > 0 {
+			return nil, notRetried(err, delivered)
 		}
 		wait, ok := r.wait(attempt, err)
 		if !ok {

@@ -92,12 +92,7 @@ func TestExampleRouteReplay(t *testing.T) {
 		srv := llmtest.NewOpenAIServer(llmtest.JSON(map[string]any{"intent": "qa"}),
 			llmtest.Text("Total revenue in fiscal 2019 was $4.2M, up from $3.1M in 2018."))
 		defer srv.Close()
-		getenv := func(k string) string {
-			if k == "OPENAI_BASE_URL" {
-				return srv.BaseURL()
-			}
-			return ""
-		}
+		getenv := openAIEnv(srv, "")
 		weft(t, append(args, "--llm", "openai:fake-model", "--record", rec), func(e *env) { e.getenv = getenv }).wantCode(t, 0)
 	}
 	r := weft(t, append(args, "--llm", "replay:"+rec))
@@ -178,12 +173,7 @@ func TestRunLLMCutReplyIsRetried(t *testing.T) {
 	cutText := llmtest.Reply{Text: answer, Cut: true, FaultAfter: 3, ChunkSize: 3}
 	srv := llmtest.NewOpenAIServer(cutJSON, llmtest.JSON(map[string]any{"intent": "qa"}), cutText, llmtest.Text(answer))
 	defer srv.Close()
-	getenv := func(k string) string {
-		if k == "OPENAI_BASE_URL" {
-			return srv.BaseURL()
-		}
-		return ""
-	}
+	getenv := openAIEnv(srv, "")
 	args := []string{"run", "testdata/llm_route.wf", "--input", "What was the 2019 revenue?", "--llm", "openai:gpt-test"}
 	r := weft(t, args, func(e *env) { e.getenv = getenv })
 	r.wantCode(t, 0)
@@ -208,12 +198,7 @@ func TestRunLLMRetryAfterTooLong(t *testing.T) {
 	srv := llmtest.NewOpenAIServer()
 	defer srv.Close()
 	srv.Repeat(llmtest.RateLimited("3600"))
-	getenv := func(k string) string {
-		if k == "OPENAI_BASE_URL" {
-			return srv.BaseURL()
-		}
-		return ""
-	}
+	getenv := openAIEnv(srv, "")
 	r := weft(t, []string{"run", "testdata/llm_route.wf", "--input", "q?", "--llm", "openai:gpt-test"}, func(e *env) { e.getenv = getenv })
 	r.wantCode(t, 1)
 	if !strings.Contains(r.stderr, "the server asked to retry after 1h0m0s, more than the 30s this model waits at most") {

@@ -8,12 +8,6 @@ import (
 	"github.com/weftlang/weft/internal/redact"
 )
 
-// credentialEnv returns the names of the environment variables weft
-// reads credentials from.
-func credentialEnv() []string {
-	return []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OLLAMA_API_KEY", "JINA_API_KEY", "SERPER_API_KEY", "BROWSERLESS_TOKEN", "API_KEY"}
-}
-
 // runRedactor returns the redactor of every credential a run is
 // configured with: the API keys in the environment, and the users,
 // passwords and secret query values of the base URLs and of the --store,
@@ -21,7 +15,8 @@ func credentialEnv() []string {
 func runRedactor(e env, o *runOptions) *redact.Redactor {
 	getenv := getenvOf(e)
 	var keys []string
-	for _, name := range credentialEnv() {
+	// The environment variables weft reads credentials from.
+	for _, name := range []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OLLAMA_API_KEY", "JINA_API_KEY", "SERPER_API_KEY", "BROWSERLESS_TOKEN", "API_KEY"} {
 		keys = append(keys, getenv(name))
 	}
 	urls := []string{o.store, o.db, o.es, getenv(envStore), getenv(envDB), getenv(envES),

@@ -476,10 +476,7 @@ func readStream(ctx context.Context, body io.Reader, r *llm.Response, out *outpu
 	for {
 		_, data, err := sr.Next()
 		if err != nil {
-			if ctx.Err() != nil {
-				return wire.Cancelled(provider, ctx)
-			}
-			if e := wire.TooLarge(provider, err); e != nil {
+			if e := wire.ReadError(provider, ctx, err); e != nil {
 				return e
 			}
 			return &llm.Error{Provider: provider, Retryable: true, Err: err,

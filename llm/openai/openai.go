@@ -411,10 +411,7 @@ func readStream(ctx context.Context, body io.Reader, out *llm.Response, onChunk 
 	for {
 		_, data, err := sr.Next()
 		if err != nil {
-			if ctx.Err() != nil {
-				return wire.Cancelled(provider, ctx)
-			}
-			if e := wire.TooLarge(provider, err); e != nil {
+			if e := wire.ReadError(provider, ctx, err); e != nil {
 				return e
 			}
 			if err == io.EOF && finished {

@@ -25,17 +25,13 @@ func Cancelled(provider string, ctx context.Context) error {
 	return &llm.Error{Provider: provider, Message: "call aborted: " + context.Cause(ctx).Error(), Err: ctx.Err()}
 }
 
-// ReadBody reads a whole (non-streamed) reply. A body longer than the
-// limit of a Capped reader is TooLarge's error; a body cut short is a
-// retryable *llm.Error saying how much arrived; a cancelled call is
-// Cancelled's error.
+// ReadBody reads a whole (non-streamed) reply. A cancelled call, or a
+// body longer than the limit of a reader from Cap, is ReadError's error; a
+// body cut short is a retryable *llm.Error saying how much arrived.
 func ReadBody(provider string, ctx context.Context, body io.Reader) ([]byte, error) {
 	b, err := io.ReadAll(body)
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, Cancelled(provider, ctx)
-		}
-		if e := TooLarge(provider, err); e != nil {
+		if e := ReadError(provider, ctx, err); e != nil {
 			return nil, e
 		}
 		return nil, &llm.Error{Provider: provider, Retryable: true, Err: err,
@@ -57,27 +53,25 @@ func MaxReply(n int64) int64 {
 	return -1
 }
 
-// Capped is a reader of a reply that refuses to read more than its limit:
-// past it, Read returns a *LimitError.
-type Capped struct {
+// capped is a reader of a reply that refuses to read more than its
+// limit: past it, Read returns a *LimitError.
+type capped struct {
 	r     io.Reader
-	limit int64 // -1: none
+	limit int64
 	n     int64 // bytes read
 }
 
-// Cap returns a reader of r that reads at most limit bytes (no limit if
-// negative) and then fails with a *LimitError.
-func Cap(r io.Reader, limit int64) *Capped {
-	return &Capped{r: r, limit: limit}
+// Cap returns a reader of r that reads at most limit bytes and then fails
+// with a *LimitError; r itself if limit is negative (no limit).
+func Cap(r io.Reader, limit int64) io.Reader {
+	if limit < 0 {
+		return r
+	}
+	return &capped{r: r, limit: limit}
 }
 
 // Read reads from the underlying reader, up to the limit.
-func (c *Capped) Read(p []byte) (int, error) {
-	if c.limit < 0 {
-		n, err := c.r.Read(p)
-		c.n += int64(n)
-		return n, err
-	}
+func (c *capped) Read(p []byte) (int, error) {
 	if c.n > c.limit {
 		return 0, &LimitError{Limit: c.limit}
 	}
@@ -94,7 +88,7 @@ func (c *Capped) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// LimitError is the read error of a Capped reader past its limit.
+// LimitError is the read error of a reader from Cap past its limit.
 type LimitError struct {
 	Limit int64
 }
@@ -104,9 +98,15 @@ func (e *LimitError) Error() string {
 	return fmt.Sprintf("reply longer than the limit of %d bytes", e.Limit)
 }
 
-// TooLarge returns the *llm.Error of KindReplyTooLarge for a read error
-// that is a *LimitError, naming the limit, and nil for any other error.
-func TooLarge(provider string, err error) error {
+// ReadError returns the error of a failed read of a reply that the
+// server did not cause: Cancelled's error if ctx is done, and for a
+// *LimitError the *llm.Error of KindReplyTooLarge naming the limit. It
+// returns nil for any other error: the reply was cut, which the caller
+// describes.
+func ReadError(provider string, ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return Cancelled(provider, ctx)
+	}
 	var le *LimitError
 	if !errors.As(err, &le) {
 		return nil

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 
+	"github.com/weftlang/weft/internal/redact"
 	"github.com/weftlang/weft/llm"
 )
 
@@ -71,6 +72,6 @@ func absURLError(err error, reqURL *url.URL, resp *http.Response) error {
 		return err
 	}
 	c := *ue
-	c.URL = SafeURL(u)
+	c.URL = redact.SafeURL(u)
 	return &c
 }

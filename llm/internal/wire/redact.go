@@ -2,14 +2,10 @@ package wire
 
 import (
 	"net/http"
-	"net/url"
 
 	"github.com/weftlang/weft/internal/redact"
 	"github.com/weftlang/weft/llm"
 )
-
-// Redacted replaces a credential in an error's text.
-const Redacted = redact.Redacted
 
 // Redactor removes a client's credentials from the errors it returns (see
 // internal/redact). A nil *Redactor redacts only Bearer tokens.
@@ -30,9 +26,6 @@ func (r *Redactor) inner() *redact.Redactor {
 	return r.r
 }
 
-// String returns s with every credential replaced by Redacted.
-func (r *Redactor) String(s string) string { return r.inner().String(s) }
-
 // Error returns err with its text redacted. An *llm.Error is copied with
 // its Message redacted and its Err wrapped so that its text is redacted
 // too; errors.Is and errors.As still find the errors it wraps, whose own
@@ -41,7 +34,7 @@ func (r *Redactor) String(s string) string { return r.inner().String(s) }
 func (r *Redactor) Error(err error) error {
 	if le, ok := err.(*llm.Error); ok {
 		c := *le
-		c.Message = r.String(le.Message)
+		c.Message = r.inner().String(le.Message)
 		if le.Err != nil {
 			c.Err = r.inner().Error(le.Err)
 		}
@@ -49,11 +42,3 @@ func (r *Redactor) Error(err error) error {
 	}
 	return r.inner().Error(err)
 }
-
-// SecretName reports whether a header or query parameter of that name
-// carries a credential (see redact.SecretName).
-func SecretName(name string) bool { return redact.SecretName(name) }
-
-// SafeURL returns u as text without its user information and with its
-// secret query values replaced (see redact.SafeURL).
-func SafeURL(u *url.URL) string { return redact.SafeURL(u) }
