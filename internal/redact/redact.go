@@ -30,7 +30,8 @@ const minSecret = 4
 var bearer = regexp.MustCompile(`(?i)\b(bearer)(\s+)[A-Za-z0-9._~+/-]*[0-9][A-Za-z0-9._~+/-]*=*`)
 
 // Redactor removes a client's credentials from the errors it returns:
-// the API key, the user and password of the base URL, the values of its
+// the API key, the password of the base URL (and its user information
+// where a URL shows it), the values of its
 // query parameters that name a secret, and the values of the configured
 // headers that carry credentials, in the forms they may be echoed in
 // (as given, URL-escaped, and as a Basic authorization). Any Bearer token
@@ -79,8 +80,11 @@ func (b *builder) secret(s string) {
 	}
 }
 
-// url adds the credentials of a URL: its user information (the whole of
-// it goes, so that a URL names no one) and its secret query values.
+// url adds the credentials of a URL: its user information as a URL shows
+// it (the whole of it goes, so that a URL names no one), its password
+// wherever it stands, and its secret query values. The user name alone is
+// not a secret: redacting it everywhere would turn the user "postgres"
+// into "[REDACTED]://" in every error that names a postgres:// URL.
 func (b *builder) url(raw string) {
 	raw = strings.TrimSpace(raw)
 	if raw == "" {
@@ -100,7 +104,6 @@ func (b *builder) url(raw string) {
 			b.secret(pass)
 			b.secret(base64.StdEncoding.EncodeToString([]byte(user + ":" + pass)))
 		}
-		b.secret(user)
 	}
 	for name, vals := range u.Query() {
 		if SecretName(name) {
@@ -162,7 +165,7 @@ func (r *Redactor) String(s string) string {
 	if r != nil && r.rep != nil {
 		s = r.rep.Replace(s)
 	}
-	if strings.Contains(s, "earer") || strings.Contains(s, "EARER") {
+	if strings.Contains(strings.ToLower(s), "bearer") {
 		s = bearer.ReplaceAllString(s, "${1}${2}"+Redacted)
 	}
 	return s

@@ -60,3 +60,19 @@ func TestRedactorError(t *testing.T) {
 		t.Error("nil became an error")
 	}
 }
+
+// TestRedactorKeepsUserNamesAndFoldsBearer checks that a URL's user name
+// is redacted only where the URL shows it, not as a word of the text, and
+// that a Bearer token is redacted whatever the case of "Bearer".
+func TestRedactorKeepsUserNamesAndFoldsBearer(t *testing.T) {
+	r := Of([]string{"postgres://postgres:pw-SECRET@db.example/weft"}, nil)
+	for in, want := range map[string]string{
+		`store/postgres: connect postgres://postgres:pw-SECRET@db.example/weft: refused`: `store/postgres: connect postgres://db.example/weft: refused`,
+		`password authentication failed for user "postgres" (pw-SECRET)`:                 `password authentication failed for user "postgres" ([REDACTED])`,
+		`Authorization: BeArEr abc123def`:                                                `Authorization: BeArEr [REDACTED]`,
+	} {
+		if got := r.String(in); got != want {
+			t.Errorf("String(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
