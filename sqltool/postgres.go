@@ -212,14 +212,15 @@ func (p *pgEngine) readOnly(ctx context.Context, limit time.Duration, fn func(pg
 		defer cancel()
 		_ = conn.Hijack().Close(cctx) // the session ends, and its state with it
 	}()
-	tx, err := conn.BeginTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly})
+	// BEGIN and SET LOCAL go in one simple-protocol message: one round
+	// trip, not two.
+	tx, err := conn.BeginTx(ctx, pgx.TxOptions{
+		BeginQuery: "BEGIN READ ONLY; SET LOCAL statement_timeout = " + strconv.FormatInt(timeoutMillis(limit), 10),
+	})
 	if err != nil {
 		return err
 	}
-	_, err = tx.Exec(ctx, "SET LOCAL statement_timeout = "+strconv.FormatInt(timeoutMillis(limit), 10))
-	if err == nil {
-		err = fn(tx)
-	}
+	err = fn(tx)
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	if tx.Rollback(rctx) == nil {

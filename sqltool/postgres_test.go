@@ -5,14 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/weftlang/weft/internal/chinooktest"
-	"net/url"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/weftlang/weft/internal/chinooktest"
 )
 
 // loadChinookPG creates a database holding Chinook and returns its DSN.
@@ -291,48 +291,21 @@ func TestPostgres(t *testing.T) {
 	// The setup the package documentation recommends: a role that may
 	// only read.
 	t.Run("read-only role", func(t *testing.T) {
-		u, err := url.Parse(dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		role := "reader_" + strings.TrimPrefix(u.Path, "/")
-		conn, err := pgx.Connect(ctx, dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer conn.Close(ctx)
-		for _, q := range []string{
-			"CREATE ROLE " + pgx.Identifier{role}.Sanitize() + " LOGIN",
-			"GRANT SELECT ON ALL TABLES IN SCHEMA public TO " + pgx.Identifier{role}.Sanitize(),
-		} {
-			if _, err := conn.Exec(ctx, q); err != nil {
-				t.Fatal(err)
-			}
-		}
-		t.Cleanup(func() {
-			c, err := pgx.Connect(context.Background(), dsn)
-			if err != nil {
-				return
-			}
-			defer c.Close(context.Background())
-			_, _ = c.Exec(context.Background(), "DROP OWNED BY "+pgx.Identifier{role}.Sanitize())
-			_, _ = c.Exec(context.Background(), "DROP ROLE "+pgx.Identifier{role}.Sanitize())
-		})
-		u.User = url.User(role)
-		rdb, err := Open(ctx, u.String(), nil)
+		reader := chinooktest.Reader(t, dsn)
+		rdb, err := Open(ctx, reader, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer rdb.Close()
 		res, err := rdb.Query(ctx, "SELECT count(*) FROM invoice_line")
 		if err != nil || res.Rows[0][0] != int64(2240) {
-			t.Errorf("as %s: %v, %v", role, res, err)
+			t.Errorf("as the reader role: %v, %v", res, err)
 		}
 		if _, err := rdb.queryUnchecked(ctx, "SELECT pg_read_file('/etc/hostname')"); err == nil {
 			t.Error("a read-only role read a server file")
 		}
 		if ts, err := rdb.Tables(ctx); err != nil || len(ts) != 11 {
-			t.Errorf("Tables as %s: %d tables, %v", role, len(ts), err)
+			t.Errorf("Tables as the reader role: %d tables, %v", len(ts), err)
 		}
 	})
 

@@ -178,15 +178,14 @@ func quoteSQLiteString(s string) string { return "'" + strings.ReplaceAll(s, "'"
 func quoteIdent(name string) string { return `"` + strings.ReplaceAll(name, `"`, `""`) + `"` }
 
 func (s *sqliteEngine) tables(ctx context.Context, limit time.Duration) ([]Table, error) {
-	big := catalogCaps
-	list, err := s.query(ctx, "SELECT name, type FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name", big, limit)
+	list, err := s.query(ctx, "SELECT name, type FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name", catalogCaps, limit)
 	if err != nil {
 		return nil, err
 	}
 	var out []Table
 	for _, r := range list.Rows {
 		t := Table{Name: asString(r[0]), View: asString(r[1]) == "view", RowCount: -1}
-		cols, err := s.query(ctx, `SELECT name, type, "notnull", pk FROM pragma_table_info(`+quoteSQLiteString(t.Name)+`) ORDER BY cid`, big, limit)
+		cols, err := s.query(ctx, `SELECT name, type, "notnull", pk FROM pragma_table_info(`+quoteSQLiteString(t.Name)+`) ORDER BY cid`, catalogCaps, limit)
 		if err != nil {
 			return nil, err
 		}
@@ -203,7 +202,7 @@ func (s *sqliteEngine) tables(ctx context.Context, limit time.Duration) ([]Table
 				t.PrimaryKey = append(t.PrimaryKey, name)
 			}
 		}
-		fks, err := s.query(ctx, `SELECT id, "table", "from", "to" FROM pragma_foreign_key_list(`+quoteSQLiteString(t.Name)+`) ORDER BY id, seq`, big, limit)
+		fks, err := s.query(ctx, `SELECT id, "table", "from", "to" FROM pragma_foreign_key_list(`+quoteSQLiteString(t.Name)+`) ORDER BY id, seq`, catalogCaps, limit)
 		if err != nil {
 			return nil, err
 		}

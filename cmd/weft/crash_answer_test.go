@@ -4,19 +4,13 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"net/http/httptest"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/weftlang/weft/engine"
-	"github.com/weftlang/weft/internal/pgtest"
 	"github.com/weftlang/weft/store"
-	"github.com/weftlang/weft/store/postgres"
-	"github.com/weftlang/weft/store/sqlite"
 )
 
 // crashAnswerWF asks where to start, then posts one effect per step.
@@ -73,34 +67,12 @@ workflow CrashAnswer {
 // once, and the effect server saw exactly the keys of the recorded steps
 // (each applied once; re-sent only for a step in flight at a kill).
 func TestCrashResumeAnswer(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts and kills processes; skipped with -short")
-	}
-	bin := buildWeft(t)
-	t.Run("sqlite", func(t *testing.T) {
-		path := filepath.Join(t.TempDir(), "crash.db")
-		crashAnswerLoop(t, bin, path, 8, func(ctx context.Context) (store.Store, error) { return sqlite.Open(ctx, path) })
-	})
-	t.Run("postgres", func(t *testing.T) {
-		db := pgtest.New(t)
-		crashAnswerLoop(t, bin, db.DSN, 5, func(ctx context.Context) (store.Store, error) { return postgres.Open(ctx, db.DSN) })
-	})
+	crashOnStores(t, 8, 5, crashAnswerLoop)
 }
 
 func crashAnswerLoop(t *testing.T, bin, storeSpec string, wantKills int, open func(context.Context) (store.Store, error)) {
 	ctx := context.Background()
-	srv := &effects{requests: map[string]int{}}
-	hs := httptest.NewServer(srv)
-	defer hs.Close()
-	wf := filepath.Join(t.TempDir(), "answer.wf")
-	if err := os.WriteFile(wf, []byte(strings.ReplaceAll(crashAnswerWF, "BASE", hs.URL)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	st, err := open(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	srv, wf, st := crashSetup(t, crashAnswerWF, "answer.wf", open)
 	th := &engine.Threads{Store: st}
 	seed := uint64(time.Now().UnixNano())
 	rng := rand.New(rand.NewPCG(2, seed))
@@ -159,30 +131,10 @@ func crashAnswerLoop(t *testing.T, bin, storeSpec string, wantKills int, open fu
 			if rng.IntN(3) > 0 {
 				at, steps = nil, 1+rng.IntN(20)
 			}
-			poll := time.NewTicker(time.Millisecond)
-			killed := true
-		wait:
-			for {
-				select {
-				case err := <-done:
-					killed = false
-					if err != nil {
-						t.Fatalf("%s: %v: %v\n%s", thread, args, err, output.String())
-					}
-					break wait
-				case <-at:
-					break wait
-				case <-poll.C:
-					if steps < 0 {
-						continue
-					}
-					if recs, err := st.Records(ctx, thread, ts.Seq+1); err == nil && len(recs) >= steps {
-						time.Sleep(time.Duration(rng.IntN(1500)) * time.Microsecond)
-						break wait
-					}
-				}
+			killed, err := waitToKill(ctx, st, thread, ts.Seq+1, steps, at, done, rng)
+			if err != nil {
+				t.Fatalf("%s: %v: %v\n%s", thread, args, err, output.String())
 			}
-			poll.Stop()
 			if killed {
 				_ = cmd.Process.Kill() // SIGKILL
 				<-done

@@ -105,35 +105,79 @@ func buildWeft(t *testing.T) string {
 // step is recorded exactly once and every effect applied once (keys seen
 // twice are only steps in flight at a kill), on SQLite and PostgreSQL.
 func TestCrashRecovery(t *testing.T) {
+	crashOnStores(t, 30, 30, crashLoop)
+}
+
+// crashLoopFunc is a crash test's loop on one store: it runs bin with
+// --store storeSpec until it killed wantKills processes, and reads the
+// store itself through open.
+type crashLoopFunc func(t *testing.T, bin, storeSpec string, wantKills int, open func(context.Context) (store.Store, error))
+
+// crashOnStores builds weft and runs loop on a SQLite file, to make
+// sqliteKills kills, and on a PostgreSQL database, to make pgKills.
+func crashOnStores(t *testing.T, sqliteKills, pgKills int, loop crashLoopFunc) {
 	if testing.Short() {
 		t.Skip("starts and kills processes; skipped with -short")
 	}
 	bin := buildWeft(t)
 	t.Run("sqlite", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "crash.db")
-		crashLoop(t, bin, path, 30, func(ctx context.Context) (store.Store, error) { return sqlite.Open(ctx, path) })
+		loop(t, bin, path, sqliteKills, func(ctx context.Context) (store.Store, error) { return sqlite.Open(ctx, path) })
 	})
 	t.Run("postgres", func(t *testing.T) {
 		db := pgtest.New(t)
-		crashLoop(t, bin, db.DSN, 30, func(ctx context.Context) (store.Store, error) { return postgres.Open(ctx, db.DSN) })
+		loop(t, bin, db.DSN, pgKills, func(ctx context.Context) (store.Store, error) { return postgres.Open(ctx, db.DSN) })
 	})
+}
+
+// crashSetup starts the effect server, writes the workflow src, BASE
+// replaced by the server's URL, to a file named name, and opens the
+// store; the store and the server are closed when the test ends.
+func crashSetup(t *testing.T, src, name string, open func(context.Context) (store.Store, error)) (srv *effects, wf string, st store.Store) {
+	t.Helper()
+	srv = &effects{requests: map[string]int{}}
+	hs := httptest.NewServer(srv)
+	t.Cleanup(hs.Close)
+	wf = filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(wf, []byte(strings.ReplaceAll(src, "BASE", hs.URL)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st, err := open(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return srv, wf, st
+}
+
+// waitToKill waits for the process to end (done), and then returns false
+// and its error, or for the time to kill it, and then returns true: when
+// at fires, or, for steps of 0 or more, once the thread has steps records
+// from Seq from on and a random fraction of a step more has passed.
+func waitToKill(ctx context.Context, st store.Store, thread string, from int64, steps int, at <-chan time.Time, done <-chan error, rng *rand.Rand) (bool, error) {
+	poll := time.NewTicker(time.Millisecond)
+	defer poll.Stop()
+	for {
+		select {
+		case err := <-done:
+			return false, err
+		case <-at:
+			return true, nil
+		case <-poll.C:
+			if steps < 0 {
+				continue
+			}
+			if recs, err := st.Records(ctx, thread, from); err == nil && len(recs) >= steps {
+				time.Sleep(time.Duration(rng.IntN(1500)) * time.Microsecond)
+				return true, nil
+			}
+		}
+	}
 }
 
 func crashLoop(t *testing.T, bin, storeSpec string, wantKills int, open func(context.Context) (store.Store, error)) {
 	ctx := context.Background()
-	srv := &effects{requests: map[string]int{}}
-	hs := httptest.NewServer(srv)
-	defer hs.Close()
-	dir := t.TempDir()
-	wf := filepath.Join(dir, "crash.wf")
-	if err := os.WriteFile(wf, []byte(strings.ReplaceAll(crashWF, "BASE", hs.URL)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	st, err := open(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	srv, wf, st := crashSetup(t, crashWF, "crash.wf", open)
 	th := &engine.Threads{Store: st}
 	rng := rand.New(rand.NewPCG(1, uint64(time.Now().UnixNano())))
 
@@ -173,30 +217,12 @@ func crashLoop(t *testing.T, bin, storeSpec string, wantKills int, open func(con
 				// random number of new steps, plus a random fraction
 				// of a step.
 				at := time.After(time.Duration(rng.IntN(40)) * time.Millisecond)
-				steps := int64(-1)
+				steps := -1
 				if rng.IntN(5) > 0 {
-					at, steps = nil, int64(1+rng.IntN(25))
+					at, steps = nil, 1+rng.IntN(25)
 				}
-				poll := time.NewTicker(time.Millisecond)
-			wait:
-				for {
-					select {
-					case werr = <-done:
-						kill = false // finished before the kill
-						break wait
-					case <-at:
-						break wait
-					case <-poll.C:
-						if steps < 0 {
-							continue
-						}
-						if recs, err := st.Records(ctx, thread, before+1); err == nil && int64(len(recs)) >= steps {
-							time.Sleep(time.Duration(rng.IntN(1500)) * time.Microsecond)
-							break wait
-						}
-					}
-				}
-				poll.Stop()
+				// kill is false when it finished before the kill.
+				kill, werr = waitToKill(ctx, st, thread, before+1, steps, at, done, rng)
 				if kill {
 					_ = cmd.Process.Kill() // SIGKILL
 					<-done

@@ -170,8 +170,9 @@ func (s *Store) Records(ctx context.Context, threadID string, from int64) ([]*st
 		out = nil
 		// One statement, so one view of the log: the thread's last seq,
 		// the log's first, and the records from from on (none: one row
-		// of nulls).
-		rows, err := s.pool.Query(ctx, `SELECT t.last_seq, (SELECT min(seq) FROM weft_records WHERE thread_id = t.id),
+		// of nulls). The first seq's subquery names $1, not t.id: it is
+		// then run once, not once per record.
+		rows, err := s.pool.Query(ctx, `SELECT t.last_seq, (SELECT min(seq) FROM weft_records WHERE thread_id = $1),
 	r.run_id, r.seq, r.step, r.kind, r.data, r.checksum, r.time
 FROM weft_threads t LEFT JOIN weft_records r ON r.thread_id = t.id AND r.seq >= $2::bigint
 WHERE t.id = $1 ORDER BY r.seq`, threadID, from)
