@@ -89,6 +89,11 @@ type Request struct {
 	Stop        []string        `json:"stop,omitempty"`
 	Seed        *int64          `json:"seed,omitempty"`
 	Effort      Effort          `json:"effort,omitempty"`
+	// ContextTokens, when positive, is the context window to run the
+	// model with, in tokens (Ollama's num_ctx). A prompt longer than the
+	// window is an Error of KindContextOverflow, never cut silently.
+	// Providers whose window is fixed by the model ignore it.
+	ContextTokens int `json:"context_tokens,omitempty"`
 }
 
 // Usage counts the tokens of one call.
@@ -101,9 +106,20 @@ type Usage struct {
 type Response struct {
 	Message      Message `json:"message"` // Role Assistant; Content and/or ToolCalls
 	Usage        Usage   `json:"usage"`
-	FinishReason string  `json:"finish_reason,omitempty"` // "stop", "length", "tool_calls", as the provider says it
+	FinishReason string  `json:"finish_reason,omitempty"` // FinishStop, FinishLength, FinishToolCalls, or as the provider says it
 	Model        string  `json:"model,omitempty"`         // the model that answered
 }
+
+// The finish reasons every provider reports in the same words.
+const (
+	// FinishStop is a reply the model ended itself.
+	FinishStop = "stop"
+	// FinishLength is a reply cut at the token limit (MaxTokens, or the
+	// provider's own): not a complete answer.
+	FinishLength = "length"
+	// FinishToolCalls is a reply that asks for tool calls.
+	FinishToolCalls = "tool_calls"
+)
 
 // Chunk is one piece of a streamed reply: some text, or a delta of a tool
 // call (the Index says which call; Name and ID come in the first delta of
