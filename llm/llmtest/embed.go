@@ -118,9 +118,9 @@ type embedWire interface {
 // embedInbound is a decoded embedding request.
 type embedInbound struct {
 	req      llm.EmbedRequest
-	base64   bool  // OpenAI: encoding_format "base64"
-	truncate *bool // Ollama: "truncate"
-	numCtx   int   // Ollama: options.num_ctx
+	base64   bool // OpenAI: encoding_format "base64"
+	truncate int8 // Ollama: "truncate": 0 if absent, 1 true, -1 false
+	numCtx   int  // Ollama: options.num_ctx
 }
 
 // embedReply is what the server answers with.
@@ -146,7 +146,7 @@ func (s *Server) serveEmbed(w http.ResponseWriter, r *http.Request, ew embedWire
 	if a := s.refuseEmbed(&in); a != nil {
 		s.mu.Lock()
 		if !s.discard {
-			s.received = append(s.received, Received{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body, Embed: &in.req, Truncate: in.truncate, ContextTokens: in.numCtx})
+			s.received = append(s.received, Received{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body, Embed: &in.req, Truncate: truncateText(in.truncate), ContextTokens: in.numCtx})
 		}
 		s.mu.Unlock()
 		writeRaw(w, a.status, a.ctype, a.body)
@@ -160,7 +160,7 @@ func (s *Server) serveEmbed(w http.ResponseWriter, r *http.Request, ew embedWire
 	}
 	fn := s.embed.fn
 	if !s.discard {
-		s.received = append(s.received, Received{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body, Embed: &in.req, Truncate: in.truncate, ContextTokens: in.numCtx})
+		s.received = append(s.received, Received{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body, Embed: &in.req, Truncate: truncateText(in.truncate), ContextTokens: in.numCtx})
 	}
 	s.mu.Unlock()
 
@@ -271,7 +271,14 @@ func (ollamaWire) decodeEmbed(body []byte) (embedInbound, error) {
 	if err != nil {
 		return embedInbound{}, errors.New("invalid input type")
 	}
-	return embedInbound{req: llm.EmbedRequest{Model: w.Model, Input: input}, truncate: w.Truncate, numCtx: w.Options.NumCtx}, nil
+	in := embedInbound{req: llm.EmbedRequest{Model: w.Model, Input: input}, numCtx: w.Options.NumCtx}
+	if w.Truncate != nil {
+		in.truncate = -1
+		if *w.Truncate {
+			in.truncate = 1
+		}
+	}
+	return in, nil
 }
 
 func (ollamaWire) embedBody(r *embedReply) []byte {

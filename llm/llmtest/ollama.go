@@ -118,7 +118,12 @@ func decodeSlow(body []byte) (inbound, error) {
 			r.Effort = llm.Effort(level)
 		}
 	}
-	in.truncate = w.Truncate
+	if w.Truncate != nil {
+		in.truncate = -1
+		if *w.Truncate {
+			in.truncate = 1
+		}
+	}
 	in.numCtx = w.Options.NumCtx
 	r.ContextTokens = w.Options.NumCtx
 	r.Temperature = w.Options.Temperature
@@ -147,22 +152,15 @@ func decodeFast(body []byte) (in inbound, ok bool) {
 			in.req.Model, ok = s.Str()
 			return lwire.Once(&top, 1) && ok
 		case "truncate":
-			var v bool
 			switch s.Peek() {
 			case 't':
-				v = true
-				if !s.Literal("true") {
-					return false
-				}
+				in.truncate = 1
+				return lwire.Once(&top, 8) && s.Literal("true")
 			case 'f':
-				if !s.Literal("false") {
-					return false
-				}
-			default:
-				return false
+				in.truncate = -1
+				return lwire.Once(&top, 8) && s.Literal("false")
 			}
-			in.truncate = &v
-			return lwire.Once(&top, 8)
+			return false
 		case "stream":
 			hasStream = true
 			switch s.Peek() {
@@ -251,7 +249,7 @@ func (o ollamaWire) streamInto(sb *streamBuf, r *reply, _ *inbound) []event {
 	created := time.Now().UTC().AppendFormat(tb[:0], time.RFC3339Nano)
 	// Room for every event, unless escapes make them longer.
 	n := (len(r.text) + r.chunk - 1) / r.chunk // pieces, at most
-	size := 192 + 2*len(r.model) + len(created) + len(r.finish) +
+	size := 288 + 2*len(r.model) + len(created) + len(r.finish) +
 		n*(96+2*len(r.model)+len(created)) + len(r.text) + len(r.text)/8
 	buf := slices.Grow(sb.data[:0], size)
 	evs := slices.Grow(sb.events[:0], n+2)

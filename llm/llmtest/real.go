@@ -208,7 +208,7 @@ func (s *Server) refuseOllama(in *inbound) *answer {
 	if in.numCtx > 0 {
 		in.ctxLimit = in.numCtx
 	}
-	if in.ctxLimit > 0 && in.truncate != nil && !*in.truncate {
+	if in.ctxLimit > 0 && in.truncate < 0 {
 		n := 0
 		for _, msg := range in.req.Messages {
 			n += len(msg.Content)
@@ -241,7 +241,7 @@ func (s *Server) refuseEmbed(in *embedInbound) *answer {
 		if t == "" {
 			return olError(http.StatusInternalServerError, msgNoInput)
 		}
-		if limit > 0 && in.truncate != nil && !*in.truncate && (len(t)+TokenChars-1)/TokenChars > limit {
+		if limit > 0 && in.truncate < 0 && (len(t)+TokenChars-1)/TokenChars > limit {
 			return olError(http.StatusBadRequest, msgContextOverflow)
 		}
 	}

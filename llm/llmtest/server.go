@@ -165,9 +165,9 @@ type Received struct {
 	Header http.Header
 	Body   []byte // the raw JSON body
 	Stream bool   // whether the client asked for a streamed reply
-	// Truncate is the "truncate" field of an Ollama request, nil if the
-	// request has none.
-	Truncate *bool
+	// Truncate is the "truncate" field of an Ollama request as sent,
+	// "true" or "false", and "" if the request has none.
+	Truncate string
 	// Think is the "think" field of an Ollama request as sent ("true",
 	// "\"high\""), "" if none; Request.Effort holds a level sent so.
 	Think string
@@ -368,7 +368,7 @@ type inbound struct {
 	streamUsage bool            // OpenAI: stream_options.include_usage
 	forcedTool  string          // Anthropic: the tool named by tool_choice {type: tool}
 	think       string          // Ollama: "think" as sent, "" if none; OpenAI: reasoning_effort
-	truncate    *bool           // Ollama: "truncate"
+	truncate    int8            // Ollama: "truncate": 0 if absent, 1 true, -1 false
 	numCtx      int             // Ollama: options.num_ctx
 	format      json.RawMessage // Ollama: "format" as sent
 	ctxLimit    int             // the context window the reply is computed with, in tokens; 0: none
@@ -475,7 +475,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rec = Received{
 			Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body,
 			Stream: in.stream, Request: in.req, StreamUsage: in.streamUsage,
-			Truncate: in.truncate, Think: in.think, ContextTokens: in.numCtx,
+			Truncate: truncateText(in.truncate), Think: in.think, ContextTokens: in.numCtx,
 		}
 		if s.proto != Ollama {
 			rec.Think = ""
@@ -884,4 +884,15 @@ func asObject(raw json.RawMessage) json.RawMessage {
 		return raw
 	}
 	return json.RawMessage("{}")
+}
+
+// truncateText is a tri-state (0 absent, 1 true, -1 false) as it was sent.
+func truncateText(v int8) string {
+	switch {
+	case v > 0:
+		return "true"
+	case v < 0:
+		return "false"
+	}
+	return ""
 }

@@ -128,14 +128,14 @@ func TestRealRequestFields(t *testing.T) {
 		t.Fatal(err)
 	}
 	rs := s.Requests()
-	if tr := rs[0].Truncate; tr == nil || *tr {
-		t.Errorf("plain request: truncate = %v, want false", tr)
+	if tr := rs[0].Truncate; tr != "false" {
+		t.Errorf("plain request: truncate = %q, want false", tr)
 	}
 	if strings.Contains(string(rs[0].Body), `"think"`) || strings.Contains(string(rs[0].Body), `"num_ctx"`) {
 		t.Errorf("plain request sends think or num_ctx: %s", rs[0].Body)
 	}
-	if tr := rs[1].Truncate; tr == nil || *tr {
-		t.Errorf("request with options: truncate = %v, want false", tr)
+	if tr := rs[1].Truncate; tr != "false" {
+		t.Errorf("request with options: truncate = %q, want false", tr)
 	}
 	if rs[1].ContextTokens != 4096 || rs[1].Think != `"low"` {
 		t.Errorf("num_ctx %d, think %q; want 4096, \"low\" (body %s)", rs[1].ContextTokens, rs[1].Think, rs[1].Body)
@@ -237,8 +237,8 @@ func TestRealEmbedRefusals(t *testing.T) {
 			if !errors.As(err, &le) || le.Kind != c.kind || le.Status != c.status || le.Retryable || !strings.Contains(err.Error(), c.sub) {
 				t.Errorf("err = %v; want a non-retryable %s, HTTP %d, saying %q", err, c.kind, c.status, c.sub)
 			}
-			if tr := s.EmbedRequests()[0].Truncate; tr == nil || *tr {
-				t.Errorf("truncate = %v, want false", tr)
+			if tr := s.EmbedRequests()[0].Truncate; tr != "false" {
+				t.Errorf("truncate = %q, want false", tr)
 			}
 		})
 	}
