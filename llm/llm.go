@@ -186,12 +186,52 @@ const (
 	// longer wait than a Reliable model's Policy allows; the Message
 	// names both.
 	KindRetryAfterTooLong ErrorKind = "retry_after_too_long"
+	// KindNotFound is an HTTP 404: no such model (the Message is the
+	// server's, e.g. model 'x' not found), or no such path, when the
+	// Message names the URL asked for (an OpenAI-compatible base URL
+	// without its /v1, say). It is not retryable.
+	KindNotFound ErrorKind = "not_found"
+	// KindInvalidRequest is a request the server refuses as it stands: an
+	// HTTP 400 or 422, or a 500 whose message says what is wrong with the
+	// request (Ollama answers an unusable JSON Schema or an empty
+	// embedding input so). The Message is the server's. It is not
+	// retryable.
+	KindInvalidRequest ErrorKind = "invalid_request"
+	// KindContextOverflow is a prompt longer than the model's context
+	// window, refused by the server rather than cut (Ollama's clients send
+	// "truncate": false). The Message is the server's, with the token
+	// counts where the server gives them, and the window the request
+	// asked for (Request.ContextTokens), if any. It is not retryable.
+	KindContextOverflow ErrorKind = "context_overflow"
+	// KindUnsupported is a request field the model or server does not
+	// accept, such as reasoning_effort (Request.Effort) sent to a model
+	// that does not think. The Message names the field. It is not
+	// retryable: the field is not dropped silently.
+	KindUnsupported ErrorKind = "unsupported"
+	// KindUnavailable is a call that got no complete reply because of the
+	// network: the server could not be reached, or the connection failed
+	// before the reply was complete. The Message is the network's error,
+	// naming the URL. It is retryable when the failure may be transient
+	// (see IsTransient): a refused or reset connection, a timeout.
+	KindUnavailable ErrorKind = "unavailable"
+	// KindIncomplete is a reply the server ended without marking it
+	// complete: no final done event (Ollama), no finish_reason (OpenAI),
+	// no message_stop (Anthropic), or a whole reply marked "done": false.
+	// Ollama ends a reply so when the model repeats one token too often.
+	// The text received is not a complete answer. It is not retryable.
+	KindIncomplete ErrorKind = "incomplete"
 )
 
 // Sentinels that errors.Is finds in an Error of the matching Kind.
 var (
 	ErrReplyTooLarge     = errors.New("llm: reply too large")
 	ErrRetryAfterTooLong = errors.New("llm: server asked for a longer wait than allowed")
+	ErrNotFound          = errors.New("llm: not found")
+	ErrInvalidRequest    = errors.New("llm: invalid request")
+	ErrContextOverflow   = errors.New("llm: prompt longer than the model's context")
+	ErrUnsupported       = errors.New("llm: request field not supported")
+	ErrUnavailable       = errors.New("llm: server unavailable")
+	ErrIncomplete        = errors.New("llm: reply ended before it was complete")
 )
 
 func (k ErrorKind) sentinel() error {
@@ -200,8 +240,30 @@ func (k ErrorKind) sentinel() error {
 		return ErrReplyTooLarge
 	case KindRetryAfterTooLong:
 		return ErrRetryAfterTooLong
+	case KindNotFound:
+		return ErrNotFound
+	case KindInvalidRequest:
+		return ErrInvalidRequest
+	case KindContextOverflow:
+		return ErrContextOverflow
+	case KindUnsupported:
+		return ErrUnsupported
+	case KindUnavailable:
+		return ErrUnavailable
+	case KindIncomplete:
+		return ErrIncomplete
 	}
 	return nil
+}
+
+// KindOf returns the Kind of the first *Error in err's chain, or "" if
+// there is none.
+func KindOf(err error) ErrorKind {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Kind
+	}
+	return ""
 }
 
 // DefaultMaxReplyBytes is the most bytes of one reply a provider client

@@ -81,8 +81,16 @@ func DefaultPolicy() Policy {
 // A retry is not attempted when its wait would end after ctx's deadline,
 // nor when the server asks by Retry-After for a longer wait than
 // Policy.MaxBackoff: the error then says so (see MaxBackoff). When the
-// attempts are exhausted, the last attempt's error is returned unchanged.
-// Either way errors.As finds an *Error with the attempt's Status.
+// attempts are exhausted, the error is the last attempt's, its Message
+// ending with "; gave up after N attempts", wrapping it. Either way
+// errors.As finds an *Error with the attempt's Provider, Kind, Status and
+// message, and errors.Is the sentinel of its Kind.
+//
+// Only retryable errors are retried (see Error.Retryable): a transient
+// network failure, HTTP 408, 429 and 5xx, but never another 4xx (an
+// unknown model, an invalid request, a prompt over the context, an
+// unsupported field) nor a 500 whose message says what is wrong with the
+// request.
 func Reliable(m Model, p Policy) Model {
 	if p.MaxAttempts <= 0 {
 		p.MaxAttempts = 3
@@ -125,8 +133,14 @@ func (r *reliable) Chat(ctx context.Context, req *Request, onChunk func(Chunk) e
 		if err == nil {
 			return resp, nil
 		}
-		if ctx.Err() != nil || !IsRetryable(err) || attempt >= r.p.MaxAttempts {
+		if ctx.Err() != nil || !IsRetryable(err) {
 			return nil, err
+		}
+		if attempt >= r.p.MaxAttempts {
+			if attempt == 1 {
+				return nil, err
+			}
+			return nil, giveUp(err, "", fmt.Sprintf("gave up after %d attempts", attempt))
 		}
 		if delivered > 0 {
 			return nil, notRetried(err, delivered)

@@ -20,10 +20,18 @@
 // its own, tool_choice "any", so that the model either calls a tool or
 // answers through this one). The input the model gives that tool is
 // returned as Message.Content, not as a tool call, and streamed as text;
-// FinishReason is then "end_turn" rather than "tool_use". Tool inputs must
+// FinishReason is then llm.FinishStop rather than llm.FinishToolCalls. Tool inputs must
 // be objects, so a schema whose top-level type is not "object" (an Enum
 // string, say) is wrapped as {"value": schema} and the value is unwrapped
 // from the reply; such a reply is delivered as one chunk when complete.
+//
+// FinishReason is normalised: stop_reason "max_tokens" is
+// llm.FinishLength (the reply was cut: not a complete answer), "tool_use"
+// llm.FinishToolCalls, "end_turn" and "stop_sequence" llm.FinishStop;
+// another reason is kept. A stream that ends without message_stop, or a
+// whole reply without a stop_reason, is an *llm.Error of
+// llm.KindIncomplete. Request.ContextTokens is ignored: the model's window
+// is fixed.
 package anthropic
 
 import (
@@ -37,7 +45,6 @@ import (
 	"net/url"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/weftlang/weft/llm"
 )
@@ -396,11 +403,22 @@ func (o *output) unwrap(input []byte) string {
 
 func (o *output) is(name string) bool { return o != nil && name == o.name }
 
-// finishReason is the stop reason, "end_turn" for a reply given through
-// the structured-output tool alone.
+// finishReason normalises a stop_reason: "max_tokens" (and
+// "model_context_window_exceeded") is llm.FinishLength, "tool_use"
+// llm.FinishToolCalls, "end_turn" and "stop_sequence" llm.FinishStop, as
+// is a reply given through the structured-output tool alone; another
+// reason (refusal, pause_turn) is kept.
 func finishReason(stop string, structured bool, calls int) string {
-	if structured && calls == 0 && stop == "tool_use" {
-		return "end_turn"
+	switch stop {
+	case "max_tokens", "model_context_window_exceeded":
+		return llm.FinishLength
+	case "tool_use":
+		if structured && calls == 0 {
+			return llm.FinishStop
+		}
+		return llm.FinishToolCalls
+	case "end_turn", "stop_sequence":
+		return llm.FinishStop
 	}
 	return stop
 }
@@ -432,6 +450,10 @@ func readWhole(ctx context.Context, body io.Reader, r *llm.Response, out *output
 	}
 	if !structured {
 		r.Message.Content = text.String()
+	}
+	if m.StopReason == "" {
+		return &llm.Error{Provider: provider, Kind: llm.KindIncomplete,
+			Message: fmt.Sprintf("the reply has no stop_reason, so it is not complete; %d bytes of text received", len(r.Message.Content))}
 	}
 	r.FinishReason = finishReason(m.StopReason, structured, len(r.Message.ToolCalls))
 	if m.Model != "" {
@@ -479,9 +501,8 @@ func readStream(ctx context.Context, body io.Reader, r *llm.Response, out *outpu
 			if e := wire.ReadError(provider, ctx, err); e != nil {
 				return e
 			}
-			return &llm.Error{Provider: provider, Retryable: true, Err: err,
-				Message: fmt.Sprintf("stream cut after %d bytes: %d events, %d bytes of text and %d tool calls received, no message_stop",
-					sr.Off, events, text.Len(), len(calls))}
+			return wire.StreamEnd(provider, err, fmt.Sprintf("%d bytes: %d events, %d bytes of text and %d tool calls received, no message_stop",
+				sr.Off, events, text.Len(), len(calls)))
 		}
 		events++
 		ev = streamEvent{}
@@ -620,17 +641,8 @@ func statusError(resp *http.Response) error {
 	if json.Unmarshal(b, &e) == nil && e.Error != nil {
 		msg = wire.Clip(e.Error.Message)
 	}
-	if msg == "" {
-		msg = http.StatusText(resp.StatusCode)
-		if resp.StatusCode == 529 {
-			msg = "Overloaded"
-		}
+	if msg == "" && resp.StatusCode == 529 {
+		msg = "Overloaded"
 	}
-	return &llm.Error{
-		Provider:   provider,
-		Status:     resp.StatusCode,
-		Message:    msg,
-		Retryable:  llm.RetryableStatus(resp.StatusCode),
-		RetryAfter: llm.ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now()),
-	}
+	return wire.StatusError(provider, resp, msg, b)
 }

@@ -138,7 +138,7 @@ func TestStructuredWithTools(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if resp.Message.Content != `{"ok":true}` || len(resp.Message.ToolCalls) != 0 || resp.FinishReason != "end_turn" {
+		if resp.Message.Content != `{"ok":true}` || len(resp.Message.ToolCalls) != 0 || resp.FinishReason != llm.FinishStop {
 			t.Errorf("resp = %+v", resp)
 		}
 	}

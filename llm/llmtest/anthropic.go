@@ -191,6 +191,9 @@ func (a anthropicWire) stream(r *reply, in *inbound) []event {
 		add("content_block_stop", map[string]any{"type": "content_block_stop", "index": idx}, false)
 		idx++
 	}
+	if r.repeat { // ended before the message's end
+		return evs
+	}
 	add("message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": a.finish(r), "stop_sequence": nil}, "usage": map[string]int{"output_tokens": r.usage.OutputTokens}}, false)
 	add("message_stop", map[string]string{"type": "message_stop"}, false)
 	return evs
@@ -202,9 +205,13 @@ func (a anthropicWire) whole(r *reply, in *inbound) []byte {
 		blocks = append(blocks, anBlock{Type: "text", Text: r.text})
 	}
 	blocks = append(blocks, a.toolBlocks(r, in)...)
+	var stop any = a.finish(r)
+	if r.repeat {
+		stop = nil
+	}
 	return mustJSON(map[string]any{
 		"id": "msg_llmtest", "type": "message", "role": "assistant", "model": r.model, "content": blocks,
-		"stop_reason": a.finish(r), "stop_sequence": nil,
+		"stop_reason": stop, "stop_sequence": nil,
 		"usage": anUsage{InputTokens: r.usage.InputTokens, OutputTokens: r.usage.OutputTokens},
 	})
 }

@@ -610,14 +610,23 @@ func (c *suite) faults(t *testing.T) {
 		{name: "502", reply: Status(502, ""), status: 502, retryable: true},
 		{name: "503", reply: Status(503, "overloaded, try later"), stream: true, status: 503, retryable: true, contains: []string{"overloaded, try later"}},
 		{name: "504", reply: Status(504, ""), status: 504, retryable: true},
-		{name: "400", reply: Status(400, "invalid schema: bad type"), stream: true, status: 400, contains: []string{"invalid schema: bad type"}},
+		{name: "400", reply: Status(400, "invalid schema: bad type"), stream: true, status: 400, contains: []string{"invalid schema: bad type"}, kind: llm.KindInvalidRequest},
 		{name: "401", reply: Status(401, "invalid api key"), status: 401, contains: []string{"invalid api key"}},
+		{name: "404UnknownModel", reply: Status(404, "model 'nosuch' not found"), stream: true, status: 404, contains: []string{"model 'nosuch' not found"}, kind: llm.KindNotFound},
+		{name: "400ContextOverflow", reply: Status(400, "the input length exceeds the context length"), status: 400, contains: []string{"the input length exceeds the context length"}, kind: llm.KindContextOverflow},
+		{name: "400NoThinking", reply: Status(400, `"m" does not support thinking`), status: 400, contains: []string{"does not support thinking"}, kind: llm.KindUnsupported},
+		// Ollama's 500 for a schema llama.cpp cannot take: no retry fixes it.
+		{name: "500InvalidSchema", reply: Status(500, "invalid JSON schema in format"), stream: true, status: 500, contains: []string{"invalid JSON schema in format"}, kind: llm.KindInvalidRequest},
+		// A reply the server ends without its final event (Ollama's
+		// repeat guard) is an error, not a reply.
+		{name: "RepeatGuardStream", reply: Reply{Text: long, ChunkSize: 2, RepeatGuard: true}, stream: true, contains: []string{"not complete"}, minChunks: 1, kind: llm.KindIncomplete},
+		{name: "RepeatGuardWhole", reply: Reply{Text: long, RepeatGuard: true}, contains: []string{"not complete"}, kind: llm.KindIncomplete},
 		{name: "MalformedStream", reply: Reply{Text: long, ChunkSize: 2, Malformed: true, FaultAfter: 4}, stream: true, contains: []string{"malformed JSON", "offset"}},
 		{name: "MalformedWhole", reply: Reply{Text: long, Malformed: true}, contains: []string{"malformed JSON", "offset"}},
-		{name: "CutStream", reply: Reply{Text: long, ChunkSize: 2, Cut: true, FaultAfter: 4}, stream: true, retryable: true, contains: []string{"cut", "bytes"}, minChunks: 1},
-		{name: "CutWhole", reply: Reply{Text: long, Cut: true}, retryable: true, contains: []string{"cut", "bytes"}},
-		{name: "ResetStream", reply: Reply{Text: long, Reset: true}, stream: true, retryable: true},
-		{name: "ResetWhole", reply: Reply{Text: long, Reset: true}, retryable: true},
+		{name: "CutStream", reply: Reply{Text: long, ChunkSize: 2, Cut: true, FaultAfter: 4}, stream: true, retryable: true, contains: []string{"cut", "bytes"}, minChunks: 1, kind: llm.KindUnavailable},
+		{name: "CutWhole", reply: Reply{Text: long, Cut: true}, retryable: true, contains: []string{"cut", "bytes"}, kind: llm.KindUnavailable},
+		{name: "ResetStream", reply: Reply{Text: long, Reset: true}, stream: true, retryable: true, kind: llm.KindUnavailable},
+		{name: "ResetWhole", reply: Reply{Text: long, Reset: true}, retryable: true, kind: llm.KindUnavailable},
 		{name: "StreamErrorEvent", reply: Reply{Text: long, ChunkSize: 2, StreamError: "model crashed", FaultAfter: 4}, stream: true, anyRetry: true, contains: []string{"model crashed"}, minChunks: 1},
 		// A reply past llm.DefaultMaxReplyBytes is refused, not read whole.
 		{name: "ReplyTooLargeStream", reply: Reply{Text: huge, ChunkSize: 64 << 10}, stream: true, kind: llm.KindReplyTooLarge, contains: []string{"8388608 bytes"}},
@@ -663,8 +672,8 @@ func (c *suite) faults(t *testing.T) {
 			if e.Kind != fc.kind {
 				t.Errorf("Kind = %q, want %q (error %q)", e.Kind, fc.kind, r.err)
 			}
-			if fc.kind == llm.KindReplyTooLarge && !errors.Is(r.err, llm.ErrReplyTooLarge) {
-				t.Errorf("errors.Is(%q, llm.ErrReplyTooLarge) is false", r.err)
+			if fc.kind != "" && !errors.Is(r.err, kindSentinel(fc.kind)) {
+				t.Errorf("errors.Is(%q, the sentinel of %s) is false", r.err, fc.kind)
 			}
 		})
 	}
@@ -743,4 +752,15 @@ func (c *suite) concurrent(t *testing.T) {
 	if n := len(s.Requests()); n != 24 {
 		t.Errorf("server received %d requests, want 24", n)
 	}
+}
+
+// kindSentinel is the sentinel errors.Is finds in an *llm.Error of kind k.
+func kindSentinel(k llm.ErrorKind) error {
+	for _, e := range []error{llm.ErrReplyTooLarge, llm.ErrRetryAfterTooLong, llm.ErrNotFound, llm.ErrInvalidRequest,
+		llm.ErrContextOverflow, llm.ErrUnsupported, llm.ErrUnavailable, llm.ErrIncomplete} {
+		if (&llm.Error{Kind: k}).Is(e) {
+			return e
+		}
+	}
+	return nil
 }

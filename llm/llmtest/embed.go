@@ -117,8 +117,10 @@ type embedWire interface {
 
 // embedInbound is a decoded embedding request.
 type embedInbound struct {
-	req    llm.EmbedRequest
-	base64 bool // OpenAI: encoding_format "base64"
+	req      llm.EmbedRequest
+	base64   bool // OpenAI: encoding_format "base64"
+	truncate int8 // Ollama: "truncate": 0 if absent, 1 true, -1 false
+	numCtx   int  // Ollama: options.num_ctx
 }
 
 // embedReply is what the server answers with.
@@ -141,6 +143,15 @@ func (s *Server) serveEmbed(w http.ResponseWriter, r *http.Request, ew embedWire
 		s.writeError(w, http.StatusBadRequest, err.Error(), "")
 		return
 	}
+	if a := s.refuseEmbed(&in); a != nil {
+		s.mu.Lock()
+		if !s.discard {
+			s.received = append(s.received, Received{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body, Embed: &in.req, Truncate: truncateText(in.truncate), ContextTokens: in.numCtx})
+		}
+		s.mu.Unlock()
+		writeRaw(w, a.status, a.ctype, a.body)
+		return
+	}
 	s.mu.Lock()
 	var rp Reply
 	if s.embed.next < len(s.embed.script) {
@@ -149,7 +160,7 @@ func (s *Server) serveEmbed(w http.ResponseWriter, r *http.Request, ew embedWire
 	}
 	fn := s.embed.fn
 	if !s.discard {
-		s.received = append(s.received, Received{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body, Embed: &in.req})
+		s.received = append(s.received, Received{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body, Embed: &in.req, Truncate: truncateText(in.truncate), ContextTokens: in.numCtx})
 	}
 	s.mu.Unlock()
 
@@ -243,8 +254,12 @@ func (ollamaWire) embedPath() string { return "/api/embed" }
 
 func (ollamaWire) decodeEmbed(body []byte) (embedInbound, error) {
 	var w struct {
-		Model string          `json:"model"`
-		Input json.RawMessage `json:"input"`
+		Model    string          `json:"model"`
+		Input    json.RawMessage `json:"input"`
+		Truncate *bool           `json:"truncate"`
+		Options  struct {
+			NumCtx int `json:"num_ctx"`
+		} `json:"options"`
 	}
 	if err := json.Unmarshal(body, &w); err != nil {
 		return embedInbound{}, fmt.Errorf("llmtest: cannot decode the request: %v", err)
@@ -256,7 +271,14 @@ func (ollamaWire) decodeEmbed(body []byte) (embedInbound, error) {
 	if err != nil {
 		return embedInbound{}, errors.New("invalid input type")
 	}
-	return embedInbound{req: llm.EmbedRequest{Model: w.Model, Input: input}}, nil
+	in := embedInbound{req: llm.EmbedRequest{Model: w.Model, Input: input}, numCtx: w.Options.NumCtx}
+	if w.Truncate != nil {
+		in.truncate = -1
+		if *w.Truncate {
+			in.truncate = 1
+		}
+	}
+	return in, nil
 }
 
 func (ollamaWire) embedBody(r *embedReply) []byte {

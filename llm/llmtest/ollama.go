@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/weftlang/weft/llm"
@@ -22,9 +23,12 @@ type olRequest struct {
 	Options  struct {
 		Temperature *float64 `json:"temperature"`
 		NumPredict  int      `json:"num_predict"`
+		NumCtx      int      `json:"num_ctx"`
 		Stop        []string `json:"stop"`
 		Seed        *int64   `json:"seed"`
 	} `json:"options"`
+	Think    json.RawMessage `json:"think"`
+	Truncate *bool           `json:"truncate"`
 }
 
 type olMessage struct {
@@ -53,15 +57,19 @@ type olTool struct {
 	} `json:"function"`
 }
 
+// olResponse is a reply, its members in Ollama's order.
 type olResponse struct {
-	Model           string    `json:"model"`
-	CreatedAt       string    `json:"created_at"`
-	Message         olMessage `json:"message"`
-	Done            bool      `json:"done"`
-	DoneReason      string    `json:"done_reason,omitempty"`
-	TotalDuration   int64     `json:"total_duration,omitempty"`
-	PromptEvalCount int       `json:"prompt_eval_count,omitempty"`
-	EvalCount       int       `json:"eval_count,omitempty"`
+	Model              string    `json:"model"`
+	CreatedAt          string    `json:"created_at"`
+	Message            olMessage `json:"message"`
+	Done               bool      `json:"done"`
+	DoneReason         string    `json:"done_reason,omitempty"`
+	TotalDuration      int64     `json:"total_duration,omitempty"`
+	LoadDuration       int64     `json:"load_duration,omitempty"`
+	PromptEvalCount    int       `json:"prompt_eval_count,omitempty"`
+	PromptEvalDuration int64     `json:"prompt_eval_duration,omitempty"`
+	EvalCount          int       `json:"eval_count,omitempty"`
+	EvalDuration       int64     `json:"eval_duration,omitempty"`
 }
 
 func (ollamaWire) path() string { return "/api/chat" }
@@ -101,7 +109,23 @@ func decodeSlow(body []byte) (inbound, error) {
 	}
 	if len(w.Format) > 0 && string(w.Format) != "null" {
 		r.Schema = w.Format
+		in.format = w.Format
 	}
+	if t := strings.TrimSpace(string(w.Think)); t != "" && t != "null" {
+		in.think = t
+		var level string
+		if json.Unmarshal(w.Think, &level) == nil {
+			r.Effort = llm.Effort(level)
+		}
+	}
+	if w.Truncate != nil {
+		in.truncate = -1
+		if *w.Truncate {
+			in.truncate = 1
+		}
+	}
+	in.numCtx = w.Options.NumCtx
+	r.ContextTokens = w.Options.NumCtx
 	r.Temperature = w.Options.Temperature
 	r.MaxTokens = w.Options.NumPredict
 	r.Stop = w.Options.Stop
@@ -111,9 +135,9 @@ func decodeSlow(body []byte) (inbound, error) {
 
 // decodeFast decodes a request of plain messages without reflection,
 // to what decode makes of it with encoding/json: model, messages of role,
-// content and, for tool results, tool_name and tool_call_id, stream, and
-// members decode ignores. ok is false for any other request (tools,
-// format, options, tool calls), and for anything it does not fully check
+// content and, for tool results, tool_name and tool_call_id, stream,
+// truncate, and members decode ignores. ok is false for any other request
+// (tools, format, options, think, tool calls), and for anything it does not fully check
 // (null, duplicate keys, keys matching a field only case-insensitively,
 // malformed JSON): decode then uses encoding/json.
 func decodeFast(body []byte) (in inbound, ok bool) {
@@ -127,6 +151,16 @@ func decodeFast(body []byte) (in inbound, ok bool) {
 			var ok bool
 			in.req.Model, ok = s.Str()
 			return lwire.Once(&top, 1) && ok
+		case "truncate":
+			switch s.Peek() {
+			case 't':
+				in.truncate = 1
+				return lwire.Once(&top, 8) && s.Literal("true")
+			case 'f':
+				in.truncate = -1
+				return lwire.Once(&top, 8) && s.Literal("false")
+			}
+			return false
 		case "stream":
 			hasStream = true
 			switch s.Peek() {
@@ -168,7 +202,7 @@ func decodeFast(body []byte) (in inbound, ok bool) {
 				return ok
 			})
 		}
-		return !lwire.FoldsTo(key, "model", "messages", "stream", "format", "tools", "options") && s.Skip()
+		return !lwire.FoldsTo(key, "model", "messages", "stream", "format", "tools", "options", "think", "truncate") && s.Skip()
 	}) && s.End()
 	in.stream = stream || !hasStream // Ollama streams by default
 	return in, ok
@@ -195,8 +229,9 @@ func (o ollamaWire) final(r *reply) olResponse {
 	}
 	return olResponse{
 		Model: r.model, CreatedAt: now(), Message: olMessage{Role: "assistant"},
-		Done: true, DoneReason: finish, TotalDuration: 1e6,
-		PromptEvalCount: r.usage.InputTokens, EvalCount: r.usage.OutputTokens,
+		Done: true, DoneReason: finish, TotalDuration: 1e6, LoadDuration: 1e5,
+		PromptEvalCount: r.usage.InputTokens, PromptEvalDuration: 2e5,
+		EvalCount: r.usage.OutputTokens, EvalDuration: 5e5,
 	}
 }
 
@@ -214,7 +249,7 @@ func (o ollamaWire) streamInto(sb *streamBuf, r *reply, _ *inbound) []event {
 	created := time.Now().UTC().AppendFormat(tb[:0], time.RFC3339Nano)
 	// Room for every event, unless escapes make them longer.
 	n := (len(r.text) + r.chunk - 1) / r.chunk // pieces, at most
-	size := 192 + 2*len(r.model) + len(created) + len(r.finish) +
+	size := 288 + 2*len(r.model) + len(created) + len(r.finish) +
 		n*(96+2*len(r.model)+len(created)) + len(r.text) + len(r.text)/8
 	buf := slices.Grow(sb.data[:0], size)
 	evs := slices.Grow(sb.events[:0], n+2)
@@ -236,9 +271,11 @@ func (o ollamaWire) streamInto(sb *streamBuf, r *reply, _ *inbound) []event {
 		buf = append(buf, mustJSON(olResponse{Model: r.model, CreatedAt: string(created), Message: olMessage{Role: "assistant", ToolCalls: calls}})...)
 		add(start, true)
 	}
-	start := len(buf)
-	buf = appendFinal(buf, r, created)
-	add(start, false)
+	if !r.repeat { // the repeat guard sends no final event
+		start := len(buf)
+		buf = appendFinal(buf, r, created)
+		add(start, false)
+	}
 	sb.data, sb.events = buf, evs
 	return evs
 }
@@ -268,19 +305,23 @@ func appendFinal(b []byte, r *reply, created []byte) []byte {
 	b = append(b, created...)
 	b = append(b, `","message":{"role":"assistant","content":""},"done":true,"done_reason":`...)
 	b = lwire.AppendString(b, finish)
-	b = append(b, `,"total_duration":1000000`...)
+	b = append(b, `,"total_duration":1000000,"load_duration":100000`...)
 	if n := r.usage.InputTokens; n != 0 {
 		b = append(b, `,"prompt_eval_count":`...)
 		b = strconv.AppendInt(b, int64(n), 10)
 	}
+	b = append(b, `,"prompt_eval_duration":200000`...)
 	if n := r.usage.OutputTokens; n != 0 {
 		b = append(b, `,"eval_count":`...)
 		b = strconv.AppendInt(b, int64(n), 10)
 	}
-	return append(b, '}')
+	return append(b, `,"eval_duration":500000}`...)
 }
 
 func (o ollamaWire) whole(r *reply, _ *inbound) []byte {
+	if r.repeat { // the repeat guard: the text, not marked done
+		return mustJSON(olResponse{Model: r.model, CreatedAt: now(), Message: olMessage{Role: "assistant", Content: r.text}})
+	}
 	v := o.final(r)
 	v.Message.Content = r.text
 	v.Message.ToolCalls = o.calls(r)

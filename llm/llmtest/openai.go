@@ -8,8 +8,11 @@ import (
 	"github.com/weftlang/weft/llm"
 )
 
-// openaiWire is the OpenAI-compatible /v1/chat/completions.
-type openaiWire struct{}
+// openaiWire is the OpenAI-compatible /v1/chat/completions; ollama
+// shapes its replies as Ollama's /v1 does.
+type openaiWire struct {
+	ollama bool
+}
 
 type oaRequest struct {
 	Model         string      `json:"model"`
@@ -88,12 +91,13 @@ type oaRespMsg struct {
 }
 
 type oaResponse struct {
-	ID      string     `json:"id"`
-	Object  string     `json:"object"`
-	Created int64      `json:"created"`
-	Model   string     `json:"model"`
-	Choices []oaChoice `json:"choices"`
-	Usage   *oaUsage   `json:"usage,omitempty"`
+	ID                string     `json:"id"`
+	Object            string     `json:"object"`
+	Created           int64      `json:"created"`
+	Model             string     `json:"model"`
+	SystemFingerprint string     `json:"system_fingerprint,omitempty"`
+	Choices           []oaChoice `json:"choices"`
+	Usage             *oaUsage   `json:"usage,omitempty"`
 }
 
 func (openaiWire) path() string { return "/v1/chat/completions" }
@@ -142,6 +146,7 @@ func (openaiWire) decode(body []byte) (inbound, error) {
 	}
 	r.Seed = w.Seed
 	r.Effort = llm.Effort(w.ReasoningEffort)
+	in.think = w.ReasoningEffort
 	return in, nil
 }
 
@@ -176,17 +181,28 @@ func (openaiWire) usage(r *reply) *oaUsage {
 	return &oaUsage{PromptTokens: r.usage.InputTokens, CompletionTokens: r.usage.OutputTokens, TotalTokens: r.usage.InputTokens + r.usage.OutputTokens}
 }
 
+// fingerprint is the system_fingerprint of a reply.
+func (o openaiWire) fingerprint() string {
+	if o.ollama {
+		return "fp_ollama"
+	}
+	return ""
+}
+
 func (o openaiWire) stream(r *reply, in *inbound) []event {
 	var evs []event
 	base := func() oaResponse {
-		return oaResponse{ID: "chatcmpl-llmtest", Object: "chat.completion.chunk", Created: 1700000000, Model: r.model}
+		return oaResponse{ID: "chatcmpl-llmtest", Object: "chat.completion.chunk", Created: 1700000000, Model: r.model, SystemFingerprint: o.fingerprint()}
 	}
 	add := func(v oaResponse, content bool) {
 		evs = append(evs, event{data: sse("", mustJSON(v)), content: content})
 	}
 	role := "assistant"
 	delta := func(d oaDelta) {
-		d.Role, role = role, ""
+		d.Role = role
+		if !o.ollama { // Ollama names the role in every delta
+			role = ""
+		}
 		v := base()
 		v.Choices = []oaChoice{{Delta: &d}}
 		add(v, true)
@@ -210,9 +226,17 @@ func (o openaiWire) stream(r *reply, in *inbound) []event {
 			delta(oaDelta{ToolCalls: []oaToolCall{tc}})
 		}
 	}
+	if r.repeat { // the repeat guard: no finish_reason, usage or [DONE]
+		return evs
+	}
 	fin := o.finish(r)
 	v := base()
-	v.Choices = []oaChoice{{Delta: &oaDelta{}, FinishReason: &fin}}
+	last := &oaDelta{}
+	if o.ollama {
+		empty := ""
+		last = &oaDelta{Role: "assistant", Content: &empty}
+	}
+	v.Choices = []oaChoice{{Delta: last, FinishReason: &fin}}
 	add(v, false)
 	if in.streamUsage {
 		v := base()
@@ -240,11 +264,19 @@ func (o openaiWire) whole(r *reply, _ *inbound) []byte {
 		msg.ToolCalls = append(msg.ToolCalls, tc)
 	}
 	fin := o.finish(r)
-	return mustJSON(oaResponse{
-		ID: "chatcmpl-llmtest", Object: "chat.completion", Created: 1700000000, Model: r.model,
+	v := oaResponse{
+		ID: "chatcmpl-llmtest", Object: "chat.completion", Created: 1700000000, Model: r.model, SystemFingerprint: o.fingerprint(),
 		Choices: []oaChoice{{Message: msg, FinishReason: &fin}},
 		Usage:   o.usage(r),
-	})
+	}
+	if r.repeat { // the repeat guard: no finish_reason, no usage counted
+		v.Choices[0].FinishReason, v.Usage = nil, &oaUsage{}
+	}
+	b := mustJSON(v)
+	if o.ollama {
+		b = append(b, '\n')
+	}
+	return b
 }
 
 func (openaiWire) errorBody(status int, msg string) []byte {

@@ -117,6 +117,14 @@ type Reply struct {
 	// reverse order, each with its index, as a server may: clients must
 	// order them by index.
 	Shuffle bool
+
+	// RepeatGuard ends the reply as Ollama ends one whose model repeats a
+	// token 30 times: the text, then nothing more. A stream has no final
+	// event (no done line, no finish_reason, usage or [DONE]; Anthropic:
+	// no message_delta and message_stop); a whole reply is marked
+	// "done": false (Ollama), has "finish_reason": null and zero usage
+	// (OpenAI) or a null stop_reason (Anthropic).
+	RepeatGuard bool
 }
 
 // Text returns a Reply with text t.
@@ -157,6 +165,14 @@ type Received struct {
 	Header http.Header
 	Body   []byte // the raw JSON body
 	Stream bool   // whether the client asked for a streamed reply
+	// Truncate is the "truncate" field of an Ollama request as sent,
+	// "true" or "false", and "" if the request has none.
+	Truncate string
+	// Think is the "think" field of an Ollama request as sent ("true",
+	// "\"high\""), "" if none; Request.Effort holds a level sent so.
+	Think string
+	// ContextTokens is an Ollama request's options.num_ctx, 0 if none.
+	ContextTokens int
 	// Request is the body decoded back into llm terms: system prompts as
 	// System messages first, tool results as ToolRole messages, the
 	// structured-output schema (Anthropic: the input_schema of the tool
@@ -188,6 +204,7 @@ type Server struct {
 	hs    *httptest.Server
 
 	mu          sync.Mutex
+	models      map[string]Model // nil: every model exists
 	script      []Reply
 	next        int
 	repeat      *Reply
@@ -213,6 +230,8 @@ func NewServer(p Protocol, script ...Reply) *Server {
 	switch p {
 	case OpenAI:
 		s.wire = openaiWire{}
+	case ollamaV1:
+		s.proto, s.wire = OpenAI, openaiWire{ollama: true}
 	case Anthropic:
 		s.wire = anthropicWire{}
 	default:
@@ -346,8 +365,13 @@ func (s *Server) MaxConnections() int {
 type inbound struct {
 	req         llm.Request
 	stream      bool
-	streamUsage bool   // OpenAI: stream_options.include_usage
-	forcedTool  string // Anthropic: the tool named by tool_choice {type: tool}
+	streamUsage bool            // OpenAI: stream_options.include_usage
+	forcedTool  string          // Anthropic: the tool named by tool_choice {type: tool}
+	think       string          // Ollama: "think" as sent, "" if none; OpenAI: reasoning_effort
+	truncate    int8            // Ollama: "truncate": 0 if absent, 1 true, -1 false
+	numCtx      int             // Ollama: options.num_ctx
+	format      json.RawMessage // Ollama: "format" as sent
+	ctxLimit    int             // the context window the reply is computed with, in tokens; 0: none
 }
 
 // event is one streamed event; content marks events that carry reply
@@ -380,6 +404,8 @@ type cacheKey struct {
 	model       string
 	forcedTool  string
 	usage       llm.Usage
+	finish      string
+	textLen     int // the text's length, which a limit on the tokens cuts
 }
 
 // reply is a Reply resolved against its request: content chosen, defaults
@@ -392,6 +418,7 @@ type reply struct {
 	usage     llm.Usage
 	finish    string
 	chunk     int
+	repeat    bool // Reply.RepeatGuard
 }
 
 // wire is one protocol.
@@ -425,11 +452,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.Method != http.MethodPost || r.URL.Path != s.wire.path() {
-		serves := "POST " + s.wire.path()
-		if ew, ok := s.wire.(embedWire); ok {
-			serves += " and POST " + ew.embedPath()
-		}
-		s.writeError(w, http.StatusNotFound, fmt.Sprintf("llmtest: %s %s not found; this fake %s server serves %s", r.Method, r.URL.Path, s.proto, serves), "")
+		// As Ollama (and any server built on gin) answers a path it
+		// does not serve: a client whose base URL lacks /v1 meets this.
+		writeRaw(w, http.StatusNotFound, "text/plain", []byte("404 page not found"))
 		return
 	}
 	body, err := readBody(r)
@@ -438,6 +463,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	in, err := s.wire.decode(body)
 	if err != nil {
+		if s.proto == Ollama {
+			writeRaw(w, http.StatusBadRequest, olErrorType, olErrorBody(jsonError(body, err)))
+			return
+		}
 		s.writeError(w, http.StatusBadRequest, "llmtest: cannot decode the request: "+err.Error(), "")
 		return
 	}
@@ -446,7 +475,20 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rec = Received{
 			Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body,
 			Stream: in.stream, Request: in.req, StreamUsage: in.streamUsage,
+			Truncate: truncateText(in.truncate), Think: in.think, ContextTokens: in.numCtx,
 		}
+		if s.proto != Ollama {
+			rec.Think = ""
+		}
+	}
+	if a := s.refuse(&in); a != nil {
+		if keep {
+			s.mu.Lock()
+			s.received = append(s.received, rec)
+			s.mu.Unlock()
+		}
+		writeRaw(w, a.status, a.ctype, a.body)
+		return
 	}
 
 	s.mu.Lock()
@@ -631,7 +673,7 @@ func (s *Server) render(rp *Reply, in *inbound, repeated bool) rendered {
 	r := resolve(rp, in, s.proto)
 	var key cacheKey
 	if repeated {
-		key = cacheKey{stream: in.stream, streamUsage: in.streamUsage, model: r.model, forcedTool: in.forcedTool, usage: r.usage}
+		key = cacheKey{stream: in.stream, streamUsage: in.streamUsage, model: r.model, forcedTool: in.forcedTool, usage: r.usage, finish: r.finish, textLen: len(r.text)}
 		s.mu.Lock()
 		res, ok := s.cache[key]
 		s.mu.Unlock()
@@ -667,6 +709,9 @@ func (s *Server) writeError(w http.ResponseWriter, status int, msg, retryAfter s
 	}
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
+	if s.proto == Ollama {
+		h.Set("Content-Type", olErrorType)
+	}
 	if retryAfter != "" {
 		h.Set("Retry-After", retryAfter)
 	}
@@ -718,7 +763,7 @@ func wait(ctx context.Context, d time.Duration) bool {
 
 // resolve applies a Reply's defaults against its request.
 func resolve(rp *Reply, in *inbound, p Protocol) reply {
-	r := reply{model: rp.Model, text: rp.Text, calls: rp.ToolCalls, usage: rp.Usage, finish: rp.FinishReason, chunk: rp.ChunkSize}
+	r := reply{model: rp.Model, text: rp.Text, calls: rp.ToolCalls, usage: rp.Usage, finish: rp.FinishReason, chunk: rp.ChunkSize, repeat: rp.RepeatGuard}
 	if r.model == "" {
 		r.model = in.req.Model
 	}
@@ -754,6 +799,22 @@ func resolve(rp *Reply, in *inbound, p Protocol) reply {
 			out += len(c.Name) + len(c.Arguments)
 		}
 		r.usage = llm.Usage{InputTokens: max(1, (n+3)/4), OutputTokens: max(1, (out+3)/4)}
+	}
+	// A prompt over the context is cut, as Ollama cuts it unless asked
+	// for "truncate": false (refuse turns that request away).
+	if in.ctxLimit > 0 && r.usage.InputTokens > in.ctxLimit {
+		r.usage.InputTokens = in.ctxLimit
+	}
+	// A reply longer than the request's limit on tokens is cut there, at
+	// TokenChars characters a token, and says so. (Not for Anthropic,
+	// whose clients always send a limit: script its FinishReason
+	// "max_tokens" instead.)
+	if lim := in.req.MaxTokens; lim > 0 && p != Anthropic && r.usage.OutputTokens > lim && len(r.calls) == 0 {
+		r.text, _ = piece(r.text, TokenChars*lim)
+		r.usage.OutputTokens = lim
+		if r.finish == "" {
+			r.finish = "length"
+		}
 	}
 	return r
 }
@@ -823,4 +884,15 @@ func asObject(raw json.RawMessage) json.RawMessage {
 		return raw
 	}
 	return json.RawMessage("{}")
+}
+
+// truncateText is a tri-state (0 absent, 1 true, -1 false) as it was sent.
+func truncateText(v int8) string {
+	switch {
+	case v > 0:
+		return "true"
+	case v < 0:
+		return "false"
+	}
+	return ""
 }

@@ -3,8 +3,10 @@ package ollama
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/weftlang/weft/llm"
 	"github.com/weftlang/weft/llm/internal/wire"
@@ -19,6 +21,7 @@ type embedRequest struct {
 	Input     []string       `json:"input"`
 	Options   map[string]any `json:"options,omitempty"`
 	KeepAlive string         `json:"keep_alive,omitempty"`
+	Truncate  bool           `json:"truncate"` // always false: refuse an input longer than the context
 }
 
 type embedResponse struct {
@@ -35,7 +38,8 @@ func (c *Client) embedURL() string {
 
 // Embed sends req to /api/embed; see llm.Embedder. The model is
 // req.Model, else Config.Model; Config.Options and Config.KeepAlive are
-// sent too. An empty Input gives an empty reply without a request. Every
+// sent too, and "truncate": false: an input text longer than the model's
+// context is an *llm.Error of llm.KindContextOverflow, not embedded cut. An empty Input gives an empty reply without a request. Every
 // failure is an *llm.Error, its text redacted as Chat's.
 func (c *Client) Embed(ctx context.Context, req *llm.EmbedRequest) (*llm.EmbedResponse, error) {
 	resp, err := c.embed(ctx, req)
@@ -63,7 +67,7 @@ func (c *Client) embed(ctx context.Context, req *llm.EmbedRequest) (*llm.EmbedRe
 	}
 	resp, err := wire.Post(ctx, provider, c.hc, c.embedURL(), body, c.cfg.Header, own, false, "", statusError)
 	if err != nil {
-		return nil, err
+		return nil, embedOverflow(err, req.Input)
 	}
 	defer resp.Body.Close()
 	b, err := wire.ReadBody(provider, ctx, wire.Cap(resp.Body, c.maxReply))
@@ -85,4 +89,22 @@ func (c *Client) embed(ctx context.Context, req *llm.EmbedRequest) (*llm.EmbedRe
 		out.Model = r.Model
 	}
 	return out, nil
+}
+
+// embedOverflow adds to an error of llm.KindContextOverflow the length of
+// the longest input text; other errors are returned as they are.
+func embedOverflow(err error, input []string) error {
+	e, ok := err.(*llm.Error)
+	if !ok || e.Kind != llm.KindContextOverflow {
+		return err
+	}
+	longest, at := 0, 0
+	for i, s := range input {
+		if n := utf8.RuneCountInString(s); n > longest {
+			longest, at = n, i
+		}
+	}
+	c := *e
+	c.Message = fmt.Sprintf("%s (the longest input text, number %d of %d, has %d characters, about %d tokens at 4 characters a token)", e.Message, at+1, len(input), longest, (longest+3)/4)
+	return &c
 }

@@ -40,7 +40,7 @@ func TestEmbedWire(t *testing.T) {
 	if err := json.Unmarshal(rec.Body, &got); err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]any{"model": "m", "input": []any{"only one"}, "options": map[string]any{"num_ctx": 2048.0}, "keep_alive": "5m"}
+	want := map[string]any{"model": "m", "input": []any{"only one"}, "options": map[string]any{"num_ctx": 2048.0}, "keep_alive": "5m", "truncate": false}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("request body (-want +got):\n%s", diff)
 	}

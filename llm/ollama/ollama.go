@@ -4,9 +4,21 @@
 // Streaming uses Ollama's newline-delimited JSON; structured output sends
 // Request.Schema as the "format" field; tools are sent as function tools
 // and the model's tool calls come back whole (Ollama does not split their
-// arguments). Temperature, MaxTokens (num_predict), Stop and Seed go into
-// "options". Effort is ignored: Ollama's "think" switch is not sent,
-// because models without thinking reject it.
+// arguments). Temperature, MaxTokens (num_predict), ContextTokens
+// (num_ctx), Stop and Seed go into "options". Every request says
+// "truncate": false, so that a prompt longer than the context is refused
+// (an *llm.Error of llm.KindContextOverflow) instead of cut silently by
+// the server. Effort, when set, is sent as "think" ("low", "medium",
+// "high"); it is not sent otherwise, since a model that does not think
+// refuses it, with an *llm.Error of llm.KindUnsupported.
+//
+// FinishReason is llm.FinishStop, llm.FinishLength (done_reason
+// "length": the reply was cut at num_predict or the context) or
+// llm.FinishToolCalls (a reply with tool calls, which Ollama marks
+// "stop"); another done_reason is passed on as it is. A reply that ends
+// without its final done line, or a whole reply marked "done": false (as
+// Ollama stops a reply that repeats one token), is an *llm.Error of
+// llm.KindIncomplete, never a reply.
 //
 // Ollama's native tool calls may carry no id; the client then names them
 // "call_0", "call_1", ... in the order of the reply. Tool results are sent
@@ -26,7 +38,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/weftlang/weft/llm"
 )
@@ -163,6 +174,8 @@ type chatRequest struct {
 	Tools     []tool          `json:"tools,omitempty"`
 	Options   map[string]any  `json:"options,omitempty"`
 	KeepAlive string          `json:"keep_alive,omitempty"`
+	Think     string          `json:"think,omitempty"`
+	Truncate  bool            `json:"truncate"` // always false: refuse a prompt longer than the context
 }
 
 type message struct {
@@ -264,7 +277,7 @@ func (c *Client) encodeFast(req *llm.Request, model string, stream bool) (b []by
 	}
 	b = append(b, `],"stream":`...)
 	b = strconv.AppendBool(b, stream)
-	if req.Temperature != nil || req.MaxTokens > 0 || len(req.Stop) > 0 || req.Seed != nil {
+	if req.Temperature != nil || req.MaxTokens > 0 || req.ContextTokens > 0 || len(req.Stop) > 0 || req.Seed != nil {
 		// encoding/json writes a map's keys in sorted order.
 		b = append(b, `,"options":{`...)
 		sep := false
@@ -274,6 +287,10 @@ func (c *Client) encodeFast(req *llm.Request, model string, stream bool) (b []by
 			}
 			sep = true
 			b = append(b, k...)
+		}
+		if req.ContextTokens > 0 {
+			key(`"num_ctx":`)
+			b = strconv.AppendInt(b, int64(req.ContextTokens), 10)
 		}
 		if req.MaxTokens > 0 {
 			key(`"num_predict":`)
@@ -305,12 +322,16 @@ func (c *Client) encodeFast(req *llm.Request, model string, stream bool) (b []by
 		b = append(b, `,"keep_alive":`...)
 		b = wire.AppendString(b, c.cfg.KeepAlive)
 	}
-	return append(b, '}'), true
+	if req.Effort != "" {
+		b = append(b, `,"think":`...)
+		b = wire.AppendString(b, string(req.Effort))
+	}
+	return append(b, `,"truncate":false}`...), true
 }
 
 // encodeSlow writes the body of any request with encoding/json.
 func (c *Client) encodeSlow(req *llm.Request, model string, stream bool) ([]byte, string, error) {
-	w := chatRequest{Model: model, Stream: stream, KeepAlive: c.cfg.KeepAlive}
+	w := chatRequest{Model: model, Stream: stream, KeepAlive: c.cfg.KeepAlive, Think: string(req.Effort)}
 	w.Messages = make([]message, 0, len(req.Messages))
 	for _, m := range req.Messages {
 		wm := message{Role: string(m.Role), Content: m.Content}
@@ -336,7 +357,7 @@ func (c *Client) encodeSlow(req *llm.Request, model string, stream bool) ([]byte
 	if len(req.Schema) > 0 {
 		w.Format = req.Schema
 	}
-	if len(c.cfg.Options) > 0 || req.Temperature != nil || req.MaxTokens > 0 || len(req.Stop) > 0 || req.Seed != nil {
+	if len(c.cfg.Options) > 0 || req.Temperature != nil || req.MaxTokens > 0 || req.ContextTokens > 0 || len(req.Stop) > 0 || req.Seed != nil {
 		w.Options = make(map[string]any, len(c.cfg.Options)+4)
 		for k, v := range c.cfg.Options {
 			w.Options[k] = v
@@ -346,6 +367,9 @@ func (c *Client) encodeSlow(req *llm.Request, model string, stream bool) ([]byte
 		}
 		if req.MaxTokens > 0 {
 			w.Options["num_predict"] = req.MaxTokens
+		}
+		if req.ContextTokens > 0 {
+			w.Options["num_ctx"] = req.ContextTokens
 		}
 		if len(req.Stop) > 0 {
 			w.Options["stop"] = req.Stop
@@ -391,7 +415,7 @@ func (c *Client) chat(ctx context.Context, req *llm.Request, onChunk func(llm.Ch
 	}
 	resp, err := wire.Post(ctx, provider, c.hc, c.endpoint, body, c.cfg.Header, own, onChunk != nil, "application/x-ndjson", statusError)
 	if err != nil {
-		return nil, err
+		return nil, wire.Annotate(err, req, "think", "num_ctx")
 	}
 	defer resp.Body.Close()
 	out := &llm.Response{Message: llm.Message{Role: llm.Assistant}, Model: model}
@@ -419,7 +443,8 @@ func readWhole(ctx context.Context, body io.Reader, out *llm.Response) error {
 		return &llm.Error{Provider: provider, Message: wire.Clip(r.Error)}
 	}
 	if !r.Done {
-		return &llm.Error{Provider: provider, Retryable: true, Message: fmt.Sprintf("reply of %d bytes is not marked done", len(b))}
+		return &llm.Error{Provider: provider, Kind: llm.KindIncomplete,
+			Message: fmt.Sprintf(`the reply is marked "done": false, so it is not complete (Ollama stops a reply that repeats itself so); %d bytes of text received`, len(r.Message.Content))}
 	}
 	out.Message.Content = r.Message.Content
 	for _, tc := range r.Message.ToolCalls {
@@ -441,9 +466,8 @@ func readStream(ctx context.Context, body io.Reader, out *llm.Response, onChunk 
 			if e := wire.ReadError(provider, ctx, err); e != nil {
 				return e
 			}
-			return &llm.Error{Provider: provider, Retryable: true, Err: err,
-				Message: fmt.Sprintf("stream cut after %d bytes: %d events, %d bytes of text and %d tool calls received, no final event",
-					lr.Off, events, text.Len(), len(out.Message.ToolCalls))}
+			return wire.StreamEnd(provider, err, fmt.Sprintf("%d bytes: %d events, %d bytes of text and %d tool calls received, no final event",
+				lr.Off, events, text.Len(), len(out.Message.ToolCalls)))
 		}
 		if len(line) == 0 {
 			continue
@@ -486,11 +510,26 @@ func readStream(ctx context.Context, body io.Reader, out *llm.Response, onChunk 
 }
 
 func finish(out *llm.Response, r *chatResponse) {
-	out.FinishReason = r.DoneReason
+	out.FinishReason = finishReason(r.DoneReason, len(out.Message.ToolCalls))
 	if r.Model != "" {
 		out.Model = r.Model
 	}
 	out.Usage = llm.Usage{InputTokens: r.PromptEvalCount, OutputTokens: r.EvalCount}
+}
+
+// finishReason normalises a done_reason: "length" is llm.FinishLength, a
+// reply with tool calls llm.FinishToolCalls (Ollama says "stop"), "stop"
+// or none llm.FinishStop; another reason is kept.
+func finishReason(reason string, calls int) string {
+	switch {
+	case reason == "length":
+		return llm.FinishLength
+	case calls > 0:
+		return llm.FinishToolCalls
+	case reason == "" || reason == "stop":
+		return llm.FinishStop
+	}
+	return reason
 }
 
 // toLLM converts the i-th tool call of a reply.
@@ -518,7 +557,8 @@ func asObject(args json.RawMessage) json.RawMessage {
 
 // errors
 
-// statusError reads a non-200 reply: {"error": "..."}.
+// statusError reads a non-200 reply, {"error": "..."}, into an
+// *llm.Error with the Kind wire.StatusError gives it.
 func statusError(resp *http.Response) error {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	wire.Drain(resp.Body)
@@ -529,14 +569,5 @@ func statusError(resp *http.Response) error {
 	if json.Unmarshal(b, &e) == nil {
 		msg = wire.Clip(e.Error)
 	}
-	if msg == "" {
-		msg = http.StatusText(resp.StatusCode)
-	}
-	return &llm.Error{
-		Provider:   provider,
-		Status:     resp.StatusCode,
-		Message:    msg,
-		Retryable:  llm.RetryableStatus(resp.StatusCode),
-		RetryAfter: llm.ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now()),
-	}
+	return wire.StatusError(provider, resp, msg, b)
 }

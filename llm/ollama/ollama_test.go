@@ -108,6 +108,7 @@ func TestWire(t *testing.T) {
 		"model":      "m",
 		"stream":     false,
 		"keep_alive": "10m",
+		"truncate":   false,
 		"format":     map[string]any{"type": "object"},
 		"options":    map[string]any{"num_ctx": 8192.0, "temperature": 0.1, "num_predict": 5.0, "stop": []any{"x"}, "seed": 7.0},
 		"tools": []any{map[string]any{"type": "function", "function": map[string]any{

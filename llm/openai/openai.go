@@ -8,9 +8,21 @@
 // assembled by their index. Structured output sends Request.Schema as
 // response_format {type: json_schema, json_schema: {name, schema,
 // strict}}; the reply's content is the JSON. Effort is sent as
-// reasoning_effort. Tool-call arguments that are not valid JSON arrive as
-// a JSON string holding the raw text, so that the tool layer can report
-// them to the model.
+// reasoning_effort, and only when set: a server whose model does not think
+// refuses it (Ollama's /v1 with HTTP 400 "does not support thinking"),
+// which is an *llm.Error of llm.KindUnsupported naming the field; the
+// field is never dropped silently. Request.ContextTokens is ignored: the
+// API has no field for the context window (Ollama's /v1 runs a model with
+// its own num_ctx; use the ollama package to set it). Tool-call arguments
+// that are not valid JSON arrive as a JSON string holding the raw text, so
+// that the tool layer can report them to the model.
+//
+// FinishReason is llm.FinishStop, llm.FinishLength (finish_reason
+// "length": cut at the token limit) or llm.FinishToolCalls; another
+// finish_reason (content_filter) is passed on as it is. A reply without a
+// finish_reason (a stream that ends without one, or a whole reply with
+// "finish_reason": null, as Ollama's /v1 sends when it stops a reply that
+// repeats itself) is an *llm.Error of llm.KindIncomplete, never a reply.
 package openai
 
 import (
@@ -24,7 +36,6 @@ import (
 	"net/url"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/weftlang/weft/llm"
 )
@@ -342,7 +353,7 @@ func (c *Client) chat(ctx context.Context, req *llm.Request, onChunk func(llm.Ch
 	}
 	resp, err := wire.Post(ctx, provider, c.hc, c.endpoint, body, c.cfg.Header, own, onChunk != nil, "text/event-stream", statusError)
 	if err != nil {
-		return nil, err
+		return nil, wire.Annotate(err, req, "reasoning_effort", "")
 	}
 	defer resp.Body.Close()
 	out := &llm.Response{Message: llm.Message{Role: llm.Assistant}, Model: model}
@@ -383,7 +394,11 @@ func readWhole(ctx context.Context, body io.Reader, out *llm.Response) error {
 		}
 		out.Message.ToolCalls = append(out.Message.ToolCalls, llm.ToolCall{ID: id, Name: tc.Function.Name, Arguments: argsJSON(tc.Function.Arguments)})
 	}
-	out.FinishReason = ch.FinishReason
+	if ch.FinishReason == "" {
+		return &llm.Error{Provider: provider, Kind: llm.KindIncomplete,
+			Message: fmt.Sprintf("the reply has no finish_reason, so it is not complete (Ollama's /v1 stops a reply that repeats itself so); %d bytes of text received", len(out.Message.Content))}
+	}
+	out.FinishReason = finishReason(ch.FinishReason, len(out.Message.ToolCalls))
 	if r.Model != "" {
 		out.Model = r.Model
 	}
@@ -417,9 +432,8 @@ func readStream(ctx context.Context, body io.Reader, out *llm.Response, onChunk 
 			if err == io.EOF && finished {
 				break // no [DONE], but the reply was complete
 			}
-			return &llm.Error{Provider: provider, Retryable: true, Err: err,
-				Message: fmt.Sprintf("stream cut after %d bytes: %d events, %d bytes of text and %d tool calls received, no [DONE]",
-					sr.Off, events, text.Len(), len(calls))}
+			return wire.StreamEnd(provider, err, fmt.Sprintf("%d bytes: %d events, %d bytes of text and %d tool calls received, no finish_reason and no [DONE]",
+				sr.Off, events, text.Len(), len(calls)))
 		}
 		if string(bytes.TrimSpace(data)) == "[DONE]" {
 			wire.Drain(body)
@@ -504,7 +518,27 @@ func readStream(ctx context.Context, body io.Reader, out *llm.Response, onChunk 
 		}
 		out.Message.ToolCalls = append(out.Message.ToolCalls, llm.ToolCall{ID: id, Name: cb.name, Arguments: argsJSON(cb.args.String())})
 	}
+	if !finished {
+		return &llm.Error{Provider: provider, Kind: llm.KindIncomplete,
+			Message: fmt.Sprintf("the stream ended with [DONE] but no finish_reason, so the reply is not complete; %d events, %d bytes of text and %d tool calls received", events, text.Len(), len(calls))}
+	}
+	out.FinishReason = finishReason(out.FinishReason, len(out.Message.ToolCalls))
 	return nil
+}
+
+// finishReason normalises a finish_reason: "length" is llm.FinishLength,
+// "tool_calls", "function_call" or any reply with tool calls
+// llm.FinishToolCalls, "stop" llm.FinishStop; another reason is kept.
+func finishReason(reason string, calls int) string {
+	switch {
+	case reason == "length":
+		return llm.FinishLength
+	case reason == "tool_calls" || reason == "function_call" || calls > 0:
+		return llm.FinishToolCalls
+	case reason == "stop":
+		return llm.FinishStop
+	}
+	return reason
 }
 
 // errors
@@ -559,15 +593,5 @@ func statusError(resp *http.Response) error {
 			}
 		}
 	}
-	msg = wire.Clip(msg)
-	if msg == "" {
-		msg = http.StatusText(resp.StatusCode)
-	}
-	return &llm.Error{
-		Provider:   provider,
-		Status:     resp.StatusCode,
-		Message:    msg,
-		Retryable:  llm.RetryableStatus(resp.StatusCode),
-		RetryAfter: llm.ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now()),
-	}
+	return wire.StatusError(provider, resp, wire.Clip(msg), b)
 }

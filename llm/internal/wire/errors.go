@@ -12,12 +12,13 @@ import (
 )
 
 // RequestError reports a request that got no reply: the call was
-// cancelled, or the connection failed (retryable when transient).
+// cancelled, or the connection failed (llm.KindUnavailable, retryable
+// when transient).
 func RequestError(provider string, ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return Cancelled(provider, ctx)
 	}
-	return &llm.Error{Provider: provider, Message: "request failed: " + err.Error(), Retryable: llm.IsTransient(err), Err: err}
+	return &llm.Error{Provider: provider, Kind: llm.KindUnavailable, Message: "request failed: " + err.Error(), Retryable: llm.IsTransient(err), Err: err}
 }
 
 // Cancelled reports a call aborted through its context.
@@ -27,14 +28,15 @@ func Cancelled(provider string, ctx context.Context) error {
 
 // ReadBody reads a whole (non-streamed) reply. A cancelled call, or a
 // body longer than the limit of a reader from Cap, is ReadError's error; a
-// body cut short is a retryable *llm.Error saying how much arrived.
+// body cut short is a retryable *llm.Error of llm.KindUnavailable saying
+// how much arrived.
 func ReadBody(provider string, ctx context.Context, body io.Reader) ([]byte, error) {
 	b, err := io.ReadAll(body)
 	if err != nil {
 		if e := ReadError(provider, ctx, err); e != nil {
 			return nil, e
 		}
-		return nil, &llm.Error{Provider: provider, Retryable: true, Err: err,
+		return nil, &llm.Error{Provider: provider, Kind: llm.KindUnavailable, Retryable: true, Err: err,
 			Message: fmt.Sprintf("reply cut after %d bytes: %v", len(b), err)}
 	}
 	return b, nil
@@ -172,3 +174,20 @@ func Clip(s string) string {
 // Drain reads what is left of a body (up to a bound) so that the
 // connection can be reused.
 func Drain(r io.Reader) { _, _ = io.Copy(io.Discard, io.LimitReader(r, 256<<10)) }
+
+// StreamEnd is the error of a streamed reply whose body ended before its
+// final event (Ollama's done line, OpenAI's finish_reason or [DONE],
+// Anthropic's message_stop), err being the read error and what the
+// description of what had arrived. A body that ended cleanly (io.EOF) was
+// ended by the server: an *llm.Error of llm.KindIncomplete, not
+// retryable, for the server chose to stop there (Ollama does, when a
+// reply repeats one token too often). A body cut by the network is one of
+// llm.KindUnavailable, retryable.
+func StreamEnd(provider string, err error, what string) error {
+	if errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return &llm.Error{Provider: provider, Kind: llm.KindIncomplete, Err: err,
+			Message: "the server ended the reply before its final event, so it is not complete (Ollama does this when a reply repeats itself): " + what}
+	}
+	return &llm.Error{Provider: provider, Kind: llm.KindUnavailable, Retryable: true, Err: err,
+		Message: "stream cut after " + what}
+}
