@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/weftlang/weft/flow"
-	"github.com/weftlang/weft/llm/structured"
 	"github.com/weftlang/weft/llm"
+	"github.com/weftlang/weft/llm/structured"
 )
 
 // replies is a model answering with its replies in order.
