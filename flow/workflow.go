@@ -28,6 +28,9 @@ type Workflow struct {
 	Name        string
 	Description string
 	Model       string // default model of the workflow's LLM actions, e.g. "ollama:llama3.1"; "" for none
+	// ContextTokens is the default context window, in tokens, of the
+	// workflow's LLM actions (context_tokens; Ollama's num_ctx); 0 for none.
+	ContextTokens int
 	Pos         Pos
 	Params      []*Var   // run parameters, set by the caller (input_text is implicit)
 	Vars        []*Var   // variables with initial values
