@@ -90,10 +90,10 @@ type Machine struct {
 	// shadowNotices is the length of notices at the last Snapshot or Delta.
 	shadowNotices int
 	trace         bool
-	events  []Event
-	seq     int
-	runSeq  int          // sequence of events as a Runner delivers them, across resumes
-	shadow  []flow.Value // cells as of the last Snapshot or Delta
+	events        []Event
+	seq           int
+	runSeq        int          // sequence of events as a Runner delivers them, across resumes
+	shadow        []flow.Value // cells as of the last Snapshot or Delta
 	// shadowPath is the length of path at the last Snapshot or Delta.
 	shadowPath int
 	// scratch of controlInto
