@@ -42,8 +42,11 @@ type Notice struct {
 // {intent: not_clear}: ollama: HTTP 500: ...", "node reply: the reply was
 // cut ...".
 func (n Notice) String() string {
-	if n.Kind == NoticeFallback {
+	if n.Kind == NoticeFallback && n.Values != nil {
 		return fmt.Sprintf("node %s%s fell back to %s: %s", n.Node, itemSuffix(n.Item), formatNamed(n.Values), n.Message)
+	}
+	if n.Kind == NoticeFallback {
+		return fmt.Sprintf("node %s%s fell back: %s", n.Node, itemSuffix(n.Item), n.Message)
 	}
 	return fmt.Sprintf("node %s%s: %s", n.Node, itemSuffix(n.Item), n.Message)
 }
@@ -63,9 +66,10 @@ func (n Notice) value() flow.Value {
 }
 
 // Notice records a notice of kind about this call's step (a reply cut at
-// the token limit, say), kept in the run's Result if the attempt
-// succeeds, and reported as an ActionEvent of that kind. Fallbacks are
-// the engine's to report.
+// the token limit, an action that took a fallback path of its own), kept
+// in the run's Result if the attempt succeeds, and reported as an
+// ActionEvent of that kind. The fallbacks a workflow declares
+// (flow.PlanFallback) are the engine's to report.
 func (c *Call) Notice(kind NoticeKind, message string) {
 	c.addNotice(Notice{Kind: kind, Node: c.Node.Name, Step: c.Step, Item: c.Item, Message: message})
 }
