@@ -22,12 +22,16 @@ func ollamaEnv(srv *llmtest.Server) func(*env) {
 }
 
 // A dead model server (500 on every call, after the retries; a 404 for
-// a model it does not have) is a failed run, exit 1, naming the node and
+// a model it does not have; a 400 for a prompt over the context window)
+// is a failed run, exit 1, naming the node and
 // carrying the server's message: never a "completed" run of defaults.
 func TestRunDeadModelServerFails(t *testing.T) {
 	for _, reply := range []llmtest.Reply{
 		llmtest.Status(500, "model runner has unexpectedly stopped"),
 		llmtest.Status(404, `model "tiny" not found, try pulling it first`),
+		// A prompt longer than the context window: the server's counts
+		// reach the user, with the node.
+		llmtest.Status(400, "the input length (9000 tokens) exceeds the context length (8192 tokens)"),
 	} {
 		srv := llmtest.NewOllamaServer()
 		srv.Repeat(reply)
