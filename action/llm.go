@@ -30,6 +30,10 @@ type Binder struct {
 	// MaxRepairs bounds the re-asks after a reply that breaks the
 	// output schema (0: structured.DefaultMaxRepairs).
 	MaxRepairs int
+	// ContextTokens is the context window (llm.Request.ContextTokens,
+	// Ollama's num_ctx) of LLM actions whose node, action and workflow
+	// set no context_tokens; 0 leaves it to the server.
+	ContextTokens int
 	// Tools holds the tools LLM bindings may name in `tools: [...]` and
 	// TOOL bindings in `tool: "name"`.
 	Tools *tool.Registry
@@ -71,6 +75,7 @@ func (b *Binder) Bind(bd *flow.Binding) (engine.Action, error) {
 	if err != nil {
 		return nil, err
 	}
+	a.contextTokens = b.ContextTokens
 	if names := bd.Config["tools"]; !names.IsNull() {
 		if a.tools, err = b.toolset(bd, names); err != nil {
 			return nil, err
@@ -122,17 +127,23 @@ func (b *Binder) model(spec string) (llm.Model, error) {
 // node's declared outputs. A node with one String output gets the reply's
 // text (mode generate, streamed as "token" events); any other outputs are
 // asked for as structured output whose JSON Schema is derived from the
-// declared outputs (modes classify and extract), validated, repaired, and
-// replaced by typed defaults if the model never gets it right (a
-// "fallback" event says so; the run goes on).
+// declared outputs (modes classify and extract), validated and repaired.
+//
+// A model that fails (unreachable, a 4xx, a 5xx after the retries) or
+// never gives a reply that fits fails the action like any action error,
+// with the provider's message: the node's retry, on: error edges and the
+// run's max_time apply, and a node that asked for it with fallback: {...}
+// falls back (the engine does, and says so). A text reply cut at the
+// token limit sets the output and is reported as a "truncated" notice.
 type LLMAction struct {
-	binding    *flow.Binding
-	model      llm.Model
-	prompt     *prompt.Template
-	system     *prompt.Template
-	maxRepairs int
-	tools      *tool.Registry // nil: no tools
-	askers     sync.Map       // *flow.Node -> *structured.Asker, made at the node's first structured call
+	binding       *flow.Binding
+	model         llm.Model
+	prompt        *prompt.Template
+	system        *prompt.Template
+	maxRepairs    int
+	contextTokens int            // the Binder's default context window
+	tools         *tool.Registry // nil: no tools
+	askers        sync.Map       // *flow.Node -> *structured.Asker, made at the node's first structured call
 }
 
 // NewLLM makes the action of an LLM binding for model m.
@@ -181,6 +192,10 @@ func (a *LLMAction) Run(ctx context.Context, c *engine.Call) error {
 	if n := c.Config["max_tokens"].Int(); n > 0 {
 		req.MaxTokens = int(n)
 	}
+	req.ContextTokens = a.contextTokens
+	if n := c.Config[ContextTokensKey].Int(); n > 0 {
+		req.ContextTokens = int(n)
+	}
 	// The reply is streamed only to be shown as "token" events: unobserved,
 	// it is asked for whole, so that a reply cut mid-way is retried from
 	// the start (llm.Reliable does not retry a stream it has passed on).
@@ -214,6 +229,7 @@ func (a *LLMAction) Run(ctx context.Context, c *engine.Call) error {
 		if len(fields) == 1 {
 			c.Outputs[0] = flow.StringValue(res.Message.Content)
 		}
+		noteCut(c, req, res)
 		return nil
 	}
 	asker, err := a.asker(c.Node.Node, fields)
@@ -227,18 +243,25 @@ func (a *LLMAction) Run(ctx context.Context, c *engine.Call) error {
 	if c.Observed() {
 		c.Emit("usage", usageValue(res.Usage))
 	}
-	if res.FellBack {
-		var vs []flow.Value
-		for _, v := range res.Violations {
-			vs = append(vs, flow.StringValue(v.Path+": "+v.Message))
-		}
-		info := map[string]flow.Value{"attempts": flow.IntValue(int64(res.Attempts)), "violations": flow.ListValue(vs...)}
-		if res.Err != nil {
-			info["error"] = flow.StringValue(res.Err.Error())
-		}
-		c.Emit("fallback", flow.ObjectValue(info))
-	}
 	return c.SetOutputs(res.Values)
+}
+
+// ContextTokensKey is the field of an LLM node, action or workflow that
+// sets the model's context window in tokens (llm.Request.ContextTokens,
+// what Ollama calls num_ctx).
+const ContextTokensKey = "context_tokens"
+
+// noteCut reports a text reply cut at the token limit: the output holds
+// what came before the cut, and a "truncated" notice says so.
+func noteCut(c *engine.Call, req *llm.Request, res *llm.Response) {
+	if res == nil || res.FinishReason != llm.FinishLength {
+		return
+	}
+	limit := "the server's limit"
+	if req.MaxTokens > 0 {
+		limit = fmt.Sprintf("max_tokens %d", req.MaxTokens)
+	}
+	c.Notice(engine.NoticeTruncated, fmt.Sprintf("the reply was cut at the token limit (%s) after %d tokens: the output holds only what came before the cut", limit, res.Usage.OutputTokens))
 }
 
 // runTools runs the tool-calling loop: model, tools, model, until an
@@ -272,6 +295,7 @@ func (a *LLMAction) runTools(ctx context.Context, c *engine.Call, req *llm.Reque
 	if len(c.Outputs) == 1 {
 		c.Outputs[0] = flow.StringValue(res.Response.Message.Content)
 	}
+	noteCut(c, req, res.Response)
 	return nil
 }
 

@@ -242,6 +242,15 @@ func appendControl(b []byte, c *Control) ([]byte, error) {
 		b = append(b, ',')
 		b = append(b, rj[1:len(rj)-1]...)
 	}
+	if len(c.Notices) > 0 {
+		// Rare: encoding/json writes them.
+		nj, err := json.Marshal(c.Notices)
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, `,"notices":`...)
+		b = append(b, nj...)
+	}
 	return append(b, '}'), nil
 }
 

@@ -31,6 +31,13 @@ func TestEncodeStepMatchesJSON(t *testing.T) {
 				Frames:  []FrameState{{Parent: 0, Fanout: 0, Raw: []CellValue{{Cell: 2, Value: flow.StringValue("w")}}}, {Parent: 0, Fanout: 0}},
 				Fanouts: []FanoutState{{Edge: 3, Parent: 0, Branches: []int{1, 2}, Pending: 1}}},
 		},
+		{
+			Task: 2, Node: "classify",
+			Control: Control{Status: Running, Step: 2, NextID: 3, Final: -1,
+				Notices: []Notice{{Kind: NoticeFallback, Node: "classify", Step: 2, Message: "ollama: HTTP 500: <boom>",
+					Values: []NamedValue{{Name: "intent", Value: flow.StringValue("not_clear")}}},
+					{Kind: NoticeTruncated, Node: "m", Step: 2, Item: 3, Message: "cut"}}},
+		},
 	}
 	for i, sd := range cases {
 		mine, err := appendStep(nil, sd)

@@ -201,12 +201,14 @@ func (ex *executor) work(box *callBox) {
 		ex.mu.Unlock()
 
 		var out []flow.Value
+		var notices []Notice
 		if err == nil {
 			c := box.prepare(t, cfg)
 			if st.dur != nil {
 				c.Key = st.dur.key(t)
 			}
 			out, err = st.exec(ex.ctx, t, act, c)
+			notices = c.notices
 		}
 
 		ex.mu.Lock()
@@ -218,6 +220,9 @@ func (ex *executor) work(box *callBox) {
 		case <-ex.done:
 			// Cancelled or out of time: the driver fails the run.
 		default:
+			if notices != nil && err == nil {
+				st.m.notices = append(st.m.notices, notices...)
+			}
 			if st.dur == nil {
 				st.m.Complete(t.ID, out, err)
 			} else {
@@ -247,7 +252,7 @@ type callBox struct {
 func (b *callBox) prepare(t *Task, cfg map[string]flow.Value) *Call {
 	c := &b.c
 	c.Node, c.Action, c.Step, c.Item, c.Attempt = t.Node, t.Node.Node.Action, t.Step, t.Item, 1
-	c.Inputs, c.Config, c.Key, c.emit = t.Inputs, cfg, "", nil
+	c.Inputs, c.Config, c.Key, c.emit, c.notices = t.Inputs, cfg, "", nil, nil
 	if n := len(t.Node.Outputs); n <= len(b.out) {
 		b.out = [2]flow.Value{}
 		c.Outputs = b.out[:n:n]

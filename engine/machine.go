@@ -86,11 +86,14 @@ type Machine struct {
 	final   *flow.PlanNode
 	outputs []flow.Value
 	path    []int
-	trace   bool
-	events  []Event
-	seq     int
-	runSeq  int          // sequence of events as a Runner delivers them, across resumes
-	shadow  []flow.Value // cells as of the last Snapshot or Delta
+	notices []Notice // the run's, in order (Notice)
+	// shadowNotices is the length of notices at the last Snapshot or Delta.
+	shadowNotices int
+	trace         bool
+	events        []Event
+	seq           int
+	runSeq        int          // sequence of events as a Runner delivers them, across resumes
+	shadow        []flow.Value // cells as of the last Snapshot or Delta
 	// shadowPath is the length of path at the last Snapshot or Delta.
 	shadowPath int
 	// scratch of controlInto
@@ -151,7 +154,7 @@ func (m *Machine) release() {
 	clear(m.ctlTokens[:cap(m.ctlTokens)])
 	clear(m.tok0.inbuf[:cap(m.tok0.inbuf)])
 	clear(m.cells)
-	m.plan, m.err, m.final, m.outputs, m.events, m.shadow = nil, nil, nil, nil, nil, nil
+	m.plan, m.err, m.final, m.outputs, m.events, m.shadow, m.notices = nil, nil, nil, nil, nil, nil, nil
 	m.rootFrame, m.root = frame{}, nil
 	m.tok0 = token{inbuf: m.tok0.inbuf[:0]}
 	machinePool.Put(m)
@@ -423,6 +426,9 @@ func (m *Machine) Steps() int { return m.step }
 // Final returns the final node that ended the run and its outputs (nil
 // unless Completed).
 func (m *Machine) Final() (*flow.PlanNode, []flow.Value) { return m.final, m.outputs }
+
+// Notices returns the run's notices so far, in order (nil if none).
+func (m *Machine) Notices() []Notice { return slices.Clip(m.notices) }
 
 // Path returns the names of the nodes executed, in order.
 func (m *Machine) Path() []string {

@@ -58,8 +58,9 @@ type Call struct {
 	// again with the same Key, so an action that passes it on (as an
 	// Idempotency-Key header, a unique column) makes its effect happen
 	// once.
-	Key  string
-	emit func(kind string, data flow.Value)
+	Key     string
+	emit    func(kind string, data flow.Value)
+	notices []Notice // of this attempt (Notice), and a fallback's
 }
 
 // Input returns the input called name, or null.

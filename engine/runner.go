@@ -85,6 +85,10 @@ type Result struct {
 	Err     error     // why a Failed run failed
 	Thread  string    // the thread the run is kept in (Threads), or ""
 	Run     int       // its number in the thread, from 1
+	// Notices are the run's fallbacks and warnings, in order (see
+	// Notice); nil when there are none. A resumed run's include those
+	// of its steps before the resume.
+	Notices []Notice
 
 	m        *Machine
 	reusable bool // nothing of the run is still running: m may be reused once the result is made
@@ -261,7 +265,7 @@ func (st *runState) limit(cause error, t *Task) {
 
 func (st *runState) result() *Result {
 	m := st.m
-	res := &Result{Status: m.Status(), Vars: m.Vars(), Path: m.Path(), Steps: m.Steps(), Err: m.Err(), m: m}
+	res := &Result{Status: m.Status(), Vars: m.Vars(), Path: m.Path(), Steps: m.Steps(), Err: m.Err(), Notices: m.Notices(), m: m}
 	if pn, out := m.Final(); pn != nil {
 		res.Final = pn.Name
 		res.Outputs = named(outputNames(pn), out)
@@ -357,7 +361,11 @@ func (st *runState) exec(ctx context.Context, t *Task, act Action, c *Call) ([]f
 	if err == nil {
 		return c.Outputs, nil
 	}
-	return st.retry(ctx, t, act, c, err)
+	out, err := st.retry(ctx, t, act, c, err)
+	if err != nil && t.Node.Fallback != nil && st.fallBack(ctx, t, c, err) {
+		return c.Outputs, nil
+	}
+	return out, err
 }
 
 // retry handles a failed first attempt: an interrupt or a cancelled run
@@ -389,6 +397,7 @@ func (st *runState) retry(ctx context.Context, t *Task, act Action, c *Call, err
 		}
 		c.Attempt = attempt + 1
 		clear(c.Outputs)
+		c.notices = nil
 		if err = st.attempt(ctx, act, c, n.Timeout); err == nil {
 			return c.Outputs, nil
 		}
@@ -470,6 +479,7 @@ func (st *runState) attemptPreempt(ctx context.Context, act Action, c *Call, tim
 	case err := <-done:
 		if err == nil {
 			copy(c.Outputs, out)
+			c.notices = inner.notices
 		}
 		return err
 	case <-actx.Done():

@@ -43,6 +43,9 @@ type Control struct {
 	Tokens  []TokenState  `json:"tokens,omitempty"`
 	Frames  []FrameState  `json:"frames,omitempty"` // frame 0 is the root and is not listed
 	Fanouts []FanoutState `json:"fanouts,omitempty"`
+	// Notices are the run's notices; in a delta, only those of the steps
+	// since the last one (Fold appends them).
+	Notices []Notice `json:"notices,omitempty"`
 }
 
 // TaskState is a task that was ready, running (it runs again after a
@@ -125,6 +128,8 @@ func (m *Machine) Snapshot() *State {
 	}
 	m.shadow = slices.Clone(m.cells)
 	m.shadowPath = len(m.path)
+	st.Control.Notices = slices.Clone(m.notices)
+	m.shadowNotices = len(m.notices)
 	return st
 }
 
@@ -161,6 +166,10 @@ func (m *Machine) deltaInto(changed []CellValue, ctl *Control, clone bool) []Cel
 	}
 	m.controlInto(ctl, m.shadowPath, clone, false)
 	m.shadowPath = len(m.path)
+	if len(m.notices) > m.shadowNotices {
+		ctl.Notices = m.notices[m.shadowNotices:]
+		m.shadowNotices = len(m.notices)
+	}
 	return changed
 }
 
@@ -210,8 +219,13 @@ func (st *State) Fold(delta []CellValue, ctl Control) error {
 		}
 	}
 	path := append(st.Control.Path, ctl.Path...)
+	notices := st.Control.Notices
+	if len(ctl.Notices) > 0 {
+		notices = append(slices.Clip(notices), ctl.Notices...)
+	}
 	st.Control = ctl
 	st.Control.Path = path
+	st.Control.Notices = notices
 	return nil
 }
 
@@ -398,6 +412,7 @@ func RestoreMachine(plan *flow.Plan, st *State, trace bool) (*Machine, error) {
 	}
 	c := &st.Control
 	m.status, m.step, m.nextID, m.path = c.Status, c.Step, c.NextID, slices.Clone(c.Path)
+	m.notices = slices.Clone(c.Notices)
 	if c.Err != "" {
 		m.err = &RestoredError{Msg: c.Err}
 	}
@@ -511,6 +526,7 @@ func RestoreMachine(plan *flow.Plan, st *State, trace bool) (*Machine, error) {
 	}
 	m.shadow = slices.Clone(m.cells)
 	m.shadowPath = len(m.path)
+	m.shadowNotices = len(m.notices)
 	return m, nil
 }
 

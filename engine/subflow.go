@@ -44,6 +44,10 @@ func (st *runState) subflow(pn *flow.PlanNode) Action {
 		if err != nil {
 			return fmt.Errorf("subworkflow %s: %w", pn.Sub.Workflow.Name, err)
 		}
+		for _, n := range res.Notices {
+			n.Node, n.Step, n.Item = pn.Name+"/"+n.Node, c.Step, c.Item
+			c.notices = append(c.notices, n) // its event came through obs
+		}
 		if res.Status == Waiting {
 			return fmt.Errorf("subworkflow %s waits for a person at %s; human nodes inside subworkflows are not supported yet", pn.Sub.Workflow.Name, res.Waiting[0].Node)
 		}

@@ -391,6 +391,7 @@ func (ts *ThreadState) apply(r *store.Record) (*stepData, error) {
 		if sd.Start != nil {
 			ts.Run, ts.RunNumber, ts.Plan = sd.Start.ID, sd.Start.Number, sd.Start.Plan
 			ts.State.Control.Path = nil
+			ts.State.Control.Notices = nil
 		}
 		if err := ts.State.Fold(sd.Delta, sd.Control); err != nil {
 			return nil, corrupt("data.control", err)

@@ -72,6 +72,9 @@ type PlanNode struct {
 	Map      *Program // nil unless a map node
 	ItemCell int      // cell of the map element, -1 if none
 	Sub      *Plan    // for WORKFLOW nodes
+	// Fallback, when not nil, is what the node completes with when it
+	// fails after its retries: the workflow asked for it.
+	Fallback *PlanFallback
 }
 
 // PlanInput is a compiled node input.
@@ -361,6 +364,7 @@ func (c *planner) compile() {
 	c.compileVars()
 	c.compileNodes()
 	c.compileEdges()
+	c.compileFallbacks()
 	p.MaxSteps = w.Limits.MaxSteps
 	if p.MaxSteps <= 0 {
 		p.MaxSteps = DefaultMaxSteps

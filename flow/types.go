@@ -216,3 +216,30 @@ func Join(t, u Type) Type {
 	}
 	return TAny
 }
+
+// ZeroOf returns the typed zero of t, the value an output left out of a
+// fallback takes: "" for a String, 0 for an Int or a Float, false for a
+// Bool, 0s for a Duration, [] for a List, {} for an Object, null for Any.
+// An Enum has none (its first value is an answer like any other, not an
+// absence of one): ok is false.
+func ZeroOf(t Type) (v Value, ok bool) {
+	switch t.Kind {
+	case KindString:
+		return StringValue(""), true
+	case KindInt:
+		return IntValue(0), true
+	case KindFloat:
+		return FloatValue(0), true
+	case KindBool:
+		return BoolValue(false), true
+	case KindDuration:
+		return DurationValue(0), true
+	case KindList:
+		return ListValue(), true
+	case KindObject:
+		return ObjectValue(nil), true
+	case KindAny:
+		return Null, true
+	}
+	return Null, false
+}

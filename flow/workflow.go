@@ -28,18 +28,21 @@ type Workflow struct {
 	Name        string
 	Description string
 	Model       string // default model of the workflow's LLM actions, e.g. "ollama:llama3.1"; "" for none
-	Pos         Pos
-	Params      []*Var   // run parameters, set by the caller (input_text is implicit)
-	Vars        []*Var   // variables with initial values
-	Slots       []*Var   // explicitly declared slots; others are declared by overrides
-	Nodes       []*Node  // in declaration order
-	Edges       []*Edge  // in declaration order: routing tries them in this order
-	Initial     string   // the first node
-	InitialPos  Pos      // where Initial was written
-	Finals      []string // nodes that end the run once they have run
-	FinalsPos   []Pos    // where each final was written (may be shorter)
-	Limits      Limits
-	Bindings    []*Binding // actions bound to implementations in the source (no Go code)
+	// ContextTokens is the default context window, in tokens, of the
+	// workflow's LLM actions (context_tokens; Ollama's num_ctx); 0 for none.
+	ContextTokens int
+	Pos           Pos
+	Params        []*Var   // run parameters, set by the caller (input_text is implicit)
+	Vars          []*Var   // variables with initial values
+	Slots         []*Var   // explicitly declared slots; others are declared by overrides
+	Nodes         []*Node  // in declaration order
+	Edges         []*Edge  // in declaration order: routing tries them in this order
+	Initial       string   // the first node
+	InitialPos    Pos      // where Initial was written
+	Finals        []string // nodes that end the run once they have run
+	FinalsPos     []Pos    // where each final was written (may be shorter)
+	Limits        Limits
+	Bindings      []*Binding // actions bound to implementations in the source (no Go code)
 }
 
 // Var declares a parameter, variable or slot.

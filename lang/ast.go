@@ -42,17 +42,20 @@ type WorkflowDecl struct {
 	Name        *Ident
 	Description Expr
 	Model       Expr // the default model of the workflow's LLM actions, e.g. "ollama:llama3.1"
-	Parameters  []*VarDecl
-	Variables   []*VarDecl
-	Slots       []*VarDecl
-	Nodes       []*NodeDecl
-	Edges       []*EdgeDecl
-	Initial     *Ident
-	Finals      []*Ident
-	Limits      *Limits
-	Clauses     []*Clause // sections and fields as written, in source order
-	Lbrace      flow.Pos
-	Rbrace      flow.Pos
+	// ContextTokens is the default context window of the workflow's LLM
+	// actions, in tokens (Ollama's num_ctx).
+	ContextTokens Expr
+	Parameters    []*VarDecl
+	Variables     []*VarDecl
+	Slots         []*VarDecl
+	Nodes         []*NodeDecl
+	Edges         []*EdgeDecl
+	Initial       *Ident
+	Finals        []*Ident
+	Limits        *Limits
+	Clauses       []*Clause // sections and fields as written, in source order
+	Lbrace        flow.Pos
+	Rbrace        flow.Pos
 }
 
 // Clause records where a section of a workflow or a field of an edge was

@@ -288,6 +288,9 @@ func (c *compiler) workflow(d *WorkflowDecl) *flow.Workflow {
 	if d.Model != nil {
 		w.Model = c.literalString(d.Model, "model")
 	}
+	if d.ContextTokens != nil {
+		w.ContextTokens = c.contextTokens(d.ContextTokens, "workflow "+w.Name)
+	}
 	w.Params = c.vars(d.Parameters)
 	w.Vars = c.vars(d.Variables)
 	w.Slots = c.vars(d.Slots)
@@ -395,6 +398,7 @@ func (c *compiler) nodeType(e Expr) flow.NodeType {
 var configFields = map[string]bool{
 	"prompt": true, "system": true, "model": true, "temperature": true, "mode": true,
 	"url": true, "method": true, "tool": true, "tools": true, "max_tokens": true, "headers": true, "body": true,
+	"fallback": true, "context_tokens": true,
 }
 
 func (c *compiler) node(d *NodeDecl) *flow.Node {
@@ -456,6 +460,9 @@ func (c *compiler) node(d *NodeDecl) *flow.Node {
 				c.errorf(f.Value.Start(), "node %s: workflow must name a workflow", n.Name)
 			}
 		case configFields[name] && f.Value != nil:
+			if name == "context_tokens" {
+				c.contextTokens(f.Value, "node "+n.Name)
+			}
 			c.config(&n.Config, &n.ConfigPos, name, f)
 		}
 	}
@@ -499,6 +506,15 @@ func (c *compiler) config(dst *map[string]flow.Value, pos *map[string]flow.Pos, 
 	}
 	(*dst)[name] = v
 	(*pos)[name] = f.Pos
+}
+
+// contextTokens checks a context_tokens value: a positive Int.
+func (c *compiler) contextTokens(e Expr, owner string) int {
+	if lit, ok := e.(*IntLit); ok && lit.Value > 0 && lit.Value <= 1<<31-1 {
+		return int(lit.Value)
+	}
+	c.errorf(e.Start(), "%s: context_tokens must be a positive integer (the context window in tokens, Ollama's num_ctx)", owner)
+	return 0
 }
 
 func (c *compiler) retry(f *Field) *flow.RetryPolicy {
@@ -605,6 +621,9 @@ func (c *compiler) binding(d *ActionDecl) *flow.Binding {
 		case name == "question" && f.Value != nil:
 			c.config(&b.Config, &b.ConfigPos, name, f)
 		case configFields[name] && f.Value != nil:
+			if name == "context_tokens" {
+				c.contextTokens(f.Value, "action "+b.Name)
+			}
 			c.config(&b.Config, &b.ConfigPos, name, f)
 		}
 	}
@@ -759,31 +778,53 @@ func (b *Block) decls() []*VarDecl {
 // wins, and --llm comes after both), and so do LLM nodes written with their
 // prompt on the node.
 func withModel(bs []*flow.Binding, w *flow.Workflow) []*flow.Binding {
-	if w.Model == "" {
+	if w.Model == "" && w.ContextTokens == 0 {
 		return bs
 	}
-	model := flow.StringValue(w.Model)
+	defaults := map[string]flow.Value{}
+	if w.Model != "" {
+		defaults["model"] = flow.StringValue(w.Model)
+	}
+	if w.ContextTokens > 0 {
+		defaults["context_tokens"] = flow.IntValue(int64(w.ContextTokens))
+	}
 	for _, n := range w.Nodes {
-		if n.Type == flow.LLM && n.Action == "" && n.Config["model"].IsNull() {
-			if n.Config == nil {
-				n.Config, n.ConfigPos = map[string]flow.Value{}, map[string]flow.Pos{}
+		if n.Type != flow.LLM || n.Action != "" {
+			continue
+		}
+		for k, v := range defaults {
+			if n.Config[k].IsNull() {
+				if n.Config == nil {
+					n.Config, n.ConfigPos = map[string]flow.Value{}, map[string]flow.Pos{}
+				}
+				n.Config[k] = v
 			}
-			n.Config["model"] = model
 		}
 	}
 	out := make([]*flow.Binding, len(bs))
 	for i, b := range bs {
 		out[i] = b
-		if b.Type != flow.LLM || !b.Config["model"].IsNull() {
+		if b.Type != flow.LLM {
 			continue
 		}
-		cp := *b
-		cp.Config = make(map[string]flow.Value, len(b.Config)+1)
-		for k, v := range b.Config {
+		var cp *flow.Binding
+		for k, v := range defaults {
+			if !b.Config[k].IsNull() {
+				continue
+			}
+			if cp == nil {
+				c := *b
+				c.Config = make(map[string]flow.Value, len(b.Config)+len(defaults))
+				for k, v := range b.Config {
+					c.Config[k] = v
+				}
+				cp = &c
+			}
 			cp.Config[k] = v
 		}
-		cp.Config["model"] = model
-		out[i] = &cp
+		if cp != nil {
+			out[i] = cp
+		}
 	}
 	return out
 }

@@ -53,27 +53,29 @@ var (
 var nodeFieldNames = []string{
 	"type", "action", "description", "inputs", "outputs", "prompt", "system", "model",
 	"temperature", "max_tokens", "mode", "question", "tool", "url", "method", "headers", "body",
-	"workflow", "retry", "timeout", "map", "as", "parallelism", "set",
+	"context_tokens", "workflow", "retry", "timeout", "fallback", "map", "as", "parallelism", "set",
 }
 
 // implFields are the fields that describe an implementation: nodes and
 // action bindings both accept them.
 var implFields = map[string]fieldSpec{
-	"type":        {kind: fkIdent}, // checked by the compiler
-	"description": {kind: fkExpr},
-	"prompt":      {kind: fkExpr},
-	"system":      {kind: fkExpr},
-	"model":       {kind: fkExpr},
-	"temperature": {kind: fkExpr},
-	"max_tokens":  {kind: fkExpr},
-	"mode":        {kind: fkIdent, values: llmModes},
-	"question":    {kind: fkExpr},
-	"url":         {kind: fkExpr},
-	"method":      {kind: fkExpr},
-	"headers":     {kind: fkExpr},
-	"body":        {kind: fkExpr},
-	"tool":        {kind: fkExpr},
-	"tools":       {kind: fkExpr},
+	"type":           {kind: fkIdent}, // checked by the compiler
+	"description":    {kind: fkExpr},
+	"prompt":         {kind: fkExpr},
+	"system":         {kind: fkExpr},
+	"model":          {kind: fkExpr},
+	"temperature":    {kind: fkExpr},
+	"max_tokens":     {kind: fkExpr},
+	"mode":           {kind: fkIdent, values: llmModes},
+	"question":       {kind: fkExpr},
+	"url":            {kind: fkExpr},
+	"method":         {kind: fkExpr},
+	"headers":        {kind: fkExpr},
+	"body":           {kind: fkExpr},
+	"tool":           {kind: fkExpr},
+	"tools":          {kind: fkExpr},
+	"fallback":       {kind: fkExpr},
+	"context_tokens": {kind: fkExpr},
 }
 
 var nodeFields = withFields(implFields, map[string]fieldSpec{
@@ -92,7 +94,7 @@ var nodeFields = withFields(implFields, map[string]fieldSpec{
 
 var actionFieldNames = []string{
 	"type", "description", "prompt", "system", "model", "temperature", "max_tokens", "mode",
-	"question", "url", "method", "headers", "body", "tool", "tools",
+	"question", "url", "method", "headers", "body", "tool", "tools", "context_tokens", "fallback",
 }
 
 var actionFields = implFields
@@ -111,7 +113,7 @@ func withFields(base, extra map[string]fieldSpec) map[string]fieldSpec {
 
 var (
 	edgeFieldNames  = []string{"from", "to", "join", "on", "condition", "update", "override"}
-	workflowClauses = []string{"description", "model", "parameters", "variables", "slots", "nodes", "edges", "initial", "finals", "limits"}
+	workflowClauses = []string{"description", "model", "context_tokens", "parameters", "variables", "slots", "nodes", "edges", "initial", "finals", "limits"}
 	topKeywords     = []string{"workflow", "action", "import"}
 	edgeTriggers    = []string{"error"}
 )
@@ -542,6 +544,10 @@ func (p *parser) parseWorkflow(f *File) *WorkflowDecl {
 		case "model":
 			if p.expect(tColon, "after model") != (flow.Pos{}) {
 				d.Model = p.parseExpr()
+			}
+		case "context_tokens":
+			if p.expect(tColon, "after context_tokens") != (flow.Pos{}) {
+				d.ContextTokens = p.parseExpr()
 			}
 		case "initial":
 			if p.expect(tColon, "after initial") != (flow.Pos{}) {

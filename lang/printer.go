@@ -279,6 +279,7 @@ func workflowClausesOf(d *WorkflowDecl) []*Clause {
 	}
 	add("description", d.Description != nil)
 	add("model", d.Model != nil)
+	add("context_tokens", d.ContextTokens != nil)
 	add("parameters", len(d.Parameters) > 0)
 	add("variables", len(d.Variables) > 0)
 	add("slots", len(d.Slots) > 0)
@@ -298,6 +299,9 @@ func (p *printer) workflowClause(d *WorkflowDecl, c *Clause) {
 		p.endLine(c.End)
 	case "model":
 		p.write("model: " + p.expr(d.Model))
+		p.endLine(c.End)
+	case "context_tokens":
+		p.write("context_tokens: " + p.expr(d.ContextTokens))
 		p.endLine(c.End)
 	case "initial":
 		p.write("initial: " + identName(d.Initial))

@@ -148,8 +148,8 @@ func (p *wfPrinter) workflows(w *flow.Workflow) []*flow.Workflow {
 
 // Fields of nodes and actions, in the order they are printed.
 var (
-	nodeConfigOrder   = []string{"mode", "model", "temperature", "max_tokens", "tools", "system", "prompt", "tool", "url", "method", "headers", "body"}
-	actionConfigOrder = []string{"description", "mode", "model", "temperature", "max_tokens", "tools", "system", "prompt", "question", "tool", "url", "method", "headers", "body"}
+	nodeConfigOrder   = []string{"mode", "model", "temperature", "max_tokens", "tools", "system", "prompt", "tool", "url", "method", "headers", "body", "context_tokens", "fallback"}
+	actionConfigOrder = []string{"description", "mode", "model", "temperature", "max_tokens", "tools", "system", "prompt", "question", "tool", "url", "method", "headers", "body", "context_tokens", "fallback"}
 )
 
 // bindings prints the bindings of ws, merged by name.

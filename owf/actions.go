@@ -3,6 +3,7 @@ package owf
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"sync"
 
@@ -161,6 +162,8 @@ func (a *actions) task(ctx context.Context, c *engine.Call) error {
 		case errors.As(err, &te) && spec.Step.Fallback != nil:
 			next, err = *spec.Step.Fallback, nil
 			c.Emit("task_failed", flow.StringValue(te.Error()))
+			// The reference takes the fallback silently; weft says so.
+			c.Notice(engine.NoticeFallback, fmt.Sprintf("task %s failed (%s); took its fallback step, to %s", spec.Task.ID, te.Error(), next))
 		default:
 			failure, err = a.failure(ctx, err)
 		}

@@ -110,6 +110,11 @@ func TestScenario07RequiredInputMissingThenFallback(t *testing.T) {
 	if !strings.HasSuffix(path(res), "A Z __return") {
 		t.Errorf("path = %s, want A three times then Z", path(res))
 	}
+	// The reference takes the fallback silently; weft reports it, once
+	// for the failure that took it.
+	if fb := res.Fallbacks(); len(fb) != 1 || fb[0].String() != `node A fell back: task A failed (InvalidInput); took its fallback step, to Z` {
+		t.Errorf("fallbacks = %+v", fb)
+	}
 	out, _ = mustRun(t, popSample("-1", "__end", ""), Options{})
 	if want := "size: L \ncolor: red \n \n \n"; out != want {
 		t.Errorf("with fallback __end: result = %q, want %q", out, want)

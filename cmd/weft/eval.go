@@ -83,6 +83,7 @@ no SQL is scored as such. The report lists every question and the totals.`,
 	f.StringVar(&o.workflow, "workflow", "", "evaluate the workflow called `NAME` instead of the file's first")
 	f.BoolVar(&o.json, "json", false, "print the report as JSON")
 	toolFlags(f, &o.runOptions)
+	modelFlags(f, &o.runOptions)
 	return cmd
 }
 

@@ -26,6 +26,9 @@ var defaultPolicy = llm.Policy{Timeout: 5 * time.Minute, MaxAttempts: 3, Jitter:
 // returned function closes the recording. LLM bindings may use the tools
 // (http_request and the built-in ones, see toolset).
 func newBinder(e env, o *runOptions, tools *tool.Registry) (*action.Binder, func(), error) {
+	if o.contextTokens < 0 {
+		return nil, nil, usageErrorf("--context-tokens %d: want a positive number of tokens (0: the server's default)", o.contextTokens)
+	}
 	getenv := getenvOf(e)
 	spec := o.llm
 	if spec == "" {
@@ -65,7 +68,7 @@ func newBinder(e env, o *runOptions, tools *tool.Registry) (*action.Binder, func
 		}
 		return m, nil
 	}
-	return &action.Binder{Open: open, Default: spec, Tools: tools}, closeRec, nil
+	return &action.Binder{Open: open, Default: spec, Tools: tools, ContextTokens: o.contextTokens}, closeRec, nil
 }
 
 // lockedWriter serialises writes of several recorders to one file.

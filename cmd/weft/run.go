@@ -40,6 +40,8 @@ type runOptions struct {
 	dbUnsafe   bool   // --db-allow-unsafe-role
 	es         string // --es: the search tool's backend
 	owf        bool   // the workflow is an ollama-workflows document
+	// contextTokens is --context-tokens (notices.go).
+	contextTokens int
 }
 
 // newRunCmd builds `weft run`.
@@ -84,6 +86,7 @@ with --json a single JSON object describes the run instead.`,
 	f.StringVar(&o.embed, "embed", "", "the embedding model `SPEC` (ollama:MODEL or openai:MODEL) of an ollama-workflows file system, and of the retrieve tool, which then searches by BM25 and vectors (default $WEFT_EMBED; for ollama-workflows, else the reference's)")
 	f.StringVar(&o.store, "store", "", "where threads are kept: a SQLite file `PATH` or a postgres:// URL (default $WEFT_STORE, else "+defaultStoreHint+"); without --thread, starts a new thread")
 	toolFlags(f, &o)
+	modelFlags(f, &o)
 	return cmd
 }
 
@@ -266,6 +269,7 @@ func report(e env, o *runOptions, res *engine.Result, err error) error {
 	if errors.As(err, &xe) {
 		return err
 	}
+	printNotices(e.stderr, res)
 	if res == nil {
 		if err != nil {
 			if o.owf {
@@ -319,6 +323,7 @@ func report(e env, o *runOptions, res *engine.Result, err error) error {
 // waiting reports a run that waits for an answer no one can give here,
 // and exits with code 3.
 func waiting(e env, o *runOptions, res *engine.Result) error {
+	printNotices(e.stderr, res)
 	if o.json {
 		if err := writeResultJSON(e.stdout, res); err != nil {
 			return internal(err)
@@ -607,6 +612,9 @@ type resultJSON struct {
 	Steps   int           `json:"steps"`
 	Waiting []pendingJSON `json:"waiting"`
 	Error   *string       `json:"error"`
+	// Fallbacks and Notices: see notices.go.
+	Fallbacks []noticeJSON `json:"fallbacks"`
+	Notices   []noticeJSON `json:"notices"`
 }
 
 type pendingJSON struct {
@@ -628,6 +636,7 @@ func writeResultJSON(w io.Writer, res *engine.Result) error {
 	if out.Path == nil {
 		out.Path = []string{}
 	}
+	out.Notices, out.Fallbacks = noticesJSON(res)
 	for _, p := range res.Waiting {
 		out.Waiting = append(out.Waiting, pendingJSON{Task: p.Task, Node: p.Node, Question: p.Question})
 	}

@@ -27,14 +27,16 @@ func TestRunJSON(t *testing.T) {
 	r := weft(t, []string{"run", intentQA, "--stubs", "testdata/intentqa_qa.yaml", "--input", "q", "--json"})
 	r.wantCode(t, exitOK)
 	var got struct {
-		Status  string           `json:"status"`
-		Final   string           `json:"final"`
-		Outputs map[string]any   `json:"outputs"`
-		Vars    map[string]any   `json:"vars"`
-		Path    []string         `json:"path"`
-		Steps   int              `json:"steps"`
-		Waiting []map[string]any `json:"waiting"`
-		Error   *string          `json:"error"`
+		Status    string           `json:"status"`
+		Final     string           `json:"final"`
+		Outputs   map[string]any   `json:"outputs"`
+		Vars      map[string]any   `json:"vars"`
+		Path      []string         `json:"path"`
+		Steps     int              `json:"steps"`
+		Waiting   []map[string]any `json:"waiting"`
+		Error     *string          `json:"error"`
+		Fallbacks []any            `json:"fallbacks"`
+		Notices   []any            `json:"notices"`
 	}
 	dec := json.NewDecoder(strings.NewReader(r.stdout))
 	dec.DisallowUnknownFields()
@@ -56,6 +58,9 @@ func TestRunJSON(t *testing.T) {
 	}
 	if got.Error != nil || len(got.Waiting) != 0 {
 		t.Errorf("error = %v, waiting = %v", got.Error, got.Waiting)
+	}
+	if got.Fallbacks == nil || len(got.Fallbacks) != 0 || got.Notices == nil || len(got.Notices) != 0 {
+		t.Errorf("fallbacks = %#v, notices = %#v: want empty lists", got.Fallbacks, got.Notices)
 	}
 }
 

@@ -263,6 +263,7 @@ The workflow file, the stubs file, the --llm, --embed, --docs, --db and
 	f.StringVar(&o.record, "record", "", "record every LLM exchange to `FILE`")
 	f.DurationVar(&o.llmTimeout, "llm-timeout", defaultPolicy.Timeout, "bound on each LLM call (`DURATION`)")
 	toolFlags(f, &o.runOptions)
+	modelFlags(f, &o.runOptions)
 	return cmd
 }
 

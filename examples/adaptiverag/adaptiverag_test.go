@@ -475,8 +475,8 @@ func TestBrokenJSONFallsBack(t *testing.T) {
 	if out.ClassifiedBy != "fallback" || out.Intent != adaptiverag.FallbackIntent || !slices.Equal(out.Queries, []string{q}) {
 		t.Errorf("state %+v", out)
 	}
-	if len(out.Errors) != 2 || !strings.HasPrefix(out.Errors[0], "classify_intent: no reply matched the schema after 2 attempt(s)") ||
-		!strings.HasPrefix(out.Errors[1], "analyze_query: no reply matched the schema") {
+	if len(out.Errors) != 2 || !strings.HasPrefix(out.Errors[0], "classify_intent: structured: the reply did not match the schema after 2 attempt(s)") ||
+		!strings.HasPrefix(out.Errors[1], "analyze_query: structured: the reply did not match the schema") {
 		t.Errorf("errors %q", out.Errors)
 	}
 	if out.Answer != "Acme's revenue was $1,496.5 million [1]." || len(e.server.Requests()) != 5 {

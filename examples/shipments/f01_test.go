@@ -285,7 +285,7 @@ func TestF01LLMFailure(t *testing.T) {
 		msg   string
 	}{
 		{"HTTP 500", llmtest.Status(500, "model crashed"), "model crashed"},
-		{"schema never matched", llmtest.JSON(map[string]any{"main_goal": 7}), "no reply matched the schema after 3 attempt(s)"},
+		{"schema never matched", llmtest.JSON(map[string]any{"main_goal": 7}), "the reply did not match the schema after 3 attempt(s)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t, nil, []llmtest.Reply{tc.reply, tc.reply, tc.reply}, func(d *shipments.Deps) {})

@@ -27,13 +27,14 @@ type Options struct {
 	// that does not match the schema: 0 means DefaultMaxRepairs, a
 	// negative number means never.
 	MaxRepairs int
-	// Fallback gives the value of an output when Ask falls back, instead
-	// of the zero value of its type (schema.Zero). Each value must conform
-	// to its output's type.
+	// Fallback, when not nil, asks Ask to fall back instead of failing:
+	// to these values, by output name, and to the typed zero
+	// (flow.ZeroOf) of the outputs it leaves out. Each value must conform
+	// to its output's type, and an Enum output, which has no typed zero,
+	// must be given. An empty, non-nil map falls back to the typed zeros.
+	// Nil (the default) makes Ask return an *InvalidError or a
+	// *CallError instead: a failure is never silently an answer.
 	Fallback map[string]flow.Value
-	// Strict makes Ask return an error (an *InvalidError or a *CallError)
-	// instead of falling back.
-	Strict bool
 	// OnChunk, if set, receives the streamed reply of every attempt.
 	OnChunk func(llm.Chunk) error
 }
@@ -54,7 +55,8 @@ type Result struct {
 	Attempts int
 	// Usage sums the token usage of every attempt.
 	Usage llm.Usage
-	// FellBack is true when Values are the fallback defaults.
+	// FellBack is true when Values are the fallback values
+	// (Options.Fallback was set): say so to whoever reads them.
 	FellBack bool
 	// Violations are those of the last reply when it did not match.
 	Violations []Violation
@@ -62,21 +64,30 @@ type Result struct {
 	Err error
 }
 
-// InvalidError is returned in Strict mode when no reply matched the schema.
+// InvalidError is returned when no reply matched the schema and no
+// fallback was asked for.
 type InvalidError struct {
 	Attempts   int
 	Violations []Violation // of the last reply
 	Raw        string      // the last reply
+	// Truncated is set when the last reply was cut at the token limit
+	// (its FinishReason was llm.FinishLength): a larger max_tokens, or a
+	// shorter answer, is what it needs.
+	Truncated bool
 }
 
-// Error lists the violations of the last reply.
+// Error lists the violations of the last reply, and says when it was cut.
 func (e *InvalidError) Error() string {
+	if e.Truncated {
+		return fmt.Sprintf("structured: the reply was cut at the token limit (finish reason %q) after %d attempt(s), each too long: raise max_tokens or ask for less: %s",
+			llm.FinishLength, e.Attempts, joinViolations(e.Violations, "; "))
+	}
 	return fmt.Sprintf("structured: the reply did not match the schema after %d attempt(s): %s",
 		e.Attempts, joinViolations(e.Violations, "; "))
 }
 
-// CallError is a failed call to the model, returned in Strict mode and kept
-// in Result.Err otherwise.
+// CallError is a failed call to the model: Ask's error when no fallback
+// was asked for, and kept in Result.Err when one was.
 type CallError struct {
 	Attempt int // 1 for the first call
 	Err     error
@@ -109,13 +120,17 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 // match, the model is re-asked, with its reply and a message listing every
 // violation appended to the conversation, up to Options.MaxRepairs times.
 //
-// When no reply matches, or the provider fails (an *llm.Error: a network
-// error, a 5xx after the provider's retries), Ask returns the fallback
-// defaults with
-// Result.FellBack set, the violations in Result.Violations and the model's
-// error in Result.Err, and a nil error: a node that asks for structured
-// output does not crash the run. With Options.Strict it returns an
-// *InvalidError or a *CallError instead.
+// A reply cut at the token limit (FinishReason llm.FinishLength) that does
+// not match is re-asked too, telling the model it was cut and to answer
+// shorter.
+//
+// When no reply matches Ask returns an *InvalidError, and when the
+// provider fails (an *llm.Error: a network error, a 4xx, a 5xx after the
+// provider's retries) a *CallError carrying the provider's message. Only
+// when the caller asked for it, with Options.Fallback, does Ask fall back
+// instead: it returns the fallback values with Result.FellBack set, the
+// violations in Result.Violations and the model's error in Result.Err,
+// and a nil error; the caller must make that visible.
 //
 // Ask always returns an error when ctx is done (the run is being stopped),
 // when Options.OnChunk stops the stream, for a *ConfigError, and as a
@@ -190,6 +205,7 @@ func (a *Asker) Ask(ctx context.Context, m llm.Model, req *llm.Request, onChunk 
 	r.Messages = slices.Clone(req.Messages)
 
 	res := &Result{}
+	truncated := false // the last reply was cut at the token limit
 	var chunkErr error
 	onChunk = opts.OnChunk
 	if onChunk != nil {
@@ -221,7 +237,7 @@ func (a *Asker) Ask(ctx context.Context, m llm.Model, req *llm.Request, onChunk 
 			// a replayed run that asks something never recorded, is a
 			// mistake to report, not a reply to paper over.
 			var pe *llm.Error
-			if opts.Strict || !errors.As(err, &pe) {
+			if fallback == nil || !errors.As(err, &pe) {
 				return nil, ce
 			}
 			res.Err = ce
@@ -233,6 +249,7 @@ func (a *Asker) Ask(ctx context.Context, m llm.Model, req *llm.Request, onChunk 
 		text := replyText(resp)
 		rep := v.Validate(text)
 		res.Raw, res.JSON, res.Extraction, res.Violations = text, rep.JSON, rep.Extraction, rep.Violations
+		cut := resp.FinishReason == llm.FinishLength
 		if rep.Valid() {
 			vals, err := schema.Decode(rep.JSON, fields)
 			if err == nil {
@@ -244,14 +261,19 @@ func (a *Asker) Ask(ctx context.Context, m llm.Model, req *llm.Request, onChunk 
 			// overflows Int, a duration that overflows Duration).
 			res.Violations = []Violation{decodeViolation(err)}
 		}
+		truncated = cut
 		if attempt <= repairs {
+			prompt := RepairPrompt(res.Violations)
+			if cut {
+				prompt = CutRepairPrompt
+			}
 			r.Messages = append(r.Messages,
 				llm.Message{Role: llm.Assistant, Content: ClipQuote(text)},
-				llm.Message{Role: llm.User, Content: RepairPrompt(res.Violations)})
+				llm.Message{Role: llm.User, Content: prompt})
 		}
 	}
-	if opts.Strict {
-		return nil, &InvalidError{Attempts: res.Attempts, Violations: res.Violations, Raw: res.Raw}
+	if fallback == nil {
+		return nil, &InvalidError{Attempts: res.Attempts, Violations: res.Violations, Raw: res.Raw, Truncated: truncated}
 	}
 	return fellBack(res, fallback), nil
 }
@@ -290,6 +312,11 @@ func clipMiddle(s string, keep int) string {
 // violationQuoteBytes bounds each half of a violation quoted in a repair.
 const violationQuoteBytes = 500
 
+// CutRepairPrompt is the user message that re-asks the model after a reply
+// cut at the token limit (FinishReason llm.FinishLength) that did not
+// match the schema.
+const CutRepairPrompt = "Your reply was cut at the token limit before it ended. Reply again, shorter, with only the JSON."
+
 // RepairPrompt is the user message that re-asks the model after a reply
 // that did not match the schema: every violation on its own line, each
 // clipped in its middle if longer than 1000 bytes.
@@ -326,11 +353,22 @@ func decodeViolation(err error) Violation {
 }
 
 // fallbacks returns the fallback value of every output: Options.Fallback
-// where given (conformed to the output's type), else the type's zero.
+// where given (conformed to the output's type), else the type's zero; nil
+// when no fallback was asked for.
 func fallbacks(fields []*flow.Field, given map[string]flow.Value) (map[string]flow.Value, error) {
+	if given == nil {
+		return nil, nil
+	}
 	out := make(map[string]flow.Value, len(fields))
 	for _, f := range fields {
-		out[f.Name] = schema.Zero(f.Type)
+		if _, ok := given[f.Name]; ok {
+			continue
+		}
+		z, ok := flow.ZeroOf(f.Type)
+		if !ok {
+			return nil, fmt.Errorf("the fallback gives no value for %s, an %s, which has no typed zero: give one", f.Name, f.Type)
+		}
+		out[f.Name] = z
 	}
 	for name, v := range given {
 		i := slices.IndexFunc(fields, func(f *flow.Field) bool { return f.Name == name })

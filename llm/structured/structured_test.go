@@ -18,8 +18,9 @@ import (
 
 // reply is one scripted answer of fakeModel: a text, or an error.
 type reply struct {
-	text string
-	err  error
+	text   string
+	err    error
+	finish string // the Response's FinishReason
 }
 
 // fakeModel answers from a script, one reply per call, and keeps every
@@ -58,8 +59,9 @@ func (f *fakeModel) Chat(ctx context.Context, req *llm.Request, onChunk func(llm
 		}
 	}
 	return &llm.Response{
-		Message: llm.Message{Role: llm.Assistant, Content: r.text},
-		Usage:   llm.Usage{InputTokens: 10, OutputTokens: 5},
+		Message:      llm.Message{Role: llm.Assistant, Content: r.text},
+		Usage:        llm.Usage{InputTokens: 10, OutputTokens: 5},
+		FinishReason: r.finish,
 	}, nil
 }
 
@@ -175,7 +177,7 @@ func TestInvalidEveryTimeFallsBack(t *testing.T) {
 	}
 	m := script(`{"intent":"x"}`, `{"intent":"y"}`, `{"intent":"z"}`)
 	res, err := structured.Ask(context.Background(), m, request(), fields, structured.Options{
-		Fallback: map[string]flow.Value{"note": flow.StringValue("model output unusable")},
+		Fallback: map[string]flow.Value{"intent": flow.StringValue("not_clear"), "note": flow.StringValue("model output unusable")},
 	})
 	if err != nil {
 		t.Fatalf("fallback must not be an error: %v", err)
@@ -189,32 +191,79 @@ func TestInvalidEveryTimeFallsBack(t *testing.T) {
 	if res.Raw != `{"intent":"z"}` {
 		t.Errorf("raw %q", res.Raw)
 	}
-	want := map[string]string{"intent": `"qa"`, "n": "0", "ok": "false", "s": `""`, "l": "[]", "note": `"model output unusable"`}
+	want := map[string]string{"intent": `"not_clear"`, "n": "0", "ok": "false", "s": `""`, "l": "[]", "note": `"model output unusable"`}
 	for k, w := range want {
 		if got := res.Values[k].String(); got != w {
 			t.Errorf("%s = %s, want %s", k, got, w)
 		}
 	}
 
-	// Strict: the same script is an *InvalidError.
+	// Without a Fallback (the default) the same script is an *InvalidError.
 	m = script(`{"intent":"x"}`, `{"intent":"y"}`, `{"intent":"z"}`)
-	_, err = structured.Ask(context.Background(), m, request(), fields, structured.Options{Strict: true})
+	res, err = structured.Ask(context.Background(), m, request(), fields, structured.Options{})
 	var ie *structured.InvalidError
-	if !errors.As(err, &ie) || ie.Attempts != 3 || !strings.Contains(err.Error(), "/intent: value must be one of") {
-		t.Errorf("strict: got %v", err)
+	if !errors.As(err, &ie) || ie.Attempts != 3 || ie.Raw != `{"intent":"z"}` || !strings.Contains(err.Error(), "/intent: value must be one of") || res != nil {
+		t.Errorf("default: got %v, %+v", err, res)
+	}
+}
+
+// Falling back is asked for: an Enum output has no typed zero (its first
+// value is an answer like any other), so a Fallback that leaves one out
+// is a *ConfigError, and an empty (non-nil) Fallback falls back to the
+// typed zeros of outputs that have one.
+func TestFallbackNeedsEnumValues(t *testing.T) {
+	_, err := structured.NewAsker(classify(), structured.Options{Fallback: map[string]flow.Value{}})
+	var ce *structured.ConfigError
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "intent") || !strings.Contains(err.Error(), "Enum") {
+		t.Errorf("a fallback without the Enum's value: got %v", err)
+	}
+	fields := []*flow.Field{field("n", flow.TInt), field("s", flow.TString)}
+	res, err := structured.Ask(context.Background(), script(`{}`), request(), fields, structured.Options{MaxRepairs: -1, Fallback: map[string]flow.Value{}})
+	if err != nil || !res.FellBack || res.Values["n"].Int() != 0 || res.Values["s"].Str() != "" || res.Values["s"].Kind() != flow.KindString {
+		t.Errorf("empty fallback: %v %+v", err, res)
+	}
+}
+
+// A reply cut at the token limit is not an answer: the model is re-asked,
+// told it was cut and to answer shorter; cut every time, Ask fails with an
+// *InvalidError that says so.
+func TestCutReplyRepairedOrFails(t *testing.T) {
+	m := &fakeModel{script: []reply{{text: `{"intent":"summa`, finish: llm.FinishLength}, {text: `{"intent":"qa"}`, finish: llm.FinishStop}}}
+	res, err := structured.Ask(context.Background(), m, request(), classify(), structured.Options{})
+	if err != nil || res.Values["intent"].Str() != "qa" || res.Attempts != 2 {
+		t.Fatalf("cut then whole: %v %+v", err, res)
+	}
+	msgs := m.reqs[1].Messages
+	if p := msgs[len(msgs)-1].Content; !strings.Contains(p, "cut at the token limit") || !strings.Contains(p, "shorter") {
+		t.Errorf("the repair of a cut reply says: %q", p)
+	}
+
+	cut := reply{text: `{"intent":"su`, finish: llm.FinishLength}
+	m = &fakeModel{script: []reply{cut, cut, cut}}
+	_, err = structured.Ask(context.Background(), m, request(), classify(), structured.Options{})
+	var ie *structured.InvalidError
+	if !errors.As(err, &ie) || !ie.Truncated || !strings.Contains(err.Error(), "cut at the token limit") {
+		t.Errorf("cut every time: %v", err)
+	}
+	// Even with a fallback, a cut reply is re-asked before falling back.
+	m = &fakeModel{script: []reply{cut, {text: `{"intent":"qa"}`}}}
+	res, err = structured.Ask(context.Background(), m, request(), classify(), structured.Options{Fallback: map[string]flow.Value{"intent": flow.StringValue("not_clear")}})
+	if err != nil || res.FellBack || res.Values["intent"].Str() != "qa" {
+		t.Errorf("cut with a fallback: %v %+v", err, res)
 	}
 }
 
 func TestMaxRepairs(t *testing.T) {
 	m := script(`{}`, `{}`, `{}`, `{}`, `{}`)
-	res, _ := structured.Ask(context.Background(), m, request(), classify(), structured.Options{MaxRepairs: 4})
+	res, _ := structured.Ask(context.Background(), m, request(), classify(), structured.Options{MaxRepairs: 4, Fallback: map[string]flow.Value{"intent": flow.StringValue("qa")}})
 	if res.Attempts != 5 {
 		t.Errorf("MaxRepairs 4: %d attempts", res.Attempts)
 	}
 	m = script(`{}`, `{"intent":"qa"}`)
-	res, _ = structured.Ask(context.Background(), m, request(), classify(), structured.Options{MaxRepairs: -1})
-	if res.Attempts != 1 || !res.FellBack {
-		t.Errorf("MaxRepairs -1: %d attempts, fellback %v", res.Attempts, res.FellBack)
+	_, err := structured.Ask(context.Background(), m, request(), classify(), structured.Options{MaxRepairs: -1})
+	var ie *structured.InvalidError
+	if !errors.As(err, &ie) || ie.Attempts != 1 {
+		t.Errorf("MaxRepairs -1: %v", err)
 	}
 }
 
@@ -350,34 +399,32 @@ func TestExtract(t *testing.T) {
 	}
 }
 
-func TestProviderErrorFallsBack(t *testing.T) {
+// A provider error fails Ask (a *CallError carrying the provider's
+// message) unless a Fallback was asked for.
+func TestProviderErrorIsAnError(t *testing.T) {
 	perr := &llm.Error{Provider: "openai", Status: 503, Message: "overloaded", Retryable: true}
 	m := &fakeModel{script: []reply{{err: perr}}}
 	res, err := structured.Ask(context.Background(), m, request(), classify(), structured.Options{})
-	if err != nil {
-		t.Fatalf("a provider error must fall back, got %v", err)
-	}
+	var ce *structured.CallError
 	var le *llm.Error
-	if !res.FellBack || !errors.As(res.Err, &le) || le.Status != 503 {
-		t.Errorf("result %+v", res)
+	if !errors.As(err, &ce) || !errors.As(err, &le) || ce.Attempt != 1 || le.Status != 503 || res != nil ||
+		!strings.Contains(err.Error(), "openai: HTTP 503: overloaded") {
+		t.Fatalf("a provider error must be an error: %v %+v", err, res)
 	}
-	if res.Values["intent"].Str() != "qa" {
-		t.Errorf("fallback intent %v", res.Values["intent"])
+
+	// Asked for: the fallback, with the error kept.
+	fb := structured.Options{Fallback: map[string]flow.Value{"intent": flow.StringValue("not_clear")}}
+	m = &fakeModel{script: []reply{{err: perr}}}
+	res, err = structured.Ask(context.Background(), m, request(), classify(), fb)
+	if err != nil || !res.FellBack || !errors.As(res.Err, &le) || le.Status != 503 || res.Values["intent"].Str() != "not_clear" {
+		t.Errorf("with a fallback: %v %+v", err, res)
 	}
 
 	// Invalid, then the repair call fails: both are kept.
 	m = &fakeModel{script: []reply{{text: `{"intent":"x"}`}, {err: perr}}}
-	res, err = structured.Ask(context.Background(), m, request(), classify(), structured.Options{})
+	res, err = structured.Ask(context.Background(), m, request(), classify(), fb)
 	if err != nil || !res.FellBack || res.Err == nil || len(res.Violations) == 0 || res.Attempts != 2 {
 		t.Errorf("invalid then error: %v %+v", err, res)
-	}
-
-	// Strict: a *CallError wrapping the *llm.Error.
-	m = &fakeModel{script: []reply{{err: perr}}}
-	_, err = structured.Ask(context.Background(), m, request(), classify(), structured.Options{Strict: true})
-	var ce *structured.CallError
-	if !errors.As(err, &ce) || !errors.As(err, &le) || ce.Attempt != 1 {
-		t.Errorf("strict: %v", err)
 	}
 }
 

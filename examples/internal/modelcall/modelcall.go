@@ -1,14 +1,15 @@
 // Package modelcall holds the model calls the Go reference agents
 // (examples/adaptiverag, examples/shipments) make from their nodes: a
-// structured-output call that reports a fallback as an error, so the node
-// can take its own fallback values, and a plain call that returns the
-// reply's text without reasoning blocks. Each is bounded by a timeout.
+// structured-output call that fails (a *structured.CallError or
+// *structured.InvalidError) when the model does, so that the node takes
+// its own fallback values, explicitly and visibly, and a plain call that
+// returns the reply's text without reasoning blocks. Each is bounded by a
+// timeout.
 package modelcall
 
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -49,8 +50,9 @@ func (c *Caller) Request(system, user string) *llm.Request {
 }
 
 // Ask makes a structured-output call for fields and returns its values,
-// or an error when it fell back: the provider failed, or no reply matched
-// the schema after the repairs (the error lists the violations).
+// or an error: the provider failed (a *structured.CallError), or no reply
+// matched the schema after the repairs (a *structured.InvalidError listing
+// the violations).
 func (c *Caller) Ask(ctx context.Context, req *llm.Request, fields []*flow.Field) (map[string]flow.Value, error) {
 	asker, err := c.asker(fields)
 	if err != nil {
@@ -59,17 +61,8 @@ func (c *Caller) Ask(ctx context.Context, req *llm.Request, fields []*flow.Field
 	cctx, cancel := c.Context(ctx)
 	defer cancel()
 	res, err := asker.Ask(cctx, c.Model, req, nil)
-	switch {
-	case err != nil:
+	if err != nil {
 		return nil, err
-	case res.FellBack && res.Err != nil:
-		return nil, res.Err
-	case res.FellBack:
-		vs := make([]string, len(res.Violations))
-		for i, v := range res.Violations {
-			vs[i] = v.String()
-		}
-		return nil, fmt.Errorf("no reply matched the schema after %d attempt(s): %s", res.Attempts, strings.Join(vs, "; "))
 	}
 	return res.Values, nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/weftlang/weft/flow"
 	"github.com/weftlang/weft/llm"
+	"github.com/weftlang/weft/llm/structured"
 )
 
 // replies is a model answering with its replies in order.
@@ -60,7 +61,8 @@ func TestAskReportsFallbackAsError(t *testing.T) {
 		t.Fatalf("Ask = %v, %v", vals, err)
 	}
 	_, err = c.Ask(context.Background(), c.Request("sys", "give n"), fields)
-	if err == nil || !strings.Contains(err.Error(), "no reply matched the schema after 3 attempt(s)") {
+	var ie *structured.InvalidError
+	if !errors.As(err, &ie) || !strings.Contains(err.Error(), "the reply did not match the schema after 3 attempt(s)") {
 		t.Errorf("fallback: err = %v", err)
 	}
 }
