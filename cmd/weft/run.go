@@ -111,6 +111,8 @@ func prepare(e env, path string, o *runOptions) (*prepared, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Resolved here, so that a thread records where the file really is.
+	o.docs, o.db = resolveData(getenvOf(e), o.docs), resolveData(getenvOf(e), o.db)
 	tools := newToolset(e, o)
 	treg, err := tools.registry()
 	if err != nil {

@@ -76,10 +76,10 @@ type ChecksumError struct {
 // Error names the file, its source and both sums.
 func (e *ChecksumError) Error() string {
 	if e.Got == "" && e.GotSize > e.WantSize {
-		return fmt.Sprintf("%s from %s: %v: got more than %d bytes, want %d", e.Path, e.URL, ErrChecksum, e.WantSize, e.WantSize)
+		return fmt.Sprintf("%s from %s: %v: got more than %d bytes, want %d with sha256 %s", e.Path, e.URL, ErrChecksum, e.WantSize, e.WantSize, e.Want)
 	}
 	if e.Got == "" {
-		return fmt.Sprintf("%s from %s: %v: got %d bytes, want %d", e.Path, e.URL, ErrChecksum, e.GotSize, e.WantSize)
+		return fmt.Sprintf("%s from %s: %v: got %d bytes, want %d with sha256 %s", e.Path, e.URL, ErrChecksum, e.GotSize, e.WantSize, e.Want)
 	}
 	return fmt.Sprintf("%s from %s: %v: got sha256 %s (%d bytes), want %s (%d bytes)", e.Path, e.URL, ErrChecksum, e.Got, e.GotSize, e.Want, e.WantSize)
 }
