@@ -138,6 +138,9 @@ func evalSpider(ctx context.Context, e env, path string, o *evalSpiderOptions) e
 		return err
 	}
 	defer p.close()
+	if err := p.checkConfig(e, &o.runOptions); err != nil {
+		return err
+	}
 	if !slices.ContainsFunc(p.plan.Nodes, func(pn *flow.PlanNode) bool {
 		return pn.Final && slices.ContainsFunc(pn.Outputs, func(out flow.PlanOutput) bool { return out.Name == o.output })
 	}) {
