@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -36,7 +34,7 @@ func newEvalCmd(e env) *cobra.Command {
   weft eval recall        recall@k of the retrieve tool on TAT-QA (no model)
 
 The datasets are found under --data DIR, else $WEFT_DATA, else ../shared/data
-beside the checkout (see examples/README.md for the download commands).`,
+beside the checkout, else ~/.cache/weft/data: weft data fetch puts them there.`,
 	}
 	cmd.AddCommand(newEvalSpiderCmd(e), newEvalRecallCmd(e))
 	return cmd
@@ -72,8 +70,8 @@ no SQL is scored as such. The report lists every question and the totals.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.data, "data", "", "the data `DIR` (default $WEFT_DATA, else ../shared/data)")
-	f.StringVar(&o.questions, "questions", "", "the questions: a JSON `FILE` of {id, question, gold_sql}, or a directory of N.sql files with a \"-- question:\" line (default DATA/spider-chinook/chinook_spider_gold.json)")
+	f.StringVar(&o.data, "data", "", "the data `DIR` (default $WEFT_DATA, else ../shared/data, else ~/.cache/weft/data)")
+	f.StringVar(&o.questions, "questions", "", "the questions: a JSON `FILE` of {id, question, gold_sql}, or a directory of N.sql files with a \"-- question:\" line (default DATA/spider-chinook/queries, as weft data fetch spider makes it, else DATA/spider-chinook/chinook_spider_gold.json)")
 	f.StringVar(&o.output, "output", "sql", "the final output holding the SQL (`NAME`)")
 	f.IntVar(&o.limit, "limit", 0, "evaluate only the first `N` questions (0: all)")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "print every question's outcome")
@@ -87,28 +85,39 @@ no SQL is scored as such. The report lists every question and the totals.`,
 	return cmd
 }
 
-// dataPath finds sub under dir, else as datadir does.
+// dataPath finds sub under dir, else where datadir finds it ($WEFT_DATA,
+// ../shared/data beside the checkout, the per-user default); a missing
+// dataset is a usage error saying how to fetch it.
 func dataPath(e env, dir, sub string) (string, error) {
-	dir = cmp.Or(dir, getenvOf(e)(datadir.Env))
-	if dir != "" {
-		p := filepath.Join(dir, sub)
-		if _, err := os.Stat(p); err != nil {
-			return "", usageErrorf("%s: %v", p, err)
-		}
-		return p, nil
-	}
-	p, err := datadir.Find(sub)
+	p, err := findData(e, dir, sub)
 	if err != nil {
+		if dir != "" {
+			return "", usageErrorf("%v; %s", err, datadir.Fetch)
+		}
 		return "", usageErrorf("%v", err)
 	}
 	return p, nil
 }
 
+// spiderQuestions finds the Spider questions: the directory of N.sql files
+// `weft data fetch spider` makes, else the JSON list the project's
+// machines keep.
+func spiderQuestions(e env, dir string) (string, error) {
+	p, err := dataPath(e, dir, datadir.SpiderQueries)
+	if err == nil {
+		return p, nil
+	}
+	if q, jerr := findData(e, dir, datadir.SpiderGoldJSON); jerr == nil {
+		return q, nil
+	}
+	return "", err
+}
+
 func evalSpider(ctx context.Context, e env, path string, o *evalSpiderOptions) error {
-	qpath := o.questions
+	qpath := resolveData(getenvOf(e), o.questions)
 	var err error
 	if qpath == "" {
-		if qpath, err = dataPath(e, o.data, "spider-chinook/chinook_spider_gold.json"); err != nil {
+		if qpath, err = spiderQuestions(e, o.data); err != nil {
 			return err
 		}
 	}
@@ -119,9 +128,9 @@ func evalSpider(ctx context.Context, e env, path string, o *evalSpiderOptions) e
 	if o.limit > 0 && o.limit < len(qs) {
 		qs = qs[:o.limit]
 	}
-	o.db = cmp.Or(o.db, getenvOf(e)(envDB))
+	o.db = resolveData(getenvOf(e), cmp.Or(o.db, getenvOf(e)(envDB)))
 	if o.db == "" {
-		if o.db, err = dataPath(e, o.data, "chinook/Chinook_Sqlite.sqlite"); err != nil {
+		if o.db, err = dataPath(e, o.data, datadir.ChinookSQLite); err != nil {
 			return err
 		}
 	}
@@ -130,6 +139,9 @@ func evalSpider(ctx context.Context, e env, path string, o *evalSpiderOptions) e
 		return err
 	}
 	defer p.close()
+	if err := p.checkConfig(e, &o.runOptions); err != nil {
+		return err
+	}
 	if !slices.ContainsFunc(p.plan.Nodes, func(pn *flow.PlanNode) bool {
 		return pn.Final && slices.ContainsFunc(pn.Outputs, func(out flow.PlanOutput) bool { return out.Name == o.output })
 	}) {
@@ -219,7 +231,7 @@ model's vectors, fused by reciprocal rank.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.data, "data", "", "the data `DIR` (default $WEFT_DATA, else ../shared/data)")
+	f.StringVar(&o.data, "data", "", "the data `DIR` (default $WEFT_DATA, else ../shared/data, else ~/.cache/weft/data)")
 	f.StringVar(&o.docs, "docs", "", "a TAT-QA JSON `FILE` (default DATA/tatqa/tatqa_dataset_dev.json)")
 	f.IntSliceVarP(&o.ks, "k", "k", []int{1, 5, 10}, "the cut-offs `K,...`")
 	f.StringVar(&o.embed, "embed", "", "search by BM25 and vectors of the embedding model `SPEC` (ollama:MODEL or openai:MODEL; default $WEFT_EMBED)")
@@ -227,10 +239,10 @@ model's vectors, fused by reciprocal rank.`,
 }
 
 func evalRecall(ctx context.Context, e env, o *evalRecallOptions) error {
-	path := o.docs
+	path := resolveData(getenvOf(e), o.docs)
 	var err error
 	if path == "" {
-		if path, err = dataPath(e, o.data, "tatqa/tatqa_dataset_dev.json"); err != nil {
+		if path, err = dataPath(e, o.data, datadir.TATQADev); err != nil {
 			return err
 		}
 	}

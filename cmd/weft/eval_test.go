@@ -14,8 +14,11 @@ import (
 // scripted model writing the gold SQL, a wrong query and a broken one for
 // the first three questions, the report says correct, wrong and error.
 func TestEvalSpiderScoresRightWrongBroken(t *testing.T) {
-	questions := datadir.Require(t, "spider-chinook/chinook_spider_gold.json")
-	db := datadir.Require(t, "chinook/Chinook_Sqlite.sqlite")
+	questions, err := datadir.Find(datadir.SpiderQueries) // as weft data fetch spider makes it
+	if err != nil {
+		questions = datadir.Require(t, datadir.SpiderGoldJSON) // as the project's machines keep it
+	}
+	db := datadir.Require(t, datadir.ChinookSQLite)
 	agent := func(sql string, analysis ...llmtest.Reply) []llmtest.Reply {
 		r := []llmtest.Reply{
 			llmtest.JSON(map[string]any{"decision": "continue"}),

@@ -9,13 +9,31 @@ import (
 	"github.com/weftlang/weft/llm/llmtest"
 )
 
-// The recorded sessions of examples/intentqa: one per route of seed 000's
-// graph, on the TAT-QA documents. The model's replies are scripted (no LLM
-// runs here); retrieval, prompts, routing and tools are real.
+// sampleDocs is the fictional document set that ships in the repository:
+// the README's first command runs on it, with nothing else on the machine.
+const sampleDocs = "examples/intentqa/docs/reports.json"
+
+// The recorded sessions of examples/intentqa: sample_* on the fictional
+// reports that ship in the repository (examples/intentqa/docs), the others
+// one per route of seed 000's graph on the TAT-QA documents (the real data,
+// fetched with `weft data fetch tatqa`). The model's replies are scripted
+// (no LLM runs here); retrieval, prompts, routing and tools are real.
 func intentqaSessions() []session {
 	const q = "What is the amount of total sales in 2019?"
 	answer := "Total sales in fiscal 2019 were $1,496.5 million (fixed-price contracts $1,452.4 million, other $44.1 million)."
 	return []session{
+		{
+			example: "intentqa", name: "sample_qa", file: "app.wf", files: map[string]string{"--docs": sampleDocs},
+			input: sampleQuestion,
+			script: []llmtest.Reply{
+				llmtest.JSON(map[string]any{"intent": "qa"}),
+				llmtest.JSON(map[string]any{"relevance": "OK"}),
+				llmtest.Text(sampleAnswer),
+			},
+			path:    []string{"identify_intent", "retrieve", "evaluate", "generate"},
+			outputs: map[string]string{"answer": "$399.0 million"},
+			vars:    map[string]string{"rephraseCount": "0"},
+		},
 		{
 			example: "intentqa", name: "qa", file: "app.wf", data: tatqa, input: q,
 			script: []llmtest.Reply{
@@ -86,6 +104,13 @@ func intentqaSessions() []session {
 		},
 	}
 }
+
+// The question and answer of the sample_qa session, which the README's
+// first command runs.
+const (
+	sampleQuestion = "What was the total revenue of Halvorsen Marine in 2024?"
+	sampleAnswer   = "Halvorsen Marine's total revenue in 2024 was $399.0 million: ferry services $212.6 million, cargo shipping $148.9 million and harbour towage $37.5 million."
+)
 
 func TestIntentQASessions(t *testing.T) { runSessions(t, intentqaSessions()) }
 

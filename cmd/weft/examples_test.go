@@ -20,10 +20,11 @@ var updateSessions = flag.Bool("update-sessions", false, "re-record examples/*/s
 
 // session is one recorded run of an example: a route of its graph.
 type session struct {
-	example string // examples/<example>
-	name    string // sessions/<name>.jsonl
-	file    string // the workflow file, in the example's directory
-	data    map[string]string
+	example string            // examples/<example>
+	name    string            // sessions/<name>.jsonl
+	file    string            // the workflow file, in the example's directory
+	data    map[string]string // tool flag -> dataset under the data directory (skipped when absent)
+	files   map[string]string // tool flag -> file in the repository, from its root (always there)
 	input   string
 	answers []string
 	// script is what the model answers, in order, when recording.
@@ -55,6 +56,14 @@ func (s session) args(tb testing.TB) []string {
 	slices.Sort(keys)
 	for _, k := range keys {
 		args = append(args, k, datadir.Require(tb, s.data[k]))
+	}
+	keys = keys[:0]
+	for k := range s.files {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		args = append(args, k, filepath.Join("..", "..", filepath.FromSlash(s.files[k])))
 	}
 	for _, a := range s.answers {
 		args = append(args, "--answer", a)

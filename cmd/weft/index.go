@@ -22,16 +22,18 @@ func newIndexCmd(e env) *cobra.Command {
 		Use:   "index FILE",
 		Short: "Build a retrieval index file from documents, for --docs",
 		Long: `Index reads the documents of FILE (a TAT-QA JSON file) and writes them into a
-retrieval index, a SQLite file with a full-text (FTS5) index, at --output. A
+retrieval index, a SQLite file with a full-text (FTS5) index, at --output.
+A relative FILE not in the current directory is looked up in the data
+directory ($WEFT_DATA, see weft data). A
 run given --docs with that file opens it instead of indexing the documents
 again. An existing index is updated: documents with the same id are replaced.
 With --embed, every document's vector is stored too, for hybrid searches
 (the run then needs the same --embed).`,
-		Example: `  weft index $WEFT_DATA/tatqa/tatqa_dataset_dev.json -o tatqa.db
+		Example: `  weft index tatqa/tatqa_dataset_dev.json -o tatqa.db    # found in the data directory
   weft run examples/intentqa/app.wf --docs tatqa.db --llm ollama:llama3.1 --input "..."`,
 		Args: exactFiles(1, "one documents file"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return buildIndex(cmd.Context(), e, args[0], out, embed)
+			return buildIndex(cmd.Context(), e, resolveData(getenvOf(e), args[0]), out, embed)
 		},
 	}
 	cmd.Flags().StringVarP(&out, "output", "o", "", "the index `FILE` to write (required)")

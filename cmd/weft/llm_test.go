@@ -55,10 +55,11 @@ func TestRunLLMRecordReplay(t *testing.T) {
 	}
 }
 
-// Without --llm and WEFT_LLM, an LLM action says how to choose a model.
+// Without --llm and WEFT_LLM, a run whose LLM action needs a model stops
+// before its first step, a usage error saying how to choose one.
 func TestRunLLMWithoutModel(t *testing.T) {
 	r := weft(t, []string{"run", "testdata/llm_route.wf", "--input", "hi"})
-	r.wantCode(t, 1)
+	r.wantCode(t, exitUsage)
 	if !strings.Contains(r.stderr, "--llm") {
 		t.Errorf("stderr = %q", r.stderr)
 	}

@@ -9,6 +9,7 @@
 //	weft fmt [-w] [-l] FILE...
 //	weft graph FILE [--format mermaid|dot|svg] [-o OUT]
 //	weft test FILE|DIR [--run REGEX] [-v]
+//	weft data fetch|list|status
 //	weft version
 //
 // Exit codes: 0 success; 1 the workflow failed, validation errors, tests
@@ -206,6 +207,7 @@ language: graphs of steps that call LLMs, tools and people.
 		newTestCmd(e),
 		newEvalCmd(e),
 		newIndexCmd(e),
+		newDataCmd(e),
 		newVersionCmd(e),
 	)
 	return root

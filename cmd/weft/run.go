@@ -96,6 +96,10 @@ type prepared struct {
 	plan   *flow.Plan
 	runner *engine.Runner
 	close  func()
+	// What checkConfig looks at.
+	reg    *engine.Registry
+	binder *action.Binder
+	tools  *toolset
 }
 
 // prepare loads and compiles the workflow at path and makes its runner:
@@ -114,6 +118,8 @@ func prepare(e env, path string, o *runOptions) (*prepared, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Resolved here, so that a thread records where the file really is.
+	o.docs, o.db = resolveData(getenvOf(e), o.docs), resolveData(getenvOf(e), o.db)
 	tools := newToolset(e, o)
 	treg, err := tools.registry()
 	if err != nil {
@@ -168,12 +174,13 @@ func prepare(e env, path string, o *runOptions) (*prepared, error) {
 			return nil, err
 		}
 	}
+	binder.Open = onceEach(binder.Open) // checkConfig opens the models the run then uses
 	closeAll := func() {
 		closeLLM()
 		tools.close()
 	}
 	bind := redactActions(reg, binder.Bind, runRedactor(e, o))
-	return &prepared{mod: m, plan: plan, runner: &engine.Runner{Registry: reg, Bind: bind}, close: closeAll}, nil
+	return &prepared{mod: m, plan: plan, runner: &engine.Runner{Registry: reg, Bind: bind}, close: closeAll, reg: reg, binder: binder, tools: tools}, nil
 }
 
 // observers builds the observers of a run from the flags, and its status
@@ -201,6 +208,9 @@ func runWorkflow(ctx context.Context, e env, path string, o *runOptions, inputSe
 		return err
 	}
 	defer p.close()
+	if err := p.checkConfig(e, o); err != nil {
+		return err
+	}
 	params, err := runParams(p.plan, o, inputSet)
 	if err != nil {
 		return err

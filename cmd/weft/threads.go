@@ -316,6 +316,9 @@ func resumeThread(ctx context.Context, e env, id string, o *resumeOptions, stubs
 		return err
 	}
 	defer p.close()
+	if err := p.checkConfig(e, &o.runOptions); err != nil {
+		return err
+	}
 	th := &engine.Threads{Runner: p.runner, Store: st}
 	ts, err := th.Load(ctx, id)
 	if err != nil {

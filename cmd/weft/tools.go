@@ -79,6 +79,9 @@ func newToolset(e env, o *runOptions) *toolset {
 	if ts.db == "" {
 		ts.db = getenv(envDB)
 	}
+	// A relative path not in the current directory may name a file of
+	// the data directory ("tatqa/tatqa_dataset_dev.json").
+	ts.docs, ts.db = resolveData(getenv, ts.docs), resolveData(getenv, ts.db)
 	ts.es = o.es
 	if ts.es == "" {
 		ts.es = getenv(envES)
@@ -506,8 +509,8 @@ func (ts *toolset) checkTools(p *flow.Plan) error {
 
 // toolFlags adds the flags of the built-in tools to f.
 func toolFlags(f *pflag.FlagSet, o *runOptions) {
-	f.StringVar(&o.docs, "docs", "", "the documents of the retrieve tool: a TAT-QA JSON `PATH` (indexed in memory) or a retrieval index file (default $"+envDocs+")")
+	f.StringVar(&o.docs, "docs", "", "the documents of the retrieve tool: a TAT-QA JSON `PATH` (indexed in memory) or a retrieval index file; a relative path not in the current directory is looked up in the data directory (default $"+envDocs+")")
 	f.StringVar(&o.es, "es", "", "the search backend of the es_search tool: an Elasticsearch `URL`, or bleve:DIR for the embedded indexes in DIR (default $"+envES+")")
-	f.StringVar(&o.db, "db", "", "the database of the sql_query and sql_schema tools, opened read-only: a SQLite file or a postgres:// URL `DSN` (default $"+envDB+")")
+	f.StringVar(&o.db, "db", "", "the database of the sql_query and sql_schema tools, opened read-only: a SQLite file (a relative path not in the current directory is looked up in the data directory) or a postgres:// URL `DSN` (default $"+envDB+")")
 	f.BoolVar(&o.dbUnsafe, "db-allow-unsafe-role", false, "let --db connect to PostgreSQL as a role that may do more than read (a superuser, a writer), with a warning; for throwaway databases only")
 }
