@@ -81,7 +81,7 @@ func TestRunFallbackIsVisible(t *testing.T) {
 	if r.stdout != "text: The model is unavailable.\n" {
 		t.Errorf("stdout %q", r.stdout)
 	}
-	want := `weft: node classify fell back to {intent: "not_clear"}: structured: attempt 1: ollama: HTTP 500: model runner has unexpectedly stopped`
+	want := `weft: node classify fell back to {intent: "not_clear"}: structured: attempt 1: ollama: HTTP 500: model runner has unexpectedly stopped; gave up after 3 attempts`
 	if !strings.Contains(r.stderr, want+"\n") || !strings.Contains(r.stderr, `weft: node reply fell back to {text: "The model is unavailable."}: ollama: HTTP 500`) {
 		t.Errorf("stderr %q\nwant a line %q", r.stderr, want)
 	}
