@@ -224,15 +224,16 @@ func runCase(ctx context.Context, s *Suite, c *Case, mod *lang.Module, w *flow.W
 		},
 		Sleep: noSleep,
 	}
-	params := map[string]flow.Value{flow.InputText: flow.StringValue(c.Input)}
-	for k, v := range c.Vars {
-		params[k] = v
+	params, init, failures := caseVars(plan, c)
+	if len(failures) > 0 {
+		cr.Failures = append(cr.Failures, failures...)
+		return cr
 	}
 	var obs engine.Observer
 	if opts.Observer != nil {
 		obs = engine.ObserverFunc(func(e engine.Event) { opts.Observer(s.Path, c.Name, e) })
 	}
-	res, _ := runner.Run(ctx, plan, params, obs)
+	res, _ := runner.RunWith(ctx, plan, params, obs, &engine.RunOptions{Init: init})
 	cr.Result = res
 	cr.Failures = append(cr.Failures, check(&c.Expect, res, rec)...)
 	left := rec.Remaining()
@@ -240,6 +241,53 @@ func runCase(ctx context.Context, s *Suite, c *Case, mod *lang.Module, w *flow.W
 		cr.Notes = append(cr.Notes, fmt.Sprintf("unused stubs: %s: %d of %d replies left", name, left[name], len(c.Stubs[name])))
 	}
 	return cr
+}
+
+// caseVars splits a case's vars into the run's parameters (input_text
+// among them) and the variables' starting values, each checked against its
+// declared type. A name that is neither, or a value of the wrong type, is
+// a failure naming it.
+func caseVars(plan *flow.Plan, c *Case) (params, init map[string]flow.Value, failures []string) {
+	params = map[string]flow.Value{flow.InputText: flow.StringValue(c.Input)}
+	init = map[string]flow.Value{}
+	var pnames, vnames []string
+	for _, p := range plan.Params {
+		pnames = append(pnames, p.Name)
+	}
+	for _, v := range plan.Vars {
+		vnames = append(vnames, v.Name)
+	}
+	for _, name := range slices.Sorted(maps.Keys(c.Vars)) {
+		p, what, into := findVar(plan.Params, name), "parameter", params
+		if p == nil {
+			p, what, into = findVar(plan.Vars, name), "variable", init
+		}
+		if p == nil {
+			known := "parameters: " + strings.Join(pnames, ", ")
+			if len(vnames) > 0 {
+				known += "; variables: " + strings.Join(vnames, ", ")
+			}
+			failures = append(failures, fmt.Sprintf("vars.%s: workflow %s has no parameter or variable %s%s (%s)", name, plan.Workflow.Name, name, flow.Suggest(name, append(slices.Clone(pnames), vnames...)), known))
+			continue
+		}
+		v, err := flow.Conform(c.Vars[name], p.Type)
+		if err != nil {
+			failures = append(failures, fmt.Sprintf("vars.%s: %s %s (%s): %v", name, what, name, p.Type, err))
+			continue
+		}
+		into[name] = v
+	}
+	return params, init, failures
+}
+
+// findVar returns the parameter or variable of vs called name, or nil.
+func findVar(vs []flow.PlanVar, name string) *flow.PlanVar {
+	for i := range vs {
+		if vs[i].Name == name {
+			return &vs[i]
+		}
+	}
+	return nil
 }
 
 // stubTargets returns the names a stub may have: every action a node calls

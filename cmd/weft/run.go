@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -71,7 +72,7 @@ with --json a single JSON object describes the run instead.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.input, "input", "", "the run's input `TEXT` (input_text)")
-	f.StringArrayVar(&o.vars, "var", nil, "set a parameter: `NAME=VALUE`; VALUE is JSON when it parses as JSON of the parameter's type, else text (repeatable)")
+	f.StringArrayVar(&o.vars, "var", nil, "set a parameter, or a variable's starting value: `NAME=VALUE`; VALUE is JSON when it parses as JSON of its type, else text (repeatable)")
 	f.BoolVar(&o.trace, "trace", false, "print every event to stderr (NDJSON with --json)")
 	f.BoolVar(&o.json, "json", false, "print the result as one JSON object")
 	f.StringVar(&o.stubs, "stubs", "", "answer actions from a stubs `FILE` (YAML, as in workflow tests)")
@@ -198,16 +199,16 @@ func runWorkflow(ctx context.Context, e env, path string, o *runOptions, inputSe
 		return err
 	}
 	defer p.close()
-	params, err := runParams(p.plan, o, inputSet)
+	params, init, err := runParams(p.plan, o, inputSet)
 	if err != nil {
 		return err
 	}
 	if o.thread != "" || o.store != "" {
-		return runInThread(ctx, e, path, o, p, params)
+		return runInThread(ctx, e, path, o, p, params, init)
 	}
 	obs, status := observers(e, o)
 	res, err := withStatus(status, e.tick, func() (*engine.Result, error) {
-		return p.runner.Run(ctx, p.plan, params, obs.observer())
+		return p.runner.RunWith(ctx, p.plan, params, obs.observer(), &engine.RunOptions{Init: init})
 	})
 	res, err = answerLoop(ctx, e, o, p.plan, res, err, func(task int, out map[string]flow.Value) (*engine.Result, error) {
 		return withStatus(status, e.tick, func() (*engine.Result, error) {
@@ -344,48 +345,71 @@ func waiting(e env, o *runOptions, res *engine.Result) error {
 	return &exitError{code: exitWaiting, err: fmt.Errorf("the run is waiting for an answer at %s; pass --answer TEXT to give one", res.Waiting[0].Node)}
 }
 
-// runParams builds the run's parameters from --input and --var. Unknown
-// parameters, values that do not fit the parameter's type and missing
-// required parameters are usage errors.
-func runParams(plan *flow.Plan, o *runOptions, inputSet bool) (map[string]flow.Value, error) {
-	params := map[string]flow.Value{}
+// runParams builds the run's parameters from --input and --var, and the
+// starting values of the variables --var names. Unknown names, values that
+// do not fit the parameter's or variable's type and missing required
+// parameters are usage errors.
+func runParams(plan *flow.Plan, o *runOptions, inputSet bool) (params, init map[string]flow.Value, err error) {
+	params = map[string]flow.Value{}
 	if inputSet {
 		params[flow.InputText] = flow.StringValue(o.input)
 	}
-	var names []string
+	var pnames, vnames []string
 	for _, p := range plan.Params {
-		names = append(names, p.Name)
+		pnames = append(pnames, p.Name)
+	}
+	for _, v := range plan.Vars {
+		vnames = append(vnames, v.Name)
 	}
 	for _, kv := range o.vars {
 		name, text, ok := strings.Cut(kv, "=")
 		name = strings.TrimSpace(name)
 		if !ok || name == "" {
-			return nil, usageErrorf("--var %q: want NAME=VALUE", kv)
+			return nil, nil, usageErrorf("--var %q: want NAME=VALUE", kv)
 		}
-		var p *flow.PlanVar
-		for i := range plan.Params {
-			if plan.Params[i].Name == name {
-				p = &plan.Params[i]
-			}
+		p, what := findPlanVar(plan.Params, name), "parameter"
+		if p == nil {
+			p, what = findPlanVar(plan.Vars, name), "variable"
 		}
 		if p == nil {
-			return nil, usageErrorf("--var %s: workflow %s has no parameter %s%s (parameters: %s)", kv, plan.Workflow.Name, name, flow.Suggest(name, names), strings.Join(names, ", "))
+			known := "parameters: " + strings.Join(pnames, ", ")
+			if len(vnames) > 0 {
+				known += "; variables: " + strings.Join(vnames, ", ")
+			}
+			return nil, nil, usageErrorf("--var %s: workflow %s has no parameter or variable %s%s (%s)", kv, plan.Workflow.Name, name, flow.Suggest(name, append(slices.Clone(pnames), vnames...)), known)
 		}
 		if name == flow.InputText && inputSet {
-			return nil, usageErrorf("--var %s: input_text is already set by --input", kv)
+			return nil, nil, usageErrorf("--var %s: input_text is already set by --input", kv)
 		}
 		v, err := parseTyped(text, p.Type)
 		if err != nil {
-			return nil, usageErrorf("--var %s: parameter %s: %v", kv, name, err)
+			return nil, nil, usageErrorf("--var %s: %s %s (%s): %v", kv, what, name, p.Type, err)
 		}
-		params[name] = v
+		if what == "parameter" {
+			params[name] = v
+			continue
+		}
+		if init == nil {
+			init = map[string]flow.Value{}
+		}
+		init[name] = v
 	}
 	for _, p := range plan.Params {
 		if _, ok := params[p.Name]; !ok && p.Default == nil && p.Name != flow.InputText {
-			return nil, usageErrorf("parameter %s (%s) is required: pass --var %s=VALUE", p.Name, p.Type, p.Name)
+			return nil, nil, usageErrorf("parameter %s (%s) is required: pass --var %s=VALUE", p.Name, p.Type, p.Name)
 		}
 	}
-	return params, nil
+	return params, init, nil
+}
+
+// findPlanVar returns the parameter or variable of vs called name, or nil.
+func findPlanVar(vs []flow.PlanVar, name string) *flow.PlanVar {
+	for i := range vs {
+		if vs[i].Name == name {
+			return &vs[i]
+		}
+	}
+	return nil
 }
 
 // parseTyped reads a command-line value for type t: as JSON when it parses

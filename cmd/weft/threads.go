@@ -130,7 +130,7 @@ func newThreadID() string {
 }
 
 // runInThread is `weft run --thread`: the run is recorded step by step.
-func runInThread(ctx context.Context, e env, path string, o *runOptions, p *prepared, params map[string]flow.Value) error {
+func runInThread(ctx context.Context, e env, path string, o *runOptions, p *prepared, params, init map[string]flow.Value) error {
 	st, where, err := openStore(ctx, e, o.store)
 	if err != nil {
 		return err
@@ -185,7 +185,7 @@ func runInThread(ctx context.Context, e env, path string, o *runOptions, p *prep
 	th := &engine.Threads{Runner: p.runner, Store: st}
 	obs, status := observers(e, o)
 	res, err := withStatus(status, e.tick, func() (*engine.Result, error) {
-		return th.Run(ctx, p.plan, id, params, obs.observer(), &engine.RunOptions{Meta: meta})
+		return th.Run(ctx, p.plan, id, params, obs.observer(), &engine.RunOptions{Meta: meta, Init: init})
 	})
 	if err != nil && res == nil {
 		return threadErr(err)
