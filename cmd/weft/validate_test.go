@@ -136,3 +136,38 @@ func TestValidateHugeLineIsClipped(t *testing.T) {
 		}
 	}
 }
+
+// TestValidateNoWorkflow: a file that declares no workflow (empty, only
+// comments, or only actions that nothing validated here imports) fails, as
+// `weft run` of it does; a file of actions imported by another file of the
+// same run is checked through it.
+func TestValidateNoWorkflow(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty.wf")
+	comments := filepath.Join(dir, "comments.wf")
+	actions := filepath.Join(dir, "actions.wf")
+	os.WriteFile(empty, nil, 0o644)
+	os.WriteFile(comments, []byte("// nothing but a comment\n"), 0o644)
+	os.WriteFile(actions, []byte("action greet {\n  type: LLM\n  prompt: \"Say hello.\"\n}\n"), 0o644)
+	for _, tc := range []struct{ path, want string }{
+		{empty, empty + ": declares no workflow\n" + empty + ": 1 error, 0 warnings\n"},
+		{comments, comments + ": declares no workflow\n" + comments + ": 1 error, 0 warnings\n"},
+		{actions, actions + ": declares no workflow, only actions (validate the file that imports them)\n" + actions + ": 1 error, 0 warnings\n"},
+	} {
+		r := weft(t, []string{"validate", tc.path})
+		r.wantCode(t, exitFailed)
+		if r.stdout != tc.want {
+			t.Errorf("validate %s: stdout = %q, want %q", filepath.Base(tc.path), r.stdout, tc.want)
+		}
+		if r := weft(t, []string{"run", tc.path}); r.code != exitFailed || !strings.Contains(r.stderr, "declares no workflow") {
+			t.Errorf("run %s: exit %d, stderr %q; want 1 and \"declares no workflow\"", filepath.Base(tc.path), r.code, r.stderr)
+		}
+	}
+	// sqlanalyst's prompts.wf is imported by sqlanalyst.wf: checked through it.
+	sq := filepath.Join("..", "..", "examples", "sqlanalyst")
+	r := weft(t, []string{"validate", sq})
+	r.wantCode(t, exitOK)
+	if want := filepath.Join(sq, "prompts.wf") + ": ok (actions only, imported by " + filepath.Join(sq, "sqlanalyst.wf") + ")\n"; !strings.Contains(r.stdout, want) {
+		t.Errorf("validate %s: stdout lacks %q:\n%s", sq, want, r.stdout)
+	}
+}
