@@ -17,6 +17,7 @@ import (
 	"github.com/weftlang/weft/action"
 	"github.com/weftlang/weft/engine"
 	"github.com/weftlang/weft/flow"
+	"github.com/weftlang/weft/internal/termtext"
 	"github.com/weftlang/weft/lang"
 )
 
@@ -322,25 +323,28 @@ func stubTargets(w *flow.Workflow) []string {
 // followed by its failures indented, and ends with the line "N passed, M
 // failed". A suite that could not be loaded prints as "FAIL path" and its
 // error. With several suites each is headed by its path. verbose adds, for
-// every case, its status and path and the stubs it left unused.
+// every case, its status and path and the stubs it left unused. What the
+// files say (names, values, errors) is printed with control characters
+// and invalid UTF-8 escaped, as \x1b and \xff, so that a terminal shows
+// them rather than acts on them.
 func (r *Report) Print(w io.Writer, verbose bool) {
 	if r == nil {
 		r = &Report{}
 	}
 	for _, s := range r.Suites {
 		if len(r.Suites) > 1 || verbose {
-			fmt.Fprintf(w, "=== %s\n", s.Path)
+			fmt.Fprintf(w, "=== %s\n", termtext.Safe(s.Path, false))
 		}
 		if s.Err != nil {
-			fmt.Fprintf(w, "FAIL %s\n", s.Path)
+			fmt.Fprintf(w, "FAIL %s\n", termtext.Safe(s.Path, false))
 			writeIndented(w, s.Err.Error())
 			continue
 		}
 		for _, c := range s.Cases {
 			if c.Passed {
-				fmt.Fprintf(w, "ok   %s (%s)\n", c.Name, formatDuration(c.Duration))
+				fmt.Fprintf(w, "ok   %s (%s)\n", termtext.Safe(c.Name, false), formatDuration(c.Duration))
 			} else {
-				fmt.Fprintf(w, "FAIL %s\n", c.Name)
+				fmt.Fprintf(w, "FAIL %s\n", termtext.Safe(c.Name, false))
 				for _, f := range c.Failures {
 					writeIndented(w, f)
 				}
@@ -364,7 +368,7 @@ func (r *Report) Print(w io.Writer, verbose bool) {
 
 func writeIndented(w io.Writer, text string) {
 	for line := range strings.SplitSeq(strings.TrimRight(text, "\n"), "\n") {
-		fmt.Fprintf(w, "    %s\n", line)
+		fmt.Fprintf(w, "    %s\n", termtext.Safe(line, true))
 	}
 }
 

@@ -680,3 +680,28 @@ func TestCaseVarsErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestPrintEscapesControlCharacters: what a test file says (case names,
+// stub names, values) reaches the report escaped, so an escape sequence or
+// a NUL in it is shown, not acted on by the terminal.
+func TestPrintEscapesControlCharacters(t *testing.T) {
+	dir := t.TempDir()
+	wf, err := os.ReadFile("../examples/intentqa/intentqa.wf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "x.wf"), wf, 0o644)
+	os.WriteFile(filepath.Join(dir, "c.test.yaml"), []byte("workflow: x.wf\ncases:\n  - name: \"evil\\e[2J\\x00name\"\n    input: q\n    stubs:\n      \"identify\\e[1m\": []\n"), 0o644)
+	rep := run(t, filepath.Join(dir, "c.test.yaml"), Options{})
+	for _, verbose := range []bool{false, true} {
+		out := printed(rep, verbose)
+		if strings.ContainsAny(out, "\x1b\x00") {
+			t.Errorf("verbose %v: report holds raw control characters:\n%q", verbose, out)
+		}
+		for _, want := range []string{`FAIL evil\x1b[2J\x00name`, `stubs.identify\x1b[1m: no node calls`} {
+			if !strings.Contains(out, want) {
+				t.Errorf("verbose %v: report lacks %q:\n%s", verbose, want, out)
+			}
+		}
+	}
+}

@@ -60,7 +60,7 @@ func fmtFiles(e env, args []string, write, list bool) error {
 			differ = true
 		}
 		if list && changed {
-			fmt.Fprintln(e.stdout, path)
+			fmt.Fprintln(e.stdout, termSafe(path, false))
 		}
 		if write {
 			if changed {

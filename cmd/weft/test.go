@@ -69,9 +69,9 @@ func runTests(cmd *cobra.Command, e env, path string, re *regexp.Regexp, trace, 
 			}
 			if suite != lastSuite || caseName != lastCase {
 				lastSuite, lastCase = suite, caseName
-				fmt.Fprintf(e.stderr, "--- %s: %s\n", suite, caseName)
+				fmt.Fprintf(e.stderr, "--- %s: %s\n", termSafe(suite, false), termSafe(caseName, false))
 			}
-			fmt.Fprintf(e.stderr, "    %s\n", ev.String())
+			fmt.Fprintf(e.stderr, "    %s\n", termSafe(ev.String(), false))
 		}
 	}
 	rep, err := wftest.Run(cmd.Context(), path, opts)

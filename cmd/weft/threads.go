@@ -15,13 +15,13 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
 	"github.com/weftlang/weft/engine"
 	"github.com/weftlang/weft/flow"
+	"github.com/weftlang/weft/internal/termtext"
 	"github.com/weftlang/weft/store"
 	"github.com/weftlang/weft/store/postgres"
 	"github.com/weftlang/weft/store/sqlite"
@@ -640,35 +640,7 @@ func clip(s string, n int) string {
 // when multiline is set, and are escaped too otherwise. What the store
 // holds (a question, a node name, a thread id) may come from anywhere:
 // a model's output, a hand-edited database.
-func termSafe(s string, multiline bool) string {
-	clean := true
-	for _, r := range s {
-		if r == utf8.RuneError || unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
-			clean = false
-			break
-		}
-	}
-	if clean {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case multiline && (r == '\n' || r == '\t'):
-			b.WriteRune(r)
-		case unicode.IsControl(r) || unicode.Is(unicode.Cf, r):
-			q := strconv.QuoteRune(r)
-			b.WriteString(q[1 : len(q)-1])
-		default:
-			b.WriteString(s[i : i+size])
-		}
-		i += size
-	}
-	return b.String()
-}
+func termSafe(s string, multiline bool) string { return termtext.Safe(s, multiline) }
 
 func threadsHistory(e env, o *threadsOptions) *cobra.Command {
 	var from int64

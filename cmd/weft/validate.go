@@ -64,6 +64,7 @@ func validateFiles(e env, args []string, asJSON bool, stubs string) error {
 	bad := false
 	importers := importersOf(files)
 	for _, path := range files {
+		shown := termSafe(path, false)
 		ds, nodes, edges, err := validateFile(path, importers[cleanAbs(path)], hasAction, func(ds flow.Diagnostics, src func(string) []byte) {
 			if !asJSON {
 				printDiagsSrc(e.stdout, ds, src)
@@ -88,13 +89,13 @@ func validateFiles(e env, args []string, asJSON bool, stubs string) error {
 		}
 		switch {
 		case errs == 0 && nodes < 0:
-			fmt.Fprintf(e.stdout, "%s: ok (actions only, imported by %s)\n", path, importers[cleanAbs(path)])
+			fmt.Fprintf(e.stdout, "%s: ok (actions only, imported by %s)\n", shown, termSafe(importers[cleanAbs(path)], false))
 		case errs > 0:
-			fmt.Fprintf(e.stdout, "%s: %s, %s\n", path, plural(errs, "error"), plural(warns, "warning"))
+			fmt.Fprintf(e.stdout, "%s: %s, %s\n", shown, plural(errs, "error"), plural(warns, "warning"))
 		case warns > 0:
-			fmt.Fprintf(e.stdout, "%s: ok, %s (%s, %s)\n", path, plural(warns, "warning"), plural(nodes, "node"), plural(edges, "edge"))
+			fmt.Fprintf(e.stdout, "%s: ok, %s (%s, %s)\n", shown, plural(warns, "warning"), plural(nodes, "node"), plural(edges, "edge"))
 		default:
-			fmt.Fprintf(e.stdout, "%s: ok (%s, %s)\n", path, plural(nodes, "node"), plural(edges, "edge"))
+			fmt.Fprintf(e.stdout, "%s: ok (%s, %s)\n", shown, plural(nodes, "node"), plural(edges, "edge"))
 		}
 	}
 	if asJSON {

@@ -171,3 +171,24 @@ func TestValidateNoWorkflow(t *testing.T) {
 		t.Errorf("validate %s: stdout lacks %q:\n%s", sq, want, r.stdout)
 	}
 }
+
+// TestFileNamesEscaped: a file name with control characters, found under
+// a directory, is printed escaped by validate's summary and by fmt -l, as
+// in diagnostics.
+func TestFileNamesEscaped(t *testing.T) {
+	dir := t.TempDir()
+	name := filepath.Join(dir, "a\x1b[2Jb.wf")
+	if err := os.WriteFile(name, []byte("workflow X {\n  nodes {\n    node a {\n      type: END\n    }\n  }\n  initial: a\n  finals: [ a ]\n}\n"), 0o644); err != nil {
+		t.Skipf("this file system refuses the name: %v", err)
+	}
+	os.WriteFile(filepath.Join(dir, "c\x1b[2Jd.wf"), []byte("workflow Y {\n  nodes { node b { type: END } }\n initial: b\n finals: [b]\n}\n"), 0o644)
+	r := weft(t, []string{"validate", dir})
+	r.wantCode(t, exitOK)
+	if want := dir + `/a\x1b[2Jb.wf: ok (1 node, 0 edges)`; !strings.Contains(r.stdout, want) || strings.Contains(r.stdout, "\x1b") {
+		t.Errorf("validate: stdout %q; want it to hold %q and no raw escape", r.stdout, want)
+	}
+	r = weft(t, []string{"fmt", "-l", dir})
+	if want := dir + `/c\x1b[2Jd.wf` + "\n"; r.stdout != want {
+		t.Errorf("fmt -l: stdout %q, want %q", r.stdout, want)
+	}
+}
