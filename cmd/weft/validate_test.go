@@ -192,3 +192,34 @@ func TestFileNamesEscaped(t *testing.T) {
 		t.Errorf("fmt -l: stdout %q, want %q", r.stdout, want)
 	}
 }
+
+// TestBinaryFileDiagnostics: a binary file given as a workflow (here
+// 256 KiB of every byte value) is reported with its bytes escaped and the
+// output bounded, by every command that reads a workflow.
+func TestBinaryFileDiagnostics(t *testing.T) {
+	dir := t.TempDir()
+	bin := make([]byte, 256<<10)
+	for i := range bin {
+		bin[i] = byte(i*7 + i/256)
+	}
+	for _, name := range []string{"bin.wf", "bin.json"} {
+		path := filepath.Join(dir, name)
+		os.WriteFile(path, bin, 0o644)
+		for _, args := range [][]string{{"validate", path}, {"run", path}, {"graph", path}, {"fmt", path}, {"convert", path}} {
+			r := weft(t, args)
+			if r.code == exitOK {
+				t.Errorf("%v: exit 0", args)
+			}
+			out := r.stdout + r.stderr
+			for _, c := range out {
+				if c < 0x20 && c != '\n' && c != '\t' || c == 0x7f {
+					t.Errorf("%v: output holds %U raw:\n%q", args, c, out)
+					break
+				}
+			}
+			if len(out) > 8<<10 {
+				t.Errorf("%v: %d bytes of output, want at most 8 KiB", args, len(out))
+			}
+		}
+	}
+}
