@@ -553,9 +553,9 @@ func (th *Threads) Run(ctx context.Context, plan *flow.Plan, threadID string, pa
 	if ts.State != nil {
 		switch s := ts.Status(); {
 		case s == Waiting:
-			return nil, &ThreadError{Thread: threadID, Run: ts.RunNumber, Status: s, Detail: "waits for an answer; answer it with Resume (weft resume " + threadID + " --answer TEXT) before starting a new run"}
+			return nil, &ThreadError{Thread: threadID, Run: ts.RunNumber, Status: s, Detail: "waits for an answer; answer it with Resume before starting a new run"}
 		case s == Running:
-			return nil, &ThreadError{Thread: threadID, Run: ts.RunNumber, Status: s, Detail: "did not finish (its process stopped, or it is running elsewhere); continue it with Resume (weft resume " + threadID + ")"}
+			return nil, &ThreadError{Thread: threadID, Run: ts.RunNumber, Status: s, Detail: "did not finish (its process stopped, or it is running elsewhere); continue it with Resume"}
 		case ts.State.Workflow != plan.Workflow.Name:
 			return nil, &ThreadError{Thread: threadID, Detail: fmt.Sprintf("belongs to workflow %s, not %s", ts.State.Workflow, plan.Workflow.Name)}
 		}

@@ -303,7 +303,7 @@ func report(e env, o *runOptions, res *engine.Result, err error) error {
 			err = res.Err
 		}
 		if errors.Is(err, engine.ErrThreadAdvanced) && res.Thread != "" {
-			err = fmt.Errorf("%w. See where it is with: weft threads show %s", err, res.Thread)
+			err = fmt.Errorf("%w. See where it is with: %s", err, resumeHint(o.store, "threads", "show", res.Thread))
 		}
 		if o.owf {
 			err = owf.Explain(err)
@@ -336,9 +336,9 @@ func waiting(e env, o *runOptions, res *engine.Result) error {
 		}
 	}
 	if res.Thread != "" {
-		how := "weft resume " + res.Thread + " --answer TEXT"
+		how := resumeHint(o.store, "resume", res.Thread) + " --answer TEXT"
 		if len(res.Waiting) > 1 {
-			how = "weft resume " + res.Thread + " --id ID --answer TEXT, for each question"
+			how = resumeHint(o.store, "resume", res.Thread) + " --id ID --answer TEXT, for each question"
 		}
 		return &exitError{code: exitWaiting, err: fmt.Errorf("thread %s waits for an answer at %s; answer it with: %s", res.Thread, waitingNodes(res), how)}
 	}

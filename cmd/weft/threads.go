@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -68,8 +69,11 @@ func storeSpec(e env, flag string) (string, error) {
 }
 
 // openStore opens the store a spec names: a postgres:// or postgresql://
-// URL, or a SQLite file (created with its directory when missing).
-func openStore(ctx context.Context, e env, flag string) (store.Store, string, error) {
+// URL, or a SQLite file, created with its directory when missing if create
+// is set. Commands that only look threads up do not create it: a missing
+// SQLite file is a usage error that says no store is there. A store that
+// cannot be opened is exit code 4 (storeFailed).
+func openStore(ctx context.Context, e env, flag string, create bool) (store.Store, string, error) {
 	spec, err := storeSpec(e, flag)
 	if err != nil {
 		return nil, "", err
@@ -77,19 +81,66 @@ func openStore(ctx context.Context, e env, flag string) (store.Store, string, er
 	if strings.HasPrefix(spec, "postgres://") || strings.HasPrefix(spec, "postgresql://") {
 		s, err := postgres.Open(ctx, spec)
 		if err != nil {
-			return nil, spec, failed(fmt.Errorf("opening the store: %w", err))
+			return nil, spec, storeFailed(fmt.Errorf("opening the store %s: %w", redactDSN(spec), err))
 		}
 		return s, redactDSN(spec), nil
 	}
 	path := strings.TrimPrefix(spec, "sqlite:")
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, path, failed(fmt.Errorf("opening the store: %w", err))
+	if !create {
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			return nil, path, usageErrorf("no store at %s: no thread has been recorded there (weft run --thread ID --store %s creates it)", path, shellQuote(path))
+		}
+	} else if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, path, storeFailed(fmt.Errorf("opening the store %s: %w", path, err))
 	}
 	s, err := sqlite.Open(ctx, path)
 	if err != nil {
-		return nil, path, failed(fmt.Errorf("opening the store %s: %w", path, err))
+		return nil, path, storeFailed(fmt.Errorf("opening the store %s: %w", path, err))
 	}
 	return s, path, nil
+}
+
+// storeFailed is the exit error of a store that cannot be opened, read or
+// written, or whose records are damaged: exit code 4, as docs/cli.md
+// says. A thread or run that is not in the store is a usage error.
+func storeFailed(err error) error {
+	var xe *exitError
+	switch {
+	case errors.As(err, &xe):
+		return err
+	case errors.Is(err, store.ErrNotFound):
+		return usageErrorf("%v", err)
+	}
+	return internal(err)
+}
+
+// resumeHint is a `weft ARGS...` command line to paste: each word quoted
+// for a POSIX shell where it needs it, and --store STORE added when the
+// command named its store with --store (the default store, or
+// $WEFT_STORE's, needs none). A URL's password is left out.
+func resumeHint(storeFlag string, args ...string) string {
+	words := []string{"weft"}
+	for _, a := range args {
+		words = append(words, shellQuote(a))
+	}
+	if storeFlag != "" {
+		if strings.Contains(storeFlag, "://") {
+			storeFlag = withoutPassword(storeFlag)
+		}
+		words = append(words, "--store", shellQuote(storeFlag))
+	}
+	return strings.Join(words, " ")
+}
+
+// shellQuote returns s as one word of a POSIX shell: as is when it holds
+// only letters, digits and -_./:@%+=, else in single quotes.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:@%+=,", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // redactDSN hides a password in a connection URL.
@@ -131,7 +182,7 @@ func newThreadID() string {
 
 // runInThread is `weft run --thread`: the run is recorded step by step.
 func runInThread(ctx context.Context, e env, path string, o *runOptions, p *prepared, params, init map[string]flow.Value) error {
-	st, where, err := openStore(ctx, e, o.store)
+	st, where, err := openStore(ctx, e, o.store, true)
 	if err != nil {
 		return err
 	}
@@ -188,6 +239,15 @@ func runInThread(ctx context.Context, e env, path string, o *runOptions, p *prep
 		return th.Run(ctx, p.plan, id, params, obs.observer(), &engine.RunOptions{Meta: meta, Init: init})
 	})
 	if err != nil && res == nil {
+		var te *engine.ThreadError
+		if errors.As(err, &te) && te.Thread == id {
+			switch te.Status {
+			case engine.Waiting:
+				return failed(fmt.Errorf("%w: %s --answer TEXT", err, resumeHint(o.store, "resume", id)))
+			case engine.Running:
+				return failed(fmt.Errorf("%w: %s", err, resumeHint(o.store, "resume", id)))
+			}
+		}
 		return threadErr(err)
 	}
 	res, err = answerLoop(ctx, e, o, p.plan, res, err, func(task int, out map[string]flow.Value) (*engine.Result, error) {
@@ -270,7 +330,7 @@ func resumeThread(ctx context.Context, e env, id string, o *resumeOptions, stubs
 	if len(o.ids) > 0 && len(o.ids) != len(o.answers) {
 		return usageErrorf("%d --id and %d --answer: give one --id before each --answer", len(o.ids), len(o.answers))
 	}
-	st, where, err := openStore(ctx, e, o.store)
+	st, where, err := openStore(ctx, e, o.store, false)
 	if err != nil {
 		return err
 	}
@@ -280,7 +340,7 @@ func resumeThread(ctx context.Context, e env, id string, o *resumeOptions, stubs
 		return usageErrorf("no thread %s in %s", id, where)
 	}
 	if err != nil {
-		return failed(err)
+		return storeFailed(err)
 	}
 	file := o.file
 	if file == "" {
@@ -318,7 +378,7 @@ func resumeThread(ctx context.Context, e env, id string, o *resumeOptions, stubs
 	th := &engine.Threads{Runner: p.runner, Store: st}
 	ts, err := th.Load(ctx, id)
 	if err != nil {
-		return failed(err)
+		return storeFailed(err)
 	}
 	var answers []engine.Answer
 	if ts.Status() == engine.Waiting {
@@ -366,13 +426,13 @@ func resumeThread(ctx context.Context, e env, id string, o *resumeOptions, stubs
 		default:
 			pend, err := st.Pending(ctx, id)
 			if err != nil {
-				return failed(err)
+				return storeFailed(err)
 			}
 			questions := map[string]flow.Value{}
 			for _, pq := range pend {
 				var q flow.Value
 				if err := json.Unmarshal(pq.Question, &q); err != nil {
-					return failed(&store.CorruptError{ThreadID: id, Field: "pending " + pq.ID + " question", Detail: err.Error()})
+					return storeFailed(&store.CorruptError{ThreadID: id, Field: "pending " + pq.ID + " question", Detail: err.Error()})
 				}
 				questions[pq.ID] = q
 			}
@@ -390,7 +450,7 @@ func resumeThread(ctx context.Context, e env, id string, o *resumeOptions, stubs
 			return waiting(e, &o.runOptions, res)
 		}
 	} else if len(o.answers) > 0 {
-		return noQuestion(ctx, st, id, ts)
+		return noQuestion(ctx, st, id, ts, o.store)
 	}
 	obs, status := observers(e, &o.runOptions)
 	res, err := withStatus(status, e.tick, func() (*engine.Result, error) {
@@ -412,23 +472,23 @@ func resumeThread(ctx context.Context, e env, id string, o *resumeOptions, stubs
 // says it waits, another process answered them first and holds the
 // thread: say so, rather than suggest resuming without answers, which
 // would run the thread beside that process.
-func noQuestion(ctx context.Context, st store.Store, id string, ts *engine.ThreadState) error {
+func noQuestion(ctx context.Context, st store.Store, id string, ts *engine.ThreadState, storeFlag string) error {
 	switch ts.Status() {
 	case engine.Completed, engine.Failed:
-		return usageErrorf("thread %s asks no question: its run %d has ended (%s); another process may have answered it. See it with: weft threads show %s", id, ts.RunNumber, ts.Status(), id)
+		return usageErrorf("thread %s asks no question: its run %d has ended (%s); another process may have answered it. See it with: %s", id, ts.RunNumber, ts.Status(), resumeHint(storeFlag, "threads", "show", id))
 	}
 	pend, err := st.Pending(ctx, id)
 	if err != nil {
-		return failed(err)
+		return storeFailed(err)
 	}
 	r, err := st.Run(ctx, ts.Run)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
-		return failed(err)
+		return storeFailed(err)
 	}
 	if len(pend) > 0 || err == nil && r.Status != engine.Running.String() {
-		return failed(fmt.Errorf("thread %s asks no question: %w, answering its question first; it holds the thread (it is running the run on, or it stopped before the run ended). See where it is with: weft threads show %s", id, engine.ErrThreadAdvanced, id))
+		return failed(fmt.Errorf("thread %s asks no question: %w, answering its question first; it holds the thread (it is running the run on, or it stopped before the run ended). See where it is with: %s", id, engine.ErrThreadAdvanced, resumeHint(storeFlag, "threads", "show", id)))
 	}
-	return usageErrorf("thread %s asks no question: its run did not end (another process runs it, or it stopped in the middle); once no other process runs it, continue it without --answer: weft resume %s", id, id)
+	return usageErrorf("thread %s asks no question: its run did not end (another process runs it, or it stopped in the middle); once no other process runs it, continue it without --answer: %s", id, resumeHint(storeFlag, "resume", id))
 }
 
 func questionList(ts *engine.ThreadState) string {
@@ -470,7 +530,7 @@ fork a new thread from any step (time travel, with edits), and prune old runs.`,
 
 // withStore opens the store for a threads subcommand.
 func withStore(ctx context.Context, e env, o *threadsOptions, fn func(st store.Store, where string) error) error {
-	st, where, err := openStore(ctx, e, o.store)
+	st, where, err := openStore(ctx, e, o.store, false)
 	if err != nil {
 		return err
 	}
@@ -499,7 +559,7 @@ func threadsList(e env, o *threadsOptions) *cobra.Command {
 			return withStore(ctx, e, o, func(st store.Store, _ string) error {
 				ths, err := st.Threads(ctx, store.ListOptions{Limit: limit})
 				if err != nil {
-					return failed(err)
+					return storeFailed(err)
 				}
 				type row struct {
 					ID       string    `json:"id"`
@@ -513,7 +573,7 @@ func threadsList(e env, o *threadsOptions) *cobra.Command {
 					r := row{ID: t.ID, Workflow: t.Workflow, Updated: t.Updated, Status: "-"}
 					runs, err := st.Runs(ctx, t.ID)
 					if err != nil {
-						return failed(err)
+						return storeFailed(err)
 					}
 					if len(runs) > 0 {
 						last := runs[len(runs)-1]
@@ -552,11 +612,11 @@ func threadsShow(e env, o *threadsOptions) *cobra.Command {
 				}
 				ts, err := th.Load(ctx, args[0])
 				if err != nil {
-					return failed(err)
+					return storeFailed(err)
 				}
 				pend, err := st.Pending(ctx, args[0])
 				if err != nil {
-					return failed(err)
+					return storeFailed(err)
 				}
 				type question struct {
 					ID       string     `json:"id"`
@@ -608,10 +668,10 @@ func threadsShow(e env, o *threadsOptions) *cobra.Command {
 				}
 				switch ts.Status() {
 				case engine.Waiting:
-					fmt.Fprintf(&w, "answer with: weft resume %s --answer TEXT\n", termSafe(out.ID, false))
+					fmt.Fprintf(&w, "answer with: %s --answer TEXT\n", termSafe(resumeHint(o.store, "resume", out.ID), false))
 				case engine.Running:
 					if ts.State != nil {
-						fmt.Fprintf(&w, "the run did not finish: another process may be running it; if none is, continue it with: weft resume %s\n", termSafe(out.ID, false))
+						fmt.Fprintf(&w, "the run did not finish: another process may be running it; if none is, continue it with: %s\n", termSafe(resumeHint(o.store, "resume", out.ID), false))
 					}
 				}
 				_, err = fmt.Fprint(e.stdout, w.String())
@@ -812,11 +872,11 @@ takes its answer with 'weft resume NEW --answer TEXT'; after an ended run,
 				fmt.Fprintln(e.stdout, to)
 				switch ts.Status() {
 				case engine.Waiting:
-					fmt.Fprintf(e.stderr, "weft: %s waits for an answer: weft resume %s --answer TEXT\n", to, to)
+					fmt.Fprintf(e.stderr, "weft: %s waits for an answer: %s --answer TEXT\n", termSafe(to, false), termSafe(resumeHint(o.store, "resume", to), false))
 				case engine.Running:
-					fmt.Fprintf(e.stderr, "weft: continue the run with: weft resume %s\n", to)
+					fmt.Fprintf(e.stderr, "weft: continue the run with: %s\n", termSafe(resumeHint(o.store, "resume", to), false))
 				default:
-					fmt.Fprintf(e.stderr, "weft: its run has ended; start the next with: weft run FILE --thread %s\n", to)
+					fmt.Fprintf(e.stderr, "weft: its run has ended; start the next with: %s\n", termSafe(resumeHint(o.store, "run", "FILE", "--thread", to), false))
 				}
 				return nil
 			})
@@ -893,12 +953,12 @@ run, and the snapshot the kept records start from, are always kept.`,
 				} else {
 					all, err := st.Threads(ctx, store.ListOptions{})
 					if err != nil {
-						return failed(err)
+						return storeFailed(err)
 					}
 					for _, t := range all {
 						if older > 0 && t.Updated.Before(opts.Before) {
 							if err := st.DeleteThread(ctx, t.ID); err != nil {
-								return failed(err)
+								return storeFailed(err)
 							}
 							deleted++
 							continue
