@@ -209,7 +209,7 @@ func runCase(ctx context.Context, s *Suite, c *Case, mod *lang.Module, w *flow.W
 		cr.Failures = append(cr.Failures, err.Error())
 		return cr
 	}
-	plan, ds := flow.Compile(w, &flow.CompileOptions{HasAction: has, Functions: fns, BindingReads: action.TemplateReads})
+	plan, ds := flow.Compile(w, &flow.CompileOptions{HasAction: has, Functions: fns, BindingReads: action.TemplateReads, OutputsFromInputs: action.OutputsFromInputs})
 	if plan == nil {
 		cr.Failures = append(cr.Failures, "workflow does not compile (an action is known when the Registry has it or a case of this file stubs it):\n"+newCompileError(s.Workflow, ds, mod.Source).Error())
 		return cr

@@ -143,7 +143,7 @@ func prepare(e env, path string, o *runOptions) (*prepared, error) {
 	if err != nil {
 		return nil, internal(err)
 	}
-	plan, cds := flow.Compile(w, &flow.CompileOptions{HasAction: reg.Has, Functions: fns, BindingReads: action.TemplateReads})
+	plan, cds := flow.Compile(w, &flow.CompileOptions{HasAction: reg.Has, Functions: fns, BindingReads: action.TemplateReads, OutputsFromInputs: action.OutputsFromInputs})
 	printDiags(e.stderr, dedupe(append(ds, cds...)), m)
 	if plan == nil {
 		if missing := missingActions(cds, w); len(missing) > 0 {

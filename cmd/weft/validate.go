@@ -134,7 +134,7 @@ func validateFile(path, importedBy string, hasAction func(string) bool, show fun
 		own := 0
 		allNodes, allEdges := 0, 0
 		for _, w := range m.Workflows {
-			_, cds := flow.Compile(w, &flow.CompileOptions{HasAction: hasAction, Functions: fns, BindingReads: action.TemplateReads})
+			_, cds := flow.Compile(w, &flow.CompileOptions{HasAction: hasAction, Functions: fns, BindingReads: action.TemplateReads, OutputsFromInputs: action.OutputsFromInputs})
 			ds = append(ds, cds...)
 			allNodes += len(w.Nodes)
 			allEdges += len(w.Edges)

@@ -223,3 +223,18 @@ func TestBinaryFileDiagnostics(t *testing.T) {
 		}
 	}
 }
+
+// TestValidatePassMismatch: a type mismatch through the built-in pass is
+// found by validate (and so before run starts), naming the node, the
+// output and the input.
+func TestValidatePassMismatch(t *testing.T) {
+	r := weft(t, []string{"validate", "testdata/pass_mismatch.wf"})
+	r.wantCode(t, exitFailed)
+	if want := "testdata/pass_mismatch.wf:18:5: node done: action \"pass\" sets output reply (String) from input answer_text, of type Int\n"; !strings.Contains(r.stdout, want) {
+		t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
+	}
+	r = weft(t, []string{"run", "testdata/pass_mismatch.wf", "--stubs", "testdata/params_stubs.yaml"})
+	if r.code != exitFailed || !strings.Contains(r.stderr, `action "pass" sets output reply (String)`) {
+		t.Errorf("run: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
