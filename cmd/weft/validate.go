@@ -20,9 +20,10 @@ func newValidateCmd(e env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "validate FILE|DIR...",
 		Short: "Check workflow files without running them",
-		Long: `Validate parses and checks each file (the .wf files under each DIR) and
+		Long: `Validate parses and checks each file (under each DIR, the .wf files and
+the ollama-workflows .json files, those with "tasks" and "steps") and
 prints every error and warning with its source line and a caret, then a
-summary line per file. Action names are not checked, since actions may be
+summary line per file. A file that declares no workflow is an error. Action names are not checked, since actions may be
 registered in Go, unless --stubs names the actions available.`,
 		Example: `  weft validate examples/intentqa/intentqa.wf
   weft validate --json flows/`,
