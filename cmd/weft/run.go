@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/weftlang/weft/action"
 	"github.com/weftlang/weft/engine"
@@ -25,7 +26,8 @@ import (
 type runOptions struct {
 	input      string
 	vars       []string
-	trace      bool
+	trace      bool   // --trace given
+	traceMode  string // traceSteps or traceFull
 	json       bool
 	stubs      string
 	answers    []string
@@ -73,7 +75,7 @@ with --json a single JSON object describes the run instead.`,
 	f := cmd.Flags()
 	f.StringVar(&o.input, "input", "", "the run's input `TEXT` (input_text)")
 	f.StringArrayVar(&o.vars, "var", nil, "set a parameter, or a variable's starting value: `NAME=VALUE`; VALUE is JSON when it parses as JSON of its type, else text (repeatable)")
-	f.BoolVar(&o.trace, "trace", false, "print every event to stderr (NDJSON with --json)")
+	traceFlag(f, &o)
 	f.BoolVar(&o.json, "json", false, "print the result as one JSON object")
 	f.StringVar(&o.stubs, "stubs", "", "answer actions from a stubs `FILE` (YAML, as in workflow tests)")
 	f.StringArrayVar(&o.answers, "answer", nil, "`TEXT` answering the next question a human node asks (repeatable, used in order)")
@@ -174,6 +176,13 @@ func prepare(e env, path string, o *runOptions) (*prepared, error) {
 	return &prepared{mod: m, plan: plan, runner: &engine.Runner{Registry: reg, Bind: bind}, close: closeAll}, nil
 }
 
+// traceFlag defines --trace on f: a line per node step, or with
+// --trace=full every event (NDJSON, every event, with --json).
+func traceFlag(f *pflag.FlagSet, o *runOptions) {
+	f.Var(traceValue{on: &o.trace, mode: &o.traceMode}, "trace", "print a line per node step to stderr, values clipped; --trace=full prints every event whole (tokens, tool calls); with --json, every event as NDJSON")
+	f.Lookup("trace").NoOptDefVal = traceSteps
+}
+
 // observers builds the observers of a run from the flags, and its status
 // line (nil when none is shown).
 func observers(e env, o *runOptions) (multiObserver, *statusLine) {
@@ -181,8 +190,14 @@ func observers(e env, o *runOptions) (multiObserver, *statusLine) {
 	switch {
 	case o.trace && o.json:
 		obs = append(obs, resequence(ndjsonTrace(e.stderr)))
+	case o.trace && o.traceMode == traceFull:
+		obs = append(obs, engine.ObserverFunc(func(ev engine.Event) {
+			if ev.Type != engine.RunWaiting { // the command prints the question, once
+				fmt.Fprintln(e.stderr, termSafe(ev.String(), false))
+			}
+		}))
 	case o.trace:
-		obs = append(obs, engine.ObserverFunc(func(ev engine.Event) { fmt.Fprintln(e.stderr, ev.String()) }))
+		obs = append(obs, newStepTracer(e.stderr))
 	}
 	var status *statusLine
 	if e.stderrTTY && !o.trace && !o.json {

@@ -319,7 +319,7 @@ The workflow file, the stubs file, the --llm, --embed, --docs, --db and
 	f.StringVar(&o.stubs, "stubs", "", "answer actions from a stubs `FILE` (default: the thread's)")
 	f.StringVar(&o.llm, "llm", "", "the model of LLM actions that name none: `SPEC` (default: the thread's, else $WEFT_LLM)")
 	f.StringVar(&o.embed, "embed", "", "the embedding model `SPEC` of the retrieve tool and of an ollama-workflows file system (default: the thread's, else $WEFT_EMBED)")
-	f.BoolVar(&o.trace, "trace", false, "print every event to stderr (NDJSON with --json)")
+	traceFlag(f, &o.runOptions)
 	f.BoolVar(&o.json, "json", false, "print the result as one JSON object")
 	f.StringVar(&o.record, "record", "", "record every LLM exchange to `FILE`")
 	f.DurationVar(&o.llmTimeout, "llm-timeout", defaultPolicy.Timeout, "bound on each LLM call (`DURATION`)")

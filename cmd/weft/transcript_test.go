@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,7 +11,7 @@ import (
 
 // A transcript is a console block of a document: "$ weft ..." command
 // lines (a trailing \ continues one, "# ..." ends it as a comment), each
-// followed by what it prints, stdout then stderr. In the printed lines,
+// followed by what it prints on stdout and stderr, in the order printed. In the printed lines,
 // a line "..." stands for any lines, and a line ending in "..." for any
 // line that starts with what precedes it.
 
@@ -153,8 +155,13 @@ func runTranscript(t *testing.T, steps []transcriptStep, paths ...string) {
 				args[i] = n
 			}
 		}
-		r := weft(t, args)
-		out := r.stdout + r.stderr
+		// What a terminal shows: stdout and stderr in the order written.
+		var both bytes.Buffer
+		weft(t, args, func(e *env) {
+			e.stdout = io.MultiWriter(e.stdout, &both)
+			e.stderr = io.MultiWriter(e.stderr, &both)
+		})
+		out := both.String()
 		for p, n := range sub {
 			out = strings.ReplaceAll(out, n, p)
 		}
@@ -194,4 +201,10 @@ func TestMatchLines(t *testing.T) {
 func TestThreadsDocTranscript(t *testing.T) {
 	lines := consoleBlock(t, filepath.Join("..", "..", "docs", "threads.md"), "## From the command line")
 	runTranscript(t, parseTranscript(t, lines), "/tmp/weft.db")
+}
+
+// TestCLIDocTraceTranscript runs docs/cli.md's --trace examples.
+func TestCLIDocTraceTranscript(t *testing.T) {
+	lines := consoleBlock(t, filepath.Join("..", "..", "docs", "cli.md"), "### Trace and progress")
+	runTranscript(t, parseTranscript(t, lines))
 }
