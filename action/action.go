@@ -25,6 +25,12 @@ const AskUser = "ask_user"
 // node's outputs. Extra inputs are ignored; too few is an error.
 const Pass = "pass"
 
+// OutputsFromInputs reports whether the built-in action called name sets
+// a node's outputs from its inputs, in order (Pass): the compiler's
+// flow.CompileOptions.OutputsFromInputs, so that a type mismatch through
+// pass is found before a run.
+func OutputsFromInputs(name string) bool { return name == Pass }
+
 // Register adds the built-in actions (ask_user, pass) to reg. A name reg
 // already holds is left alone, so a caller's own implementation wins.
 func Register(reg *engine.Registry) {

@@ -85,14 +85,21 @@ func (e *OutputError) Error() string {
 // Unwrap returns the cause.
 func (e *OutputError) Unwrap() error { return e.Err }
 
-// InputError is a run started with a bad parameter.
+// InputError is a run started with a bad parameter, or a bad starting
+// value or update of a variable (RunOptions).
 type InputError struct {
-	Param string
-	Err   error
+	Param    string // the parameter's or variable's name
+	Variable bool   // Param names a variable (RunOptions.Init or Update), not a parameter
+	Err      error
 }
 
-// Error names the parameter.
-func (e *InputError) Error() string { return fmt.Sprintf("parameter %s: %v", e.Param, e.Err) }
+// Error names the parameter or variable.
+func (e *InputError) Error() string {
+	if e.Variable {
+		return fmt.Sprintf("variable %s: %v", e.Param, e.Err)
+	}
+	return fmt.Sprintf("parameter %s: %v", e.Param, e.Err)
+}
 
 // Unwrap returns the cause.
 func (e *InputError) Unwrap() error { return e.Err }

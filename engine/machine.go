@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -309,6 +311,14 @@ func NewMachine(plan *flow.Plan, params map[string]flow.Value, trace bool) (*Mac
 	return newMachine(plan, params, trace, nil, nil)
 }
 
+// NewMachineWith is NewMachine with the starting values of variables
+// given by opts.Init and updates by opts.Update (RunOptions); opts may be
+// nil. A name in Init or Update that is not a variable, or a value of the
+// wrong type, is an *InputError with Variable set.
+func NewMachineWith(plan *flow.Plan, params map[string]flow.Value, trace bool, opts *RunOptions) (*Machine, error) {
+	return newMachine(plan, params, trace, nil, opts)
+}
+
 // Carries reports whether a new run in a thread starts with the value a
 // variable or slot had at the end of the thread's previous run: all do,
 // except those that start from an initial value and have no reducer (a
@@ -327,9 +337,20 @@ func Carries(c flow.Cell, hasInitial bool) bool {
 // newMachine starts a run; prev, when not nil, holds the cells of the
 // thread's state at the end of its previous run (indexed like plan.Cells):
 // the variables and slots that Carries start from it, and the first Delta
-// is taken against it. updates are written to variables through their
-// reducers before the first step (RunOptions.Update).
-func newMachine(plan *flow.Plan, params map[string]flow.Value, trace bool, prev []flow.Value, updates map[string]flow.Value) (*Machine, error) {
+// is taken against it. opts.Init gives variables their starting values (in
+// place of the initial or carried ones) and opts.Update is written to
+// variables through their reducers before the first step; opts may be nil.
+func newMachine(plan *flow.Plan, params map[string]flow.Value, trace bool, prev []flow.Value, opts *RunOptions) (*Machine, error) {
+	var init, updates map[string]flow.Value
+	if opts != nil {
+		init, updates = opts.Init, opts.Update
+	}
+	if err := checkVarNames(plan, init, ""); err != nil {
+		return nil, err
+	}
+	if err := checkVarNames(plan, updates, "update"); err != nil {
+		return nil, err
+	}
 	m := getMachine(plan, trace)
 	for name := range params {
 		found := false
@@ -373,6 +394,14 @@ func newMachine(plan *flow.Plan, params map[string]flow.Value, trace bool, prev 
 		} else {
 			v = &plan.Slots[i-len(plan.Vars)]
 		}
+		if x, ok := init[v.Name]; ok && i < len(plan.Vars) {
+			cx, err := flow.Conform(x, v.Type)
+			if err != nil {
+				return nil, &InputError{Param: v.Name, Variable: true, Err: fmt.Errorf("initial value: %w", err)}
+			}
+			m.cells[v.Cell] = cx
+			continue
+		}
 		if prev != nil && Carries(plan.Cells[v.Cell], v.Default != nil) && !prev[v.Cell].IsNull() {
 			m.cells[v.Cell] = prev[v.Cell]
 			continue
@@ -389,16 +418,11 @@ func newMachine(plan *flow.Plan, params map[string]flow.Value, trace bool, prev 
 		}
 		m.cells[v.Cell] = x
 	}
-	for name := range updates {
-		if !slices.ContainsFunc(plan.Vars, func(v flow.PlanVar) bool { return v.Name == name }) {
-			return nil, &InputError{Param: name, Err: fmt.Errorf("update: not a variable of workflow %s", plan.Workflow.Name)}
-		}
-	}
 	for i := range plan.Vars {
 		v := &plan.Vars[i]
 		if u, ok := updates[v.Name]; ok {
 			if _, err := m.write(m.root, v.Cell, u); err != nil {
-				return nil, &InputError{Param: v.Name, Err: fmt.Errorf("update: %w", err)}
+				return nil, &InputError{Param: v.Name, Variable: true, Err: fmt.Errorf("update: %w", err)}
 			}
 		}
 	}
@@ -409,6 +433,40 @@ func newMachine(plan *flow.Plan, params map[string]flow.Value, trace bool, prev 
 	m.tok0.node, m.tok0.frame = plan.Nodes[plan.Initial], m.root
 	m.start(&m.tok0)
 	return m, nil
+}
+
+// checkVarNames returns an *InputError for the first name of vals, in
+// sorted order, that is not a variable of plan, listing the variables (and
+// saying so when the name is a parameter). what, when not empty, prefixes
+// the message ("update").
+func checkVarNames(plan *flow.Plan, vals map[string]flow.Value, what string) error {
+	if len(vals) == 0 {
+		return nil
+	}
+	var names []string
+	for _, v := range plan.Vars {
+		names = append(names, v.Name)
+	}
+	for _, name := range slices.Sorted(maps.Keys(vals)) {
+		if slices.Contains(names, name) {
+			continue
+		}
+		known := "it has none"
+		if len(names) > 0 {
+			known = "variables: " + strings.Join(names, ", ")
+		}
+		var msg string
+		if slices.ContainsFunc(plan.Params, func(p flow.PlanVar) bool { return p.Name == name }) {
+			msg = fmt.Sprintf("not a variable of workflow %s (%s); %s is a parameter", plan.Workflow.Name, known, name)
+		} else {
+			msg = fmt.Sprintf("not a variable of workflow %s%s (%s)", plan.Workflow.Name, flow.Suggest(name, names), known)
+		}
+		if what != "" {
+			msg = what + ": " + msg
+		}
+		return &InputError{Param: name, Variable: true, Err: errors.New(msg)}
+	}
+	return nil
 }
 
 // Plan returns the plan the machine runs.

@@ -115,7 +115,14 @@ type Pending struct {
 // parameters (input_text among them). It returns the Result and, for a
 // failed run, its error too (the same as Result.Err). obs may be nil.
 func (r *Runner) Run(ctx context.Context, plan *flow.Plan, params map[string]flow.Value, obs Observer) (*Result, error) {
-	m, err := NewMachine(plan, params, obs != nil)
+	return r.RunWith(ctx, plan, params, obs, nil)
+}
+
+// RunWith is Run with options: opts.Init sets variables' starting values
+// and opts.Update writes to them before the first step (RunOptions; Meta
+// is ignored). opts may be nil.
+func (r *Runner) RunWith(ctx context.Context, plan *flow.Plan, params map[string]flow.Value, obs Observer, opts *RunOptions) (*Result, error) {
+	m, err := NewMachineWith(plan, params, obs != nil, opts)
 	if err != nil {
 		return &Result{Status: Failed, Err: err}, err
 	}

@@ -504,11 +504,20 @@ func (th *Threads) open(ctx context.Context, plan *flow.Plan, threadID string, m
 	return th.loadFrom(ctx, threadID, snap)
 }
 
-// RunOptions are the optional settings of Threads.Run.
+// RunOptions are the optional settings of Threads.Run and Runner.RunWith.
 type RunOptions struct {
 	// Meta labels a thread the run creates (the CLI keeps the workflow's
-	// file there, so that resume needs only the thread).
+	// file there, so that resume needs only the thread). Runner.RunWith
+	// ignores it.
 	Meta map[string]string
+	// Init gives variables their starting values, by name, in place of
+	// their declared initial values (and, in a thread, of the values the
+	// previous run carried): seed 000's tests start rephraseCount at 2.
+	// The value is checked against the variable's type. A name that is
+	// not a variable, or a value of the wrong type, is an *InputError with
+	// Variable set. Update, when it names the same variable, is written
+	// after it.
+	Init map[string]flow.Value
 	// Update writes values to variables, by name, through their reducers,
 	// once the run has its starting state (the thread's carried values
 	// or the initial ones) and before its first step: LangGraph's input
@@ -527,12 +536,9 @@ func (th *Threads) Run(ctx context.Context, plan *flow.Plan, threadID string, pa
 	if threadID == "" {
 		return nil, fmt.Errorf("engine: a thread needs an id: %w", store.ErrInvalid)
 	}
-	var (
-		meta    map[string]string
-		updates map[string]flow.Value
-	)
+	var meta map[string]string
 	if opts != nil {
-		meta, updates = opts.Meta, opts.Update
+		meta = opts.Meta
 	}
 	// With Async durability and a store that writes batches, a new
 	// thread is created with its first records, in one commit.
@@ -548,9 +554,9 @@ func (th *Threads) Run(ctx context.Context, plan *flow.Plan, threadID string, pa
 	if ts.State != nil {
 		switch s := ts.Status(); {
 		case s == Waiting:
-			return nil, &ThreadError{Thread: threadID, Run: ts.RunNumber, Status: s, Detail: "waits for an answer; answer it with Resume (weft resume " + threadID + " --answer TEXT) before starting a new run"}
+			return nil, &ThreadError{Thread: threadID, Run: ts.RunNumber, Status: s, Detail: "waits for an answer; answer it with Resume before starting a new run"}
 		case s == Running:
-			return nil, &ThreadError{Thread: threadID, Run: ts.RunNumber, Status: s, Detail: "did not finish (its process stopped, or it is running elsewhere); continue it with Resume (weft resume " + threadID + ")"}
+			return nil, &ThreadError{Thread: threadID, Run: ts.RunNumber, Status: s, Detail: "did not finish (its process stopped, or it is running elsewhere); continue it with Resume"}
 		case ts.State.Workflow != plan.Workflow.Name:
 			return nil, &ThreadError{Thread: threadID, Detail: fmt.Sprintf("belongs to workflow %s, not %s", ts.State.Workflow, plan.Workflow.Name)}
 		}
@@ -560,7 +566,7 @@ func (th *Threads) Run(ctx context.Context, plan *flow.Plan, threadID string, pa
 	if ts.State != nil {
 		prev = ts.carry(plan, fp)
 	}
-	m, err := newMachine(plan, params, obs != nil, prev, updates)
+	m, err := newMachine(plan, params, obs != nil, prev, opts)
 	if err != nil {
 		return &Result{Status: Failed, Err: err}, err
 	}

@@ -534,9 +534,16 @@ func TestThreadFork(t *testing.T) {
 		if fts.Status() != engine.Running || fts.Forked == nil || fts.Forked.Seq != at {
 			t.Fatalf("forked: %s %+v", fts.Status(), fts.Forked)
 		}
+		// The store lists the forked run, as Load sees it.
+		if runs, err := th.Store.Runs(ctx, "dst"); err != nil || len(runs) != 1 || runs[0].Number != fts.RunNumber || runs[0].Status != "running" || runs[0].ID != fts.Run {
+			t.Fatalf("runs of the fork: %+v, %v; want run %d (%s), running", runs, err, fts.RunNumber, fts.Run)
+		}
 		res, err := th.Resume(ctx, plan, "dst", nil, nil)
 		if err != nil || res.Status != engine.Completed {
 			t.Fatalf("resume of the fork: %v %v", res.Status, err)
+		}
+		if runs, err := th.Store.Runs(ctx, "dst"); err != nil || len(runs) != 1 || runs[0].Status != "completed" {
+			t.Fatalf("runs of the fork after its resume: %+v, %v; want one, completed", runs, err)
 		}
 		// Steps 1..5 accumulated 0+1+4+9+16 = 30; the ready step 6 ran
 		// with its resolved input i=5 (25), then i jumped: 16..19.

@@ -130,6 +130,13 @@ type CompileOptions struct {
 	// name that resolves to nothing is an error at the binding's position.
 	// Nil adds no inputs.
 	BindingReads func(b *Binding) []string
+	// OutputsFromInputs reports whether an action sets a node's outputs
+	// from its inputs, in order: the first output takes the first input,
+	// and so on (the built-in "pass", action.OutputsFromInputs). A node
+	// calling such an action (not bound in source) is then checked: it
+	// needs an input for each output, and each input's static type must
+	// be assignable to its output's declared type. Nil: no action does.
+	OutputsFromInputs func(action string) bool
 }
 
 // Compile checks w and compiles it into a Plan. It returns every problem it
@@ -644,6 +651,7 @@ func (c *planner) compileNodes() {
 				c.p.Cells[in.Cell].Type = in.Prog.Type
 			}
 		}
+		c.checkOutputsFromInputs(pn)
 		for _, a := range n.Set {
 			if pa, ok := c.assign(a, c.scope(pn.Index, false, -1), "node "+n.Name+", set", CellVar); ok {
 				pn.Set = append(pn.Set, pa)
@@ -658,6 +666,35 @@ func (c *planner) compileNodes() {
 		if n.Parallelism < 0 {
 			c.errorf(n.Pos, "range", "node %s: parallelism %d is negative", n.Name, n.Parallelism)
 		}
+	}
+}
+
+// checkOutputsFromInputs checks a node whose action sets its outputs from
+// its inputs, in order (CompileOptions.OutputsFromInputs): an input for
+// each output, of a type assignable to the output's.
+func (c *planner) checkOutputsFromInputs(pn *PlanNode) {
+	n := pn.Node
+	if c.opts.OutputsFromInputs == nil || n.Action == "" || c.w.Binding(n.Action) != nil || !c.opts.OutputsFromInputs(n.Action) {
+		return
+	}
+	if len(pn.Inputs) < len(pn.Outputs) {
+		var names []string
+		for _, in := range pn.Inputs {
+			names = append(names, in.Name)
+		}
+		list := ""
+		if len(names) > 0 {
+			list = " (" + strings.Join(names, ", ") + ")"
+		}
+		c.errorf(n.Pos, "type-mismatch", "node %s: action %q sets its %d outputs from its inputs, in order, but it has %d%s", n.Name, n.Action, len(pn.Outputs), len(pn.Inputs), list)
+		return
+	}
+	for i, out := range pn.Outputs {
+		in := pn.Inputs[i]
+		if in.Prog == nil || in.Prog.Type.AssignableTo(out.Type) {
+			continue
+		}
+		c.errorf(n.Pos, "type-mismatch", "node %s: action %q sets output %s (%s) from input %s, of type %s", n.Name, n.Action, out.Name, out.Type, in.Name, in.Prog.Type)
 	}
 }
 

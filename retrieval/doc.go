@@ -70,7 +70,7 @@
 // What each part is worth, on the LoadTATQA documents (recall @1/@5/@10):
 // words only (stop words left out), 0.562/0.813/0.882; adding the NEAR
 // pairs but not the phrases, 0.645/0.873/0.921; the phrases but not the
-// NEAR pairs, 0.654/0.875/0.932; both, 0.674/0.890/0.934. With the same
+// NEAR pairs, 0.654/0.875/0.932; both, 0.674/0.890/0.933. With the same
 // queries, other layouts of a context do worse: all of it in Text and no
 // Title, 0.647/0.876/0.925; the table as Title and the paragraphs as
 // Text, 0.657/0.887/0.932; chunks (the table, with the row and column

@@ -17,6 +17,7 @@ import (
 	"github.com/weftlang/weft/action"
 	"github.com/weftlang/weft/engine"
 	"github.com/weftlang/weft/flow"
+	"github.com/weftlang/weft/internal/termtext"
 	"github.com/weftlang/weft/lang"
 )
 
@@ -208,7 +209,7 @@ func runCase(ctx context.Context, s *Suite, c *Case, mod *lang.Module, w *flow.W
 		cr.Failures = append(cr.Failures, err.Error())
 		return cr
 	}
-	plan, ds := flow.Compile(w, &flow.CompileOptions{HasAction: has, Functions: fns, BindingReads: action.TemplateReads})
+	plan, ds := flow.Compile(w, &flow.CompileOptions{HasAction: has, Functions: fns, BindingReads: action.TemplateReads, OutputsFromInputs: action.OutputsFromInputs})
 	if plan == nil {
 		cr.Failures = append(cr.Failures, "workflow does not compile (an action is known when the Registry has it or a case of this file stubs it):\n"+newCompileError(s.Workflow, ds, mod.Source).Error())
 		return cr
@@ -224,15 +225,16 @@ func runCase(ctx context.Context, s *Suite, c *Case, mod *lang.Module, w *flow.W
 		},
 		Sleep: noSleep,
 	}
-	params := map[string]flow.Value{flow.InputText: flow.StringValue(c.Input)}
-	for k, v := range c.Vars {
-		params[k] = v
+	params, init, failures := caseVars(plan, c)
+	if len(failures) > 0 {
+		cr.Failures = append(cr.Failures, failures...)
+		return cr
 	}
 	var obs engine.Observer
 	if opts.Observer != nil {
 		obs = engine.ObserverFunc(func(e engine.Event) { opts.Observer(s.Path, c.Name, e) })
 	}
-	res, _ := runner.Run(ctx, plan, params, obs)
+	res, _ := runner.RunWith(ctx, plan, params, obs, &engine.RunOptions{Init: init})
 	cr.Result = res
 	cr.Failures = append(cr.Failures, check(&c.Expect, res, rec)...)
 	left := rec.Remaining()
@@ -240,6 +242,53 @@ func runCase(ctx context.Context, s *Suite, c *Case, mod *lang.Module, w *flow.W
 		cr.Notes = append(cr.Notes, fmt.Sprintf("unused stubs: %s: %d of %d replies left", name, left[name], len(c.Stubs[name])))
 	}
 	return cr
+}
+
+// caseVars splits a case's vars into the run's parameters (input_text
+// among them) and the variables' starting values, each checked against its
+// declared type. A name that is neither, or a value of the wrong type, is
+// a failure naming it.
+func caseVars(plan *flow.Plan, c *Case) (params, init map[string]flow.Value, failures []string) {
+	params = map[string]flow.Value{flow.InputText: flow.StringValue(c.Input)}
+	init = map[string]flow.Value{}
+	var pnames, vnames []string
+	for _, p := range plan.Params {
+		pnames = append(pnames, p.Name)
+	}
+	for _, v := range plan.Vars {
+		vnames = append(vnames, v.Name)
+	}
+	for _, name := range slices.Sorted(maps.Keys(c.Vars)) {
+		p, what, into := findVar(plan.Params, name), "parameter", params
+		if p == nil {
+			p, what, into = findVar(plan.Vars, name), "variable", init
+		}
+		if p == nil {
+			known := "parameters: " + strings.Join(pnames, ", ")
+			if len(vnames) > 0 {
+				known += "; variables: " + strings.Join(vnames, ", ")
+			}
+			failures = append(failures, fmt.Sprintf("vars.%s: workflow %s has no parameter or variable %s%s (%s)", name, plan.Workflow.Name, name, flow.Suggest(name, append(slices.Clone(pnames), vnames...)), known))
+			continue
+		}
+		v, err := flow.Conform(c.Vars[name], p.Type)
+		if err != nil {
+			failures = append(failures, fmt.Sprintf("vars.%s: %s %s (%s): %v", name, what, name, p.Type, err))
+			continue
+		}
+		into[name] = v
+	}
+	return params, init, failures
+}
+
+// findVar returns the parameter or variable of vs called name, or nil.
+func findVar(vs []flow.PlanVar, name string) *flow.PlanVar {
+	for i := range vs {
+		if vs[i].Name == name {
+			return &vs[i]
+		}
+	}
+	return nil
 }
 
 // stubTargets returns the names a stub may have: every action a node calls
@@ -274,25 +323,28 @@ func stubTargets(w *flow.Workflow) []string {
 // followed by its failures indented, and ends with the line "N passed, M
 // failed". A suite that could not be loaded prints as "FAIL path" and its
 // error. With several suites each is headed by its path. verbose adds, for
-// every case, its status and path and the stubs it left unused.
+// every case, its status and path and the stubs it left unused. What the
+// files say (names, values, errors) is printed with control characters
+// and invalid UTF-8 escaped, as \x1b and \xff, so that a terminal shows
+// them rather than acts on them.
 func (r *Report) Print(w io.Writer, verbose bool) {
 	if r == nil {
 		r = &Report{}
 	}
 	for _, s := range r.Suites {
 		if len(r.Suites) > 1 || verbose {
-			fmt.Fprintf(w, "=== %s\n", s.Path)
+			fmt.Fprintf(w, "=== %s\n", termtext.Safe(s.Path, false))
 		}
 		if s.Err != nil {
-			fmt.Fprintf(w, "FAIL %s\n", s.Path)
+			fmt.Fprintf(w, "FAIL %s\n", termtext.Safe(s.Path, false))
 			writeIndented(w, s.Err.Error())
 			continue
 		}
 		for _, c := range s.Cases {
 			if c.Passed {
-				fmt.Fprintf(w, "ok   %s (%s)\n", c.Name, formatDuration(c.Duration))
+				fmt.Fprintf(w, "ok   %s (%s)\n", termtext.Safe(c.Name, false), formatDuration(c.Duration))
 			} else {
-				fmt.Fprintf(w, "FAIL %s\n", c.Name)
+				fmt.Fprintf(w, "FAIL %s\n", termtext.Safe(c.Name, false))
 				for _, f := range c.Failures {
 					writeIndented(w, f)
 				}
@@ -316,7 +368,7 @@ func (r *Report) Print(w io.Writer, verbose bool) {
 
 func writeIndented(w io.Writer, text string) {
 	for line := range strings.SplitSeq(strings.TrimRight(text, "\n"), "\n") {
-		fmt.Fprintf(w, "    %s\n", line)
+		fmt.Fprintf(w, "    %s\n", termtext.Safe(line, true))
 	}
 }
 

@@ -28,7 +28,7 @@ type Case struct {
 	Name   string
 	Line   int                   // where the case starts in the test file
 	Input  string                // the workflow input (input_text)
-	Vars   map[string]flow.Value // parameter values; nil when none
+	Vars   map[string]flow.Value // parameter values and variables' starting values; nil when none
 	Stubs  Stubs                 // action (or node) name -> replies, one per call, in order
 	Expect Expect
 }

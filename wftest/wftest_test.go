@@ -37,8 +37,8 @@ func printed(rep *Report, verbose bool) string {
 // TestIntentQAExample runs the example suite of seed 000 end to end.
 func TestIntentQAExample(t *testing.T) {
 	rep := run(t, "../examples/intentqa/intentqa.test.yaml", Options{})
-	if rep.Failed != 0 || rep.Passed != 9 {
-		t.Fatalf("want 9 passed, 0 failed; got:\n%s", printed(rep, true))
+	if rep.Failed != 0 || rep.Passed != 10 {
+		t.Fatalf("want 10 passed, 0 failed; got:\n%s", printed(rep, true))
 	}
 	s := rep.Suites[0]
 	if s.Err != nil {
@@ -59,7 +59,7 @@ func TestIntentQAExample(t *testing.T) {
 		t.Errorf("waiting case: %+v", r)
 	}
 	// The directory form finds the same file.
-	if rep := run(t, "../examples/intentqa", Options{}); rep.Passed != 9 || rep.Failed != 0 || len(rep.Suites) != 1 {
+	if rep := run(t, "../examples/intentqa", Options{}); rep.Passed != 10 || rep.Failed != 0 || len(rep.Suites) != 1 {
 		t.Errorf("directory run: %d passed, %d failed, %d suites", rep.Passed, rep.Failed, len(rep.Suites))
 	}
 }
@@ -317,7 +317,7 @@ func TestLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Workflow != filepath.Join("..", "examples", "intentqa", "intentqa.wf") || len(s.Cases) != 9 {
+	if s.Workflow != filepath.Join("..", "examples", "intentqa", "intentqa.wf") || len(s.Cases) != 10 {
 		t.Fatalf("suite: %q, %d cases", s.Workflow, len(s.Cases))
 	}
 	c := s.Cases[2]
@@ -658,6 +658,50 @@ func TestMatch(t *testing.T) {
 		match(&f, "x", v(tt.want), v(tt.got))
 		if !slices.Equal(f, tt.fails) {
 			t.Errorf("match(%v, %v) = %q, want %q", tt.want, tt.got, f, tt.fails)
+		}
+	}
+}
+
+// TestCaseVarsErrors: a case's vars naming neither a parameter nor a
+// variable, or of the wrong type, fails the case before it runs, naming
+// the variable and listing the known names.
+func TestCaseVarsErrors(t *testing.T) {
+	rep := run(t, "testdata/vars.test.yaml", Options{})
+	want := map[string][]string{
+		"a variable of the wrong type": {`vars.rephraseCount: variable rephraseCount (Int): want Int, got String "two"`},
+		"an unknown name":              {`vars.rephraseCnt: workflow IntentQA has no parameter or variable rephraseCnt; did you mean "rephraseCount"? (parameters: input_text; variables: rephraseCount)`},
+	}
+	if len(rep.Suites) != 1 || rep.Suites[0].Err != nil {
+		t.Fatalf("suites: %+v", rep.Suites)
+	}
+	for _, c := range rep.Suites[0].Cases {
+		if c.Passed || !slices.Equal(c.Failures, want[c.Name]) || c.Result != nil {
+			t.Errorf("%s: passed %v, failures %q, ran %v; want failures %q and no run", c.Name, c.Passed, c.Failures, c.Result != nil, want[c.Name])
+		}
+	}
+}
+
+// TestPrintEscapesControlCharacters: what a test file says (case names,
+// stub names, values) reaches the report escaped, so an escape sequence or
+// a NUL in it is shown, not acted on by the terminal.
+func TestPrintEscapesControlCharacters(t *testing.T) {
+	dir := t.TempDir()
+	wf, err := os.ReadFile("../examples/intentqa/intentqa.wf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "x.wf"), wf, 0o644)
+	os.WriteFile(filepath.Join(dir, "c.test.yaml"), []byte("workflow: x.wf\ncases:\n  - name: \"evil\\e[2J\\x00name\"\n    input: q\n    stubs:\n      \"identify\\e[1m\": []\n"), 0o644)
+	rep := run(t, filepath.Join(dir, "c.test.yaml"), Options{})
+	for _, verbose := range []bool{false, true} {
+		out := printed(rep, verbose)
+		if strings.ContainsAny(out, "\x1b\x00") {
+			t.Errorf("verbose %v: report holds raw control characters:\n%q", verbose, out)
+		}
+		for _, want := range []string{`FAIL evil\x1b[2J\x00name`, `stubs.identify\x1b[1m: no node calls`} {
+			if !strings.Contains(out, want) {
+				t.Errorf("verbose %v: report lacks %q:\n%s", verbose, want, out)
+			}
 		}
 	}
 }

@@ -2,7 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -70,9 +72,24 @@ func TestEvalSpiderScoresRightWrongBroken(t *testing.T) {
 // weft eval recall measures the retrieve tool on TAT-QA without a model.
 func TestEvalRecall(t *testing.T) {
 	docs := datadir.Require(t, "tatqa/tatqa_dataset_dev.json")
-	r := weft(t, []string{"eval", "recall", "--docs", docs, "-k", "10,5"})
+	r := weft(t, []string{"eval", "recall", "--docs", docs, "-k", "1,5,10"})
 	r.wantCode(t, 0)
-	if !strings.HasPrefix(r.stdout, "recall@5 0.") || !strings.Contains(r.stdout, "recall@10 0.9") || !strings.Contains(r.stdout, "over 1668 questions, 278 contexts") {
-		t.Errorf("stdout = %q", r.stdout)
+	m := regexp.MustCompile(`^recall@1 (0\.\d{3}), recall@5 (0\.\d{3}), recall@10 (0\.\d{3}) over 1668 questions, 278 contexts`).FindStringSubmatch(r.stdout)
+	if m == nil {
+		t.Fatalf("stdout = %q", r.stdout)
+	}
+	// The READMEs quote these figures: they must be what the command prints.
+	for file, want := range map[string]string{
+		"../../examples/intentqa/README.md":    "| **" + m[1] + "** | **" + m[2] + "** | **" + m[3] + "** |",
+		"../../README.md":                      "retrieval recall@10 " + m[3] + " on 1,668 TAT-QA questions",
+		"../../examples/adaptiverag/README.md": m[3] + " on the 1,668 TAT-QA dev questions, `weft eval recall`",
+	} {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(data), want) {
+			t.Errorf("%s does not quote what weft eval recall prints today: want %q", file, want)
+		}
 	}
 }

@@ -17,7 +17,8 @@ func newFmtCmd(e env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "fmt [-w] [-l] FILE|DIR...",
 		Short: "Print workflow files in canonical form",
-		Long: `Fmt prints each file (the .wf files under each DIR) in canonical form.
+		Long: `Fmt prints each file (the .wf files under each DIR; ollama-workflows
+JSON files are left alone) in canonical form.
 With -w it rewrites the files whose formatting differs, atomically (a temporary
 file in the same directory renamed over the original, keeping its
 permissions). With -l it lists the files whose formatting differs instead of
@@ -42,8 +43,20 @@ func fmtFiles(e env, args []string, write, list bool) error {
 	if err != nil {
 		return err
 	}
+	named := map[string]bool{}
+	for _, a := range args {
+		named[a] = true
+	}
 	bad, differ := false, false
 	for _, path := range files {
+		if isOWF(path) {
+			// Under a DIR, ollama-workflows JSON is not .wf source: skip
+			// it; named on the command line, say why not.
+			if named[path] {
+				return usageErrorf("%s: fmt formats .wf files; this is an ollama-workflows JSON file (weft convert prints it as .wf)", path)
+			}
+			continue
+		}
 		src, err := readSource(path)
 		if err != nil {
 			return err
@@ -60,7 +73,7 @@ func fmtFiles(e env, args []string, write, list bool) error {
 			differ = true
 		}
 		if list && changed {
-			fmt.Fprintln(e.stdout, path)
+			fmt.Fprintln(e.stdout, termSafe(path, false))
 		}
 		if write {
 			if changed {

@@ -144,3 +144,20 @@ func TestWriteFileAtomicFollowsSymlink(t *testing.T) {
 		t.Errorf("target permissions = %v", fi.Mode().Perm())
 	}
 }
+
+// TestFmtExamplesClean: every .wf file of examples/ is in canonical form,
+// and fmt of a directory leaves its ollama-workflows JSON files alone
+// (they are not .wf source); one named on the command line is refused.
+func TestFmtExamplesClean(t *testing.T) {
+	r := weft(t, []string{"fmt", "-l", filepath.Join("..", "..", "examples")})
+	r.wantCode(t, exitOK)
+	if r.stdout != "" || r.stderr != "" {
+		t.Errorf("fmt -l examples/: stdout %q, stderr %q; want nothing", r.stdout, r.stderr)
+	}
+	owfFile := filepath.Join("..", "..", "examples", "owf", "workflow.json")
+	r = weft(t, []string{"fmt", owfFile})
+	r.wantCode(t, exitUsage)
+	if want := "weft: " + owfFile + ": fmt formats .wf files; this is an ollama-workflows JSON file (weft convert prints it as .wf)\n"; !strings.HasPrefix(r.stderr, want) {
+		t.Errorf("fmt FILE.json: stderr %q, want %q", r.stderr, want)
+	}
+}

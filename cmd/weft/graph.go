@@ -70,7 +70,7 @@ func drawGraph(e env, path, format, out, workflow string) error {
 	if err != nil {
 		return internal(err)
 	}
-	plan, cds := flow.Compile(w, &flow.CompileOptions{Functions: fns, BindingReads: action.TemplateReads})
+	plan, cds := flow.Compile(w, &flow.CompileOptions{Functions: fns, BindingReads: action.TemplateReads, OutputsFromInputs: action.OutputsFromInputs})
 	printDiags(e.stderr, dedupe(append(ds, cds...)), m)
 	var buf bytes.Buffer
 	if err := render(&buf, workflowGraph(w, plan)); err != nil {

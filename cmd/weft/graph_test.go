@@ -109,3 +109,20 @@ func TestGraphWriteErrorIsInternal(t *testing.T) {
 		t.Errorf("stderr:\n%s", r.stderr)
 	}
 }
+
+// TestREADMEGraphsMatch: the Mermaid graphs the .wf examples' READMEs
+// show are what `weft graph` prints today.
+func TestREADMEGraphsMatch(t *testing.T) {
+	for _, ex := range []struct{ dir, file string }{{"intentqa", "intentqa.wf"}, {"sqlanalyst", "sqlanalyst.wf"}} {
+		dir := filepath.Join("..", "..", "examples", ex.dir)
+		r := weft(t, []string{"graph", filepath.Join(dir, ex.file)})
+		r.wantCode(t, exitOK)
+		readme, err := os.ReadFile(filepath.Join(dir, "README.md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(readme), "```mermaid\n"+r.stdout+"```\n") {
+			t.Errorf("examples/%s/README.md does not show what weft graph %s prints:\n%s", ex.dir, ex.file, r.stdout)
+		}
+	}
+}

@@ -28,6 +28,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"regexp"
 	"runtime/debug"
 	"syscall"
 	"time"
@@ -50,9 +51,11 @@ const exitCodesHelp = `Exit codes:
   0  success
   1  the workflow failed, validation found errors, tests failed,
      or fmt -l found files to reformat
-  2  usage error: bad flag or argument, missing file, bad --var
+  2  usage error: bad flag or argument, missing file, bad --var,
+     no such thread or store
   3  the run is waiting for a person (no terminal and no --answer left)
-  4  internal error`
+  4  internal error, or a thread store that cannot be opened, read
+     or written`
 
 func main() {
 	os.Exit(run(os.Args[1:], osEnv()))
@@ -151,7 +154,7 @@ func run(args []string, e env) (code int) {
 	}
 	root := newRootCmd(e)
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return exitOK
 	}
@@ -164,13 +167,30 @@ func run(args []string, e env) (code int) {
 	if xe.err != nil {
 		// An error may quote what a store, a model or a file holds:
 		// printed escaped (termSafe), line breaks kept.
-		fmt.Fprintf(e.stderr, "weft: %s\n", termSafe(xe.err.Error(), true))
+		fmt.Fprintf(e.stderr, "weft: %s\n", termSafe(fileWording(xe.err), true))
 		if xe.code == exitUsage {
-			fmt.Fprintln(e.stderr, "Run 'weft --help' for usage.")
+			where := "weft"
+			if cmd != nil {
+				where = cmd.CommandPath()
+			}
+			fmt.Fprintf(e.stderr, "Run '%s --help' for usage.\n", where)
 		}
 	}
 	return xe.code
 }
+
+// fileWording returns err's message with each file error in it worded the
+// same way whatever the command and the system call that met it: "PATH:
+// reason" for "open PATH: reason", "stat PATH: reason" and the like. The
+// message is matched as text, since many callers format the cause with
+// %v.
+func fileWording(err error) string {
+	return fileOpRE.ReplaceAllString(err.Error(), "$1")
+}
+
+// fileOpRE matches the system call before the path of an *fs.PathError's
+// message, for the reasons a user meets: the path and reason are kept.
+var fileOpRE = regexp.MustCompile(`\b(?:open|stat|lstat|read|readdir|readlink) ([^\n]+?: (?:no such file or directory|is a directory|not a directory|permission denied))`)
 
 // newRootCmd builds the weft command tree over e.
 func newRootCmd(e env) *cobra.Command {
@@ -189,7 +209,9 @@ language: graphs of steps that call LLMs, tools and people.
 			return silent(exitUsage)
 		},
 		CompletionOptions: cobra.CompletionOptions{HiddenDefaultCmd: true},
+		Version:           versionString(),
 	}
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetIn(e.stdin)
 	root.SetOut(e.stdout)
 	root.SetErr(e.stderr)

@@ -7,11 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/weftlang/weft/action"
 	"github.com/weftlang/weft/engine"
@@ -24,7 +26,8 @@ import (
 type runOptions struct {
 	input      string
 	vars       []string
-	trace      bool
+	trace      bool   // --trace given
+	traceMode  string // traceSteps or traceFull
 	json       bool
 	stubs      string
 	answers    []string
@@ -73,8 +76,8 @@ with --json a single JSON object describes the run instead.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.input, "input", "", "the run's input `TEXT` (input_text)")
-	f.StringArrayVar(&o.vars, "var", nil, "set a parameter: `NAME=VALUE`; VALUE is JSON when it parses as JSON of the parameter's type, else text (repeatable)")
-	f.BoolVar(&o.trace, "trace", false, "print every event to stderr (NDJSON with --json)")
+	f.StringArrayVar(&o.vars, "var", nil, "set a parameter, or a variable's starting value: `NAME=VALUE`; VALUE is JSON when it parses as JSON of its type, else text (repeatable)")
+	traceFlag(f, &o)
 	f.BoolVar(&o.json, "json", false, "print the result as one JSON object")
 	f.StringVar(&o.stubs, "stubs", "", "answer actions from a stubs `FILE` (YAML, as in workflow tests)")
 	f.StringArrayVar(&o.answers, "answer", nil, "`TEXT` answering the next question a human node asks (repeatable, used in order)")
@@ -151,7 +154,7 @@ func prepare(e env, path string, o *runOptions) (*prepared, error) {
 	if err != nil {
 		return nil, internal(err)
 	}
-	plan, cds := flow.Compile(w, &flow.CompileOptions{HasAction: reg.Has, Functions: fns, BindingReads: action.TemplateReads})
+	plan, cds := flow.Compile(w, &flow.CompileOptions{HasAction: reg.Has, Functions: fns, BindingReads: action.TemplateReads, OutputsFromInputs: action.OutputsFromInputs})
 	printDiags(e.stderr, dedupe(append(ds, cds...)), m)
 	if plan == nil {
 		if missing := missingActions(cds, w); len(missing) > 0 {
@@ -183,6 +186,13 @@ func prepare(e env, path string, o *runOptions) (*prepared, error) {
 	return &prepared{mod: m, plan: plan, runner: &engine.Runner{Registry: reg, Bind: bind}, close: closeAll, reg: reg, binder: binder, tools: tools}, nil
 }
 
+// traceFlag defines --trace on f: a line per node step, or with
+// --trace=full every event (NDJSON, every event, with --json).
+func traceFlag(f *pflag.FlagSet, o *runOptions) {
+	f.Var(traceValue{on: &o.trace, mode: &o.traceMode}, "trace", "print a line per node step to stderr, values clipped; --trace=full prints every event whole (tokens, tool calls); with --json, every event as NDJSON")
+	f.Lookup("trace").NoOptDefVal = traceSteps
+}
+
 // observers builds the observers of a run from the flags, and its status
 // line (nil when none is shown).
 func observers(e env, o *runOptions) (multiObserver, *statusLine) {
@@ -190,8 +200,14 @@ func observers(e env, o *runOptions) (multiObserver, *statusLine) {
 	switch {
 	case o.trace && o.json:
 		obs = append(obs, resequence(ndjsonTrace(e.stderr)))
+	case o.trace && o.traceMode == traceFull:
+		obs = append(obs, engine.ObserverFunc(func(ev engine.Event) {
+			if ev.Type != engine.RunWaiting { // the command prints the question, once
+				fmt.Fprintln(e.stderr, termSafe(ev.String(), false))
+			}
+		}))
 	case o.trace:
-		obs = append(obs, engine.ObserverFunc(func(ev engine.Event) { fmt.Fprintln(e.stderr, ev.String()) }))
+		obs = append(obs, newStepTracer(e.stderr))
 	}
 	var status *statusLine
 	if e.stderrTTY && !o.trace && !o.json {
@@ -211,16 +227,16 @@ func runWorkflow(ctx context.Context, e env, path string, o *runOptions, inputSe
 	if err := p.checkConfig(e, o); err != nil {
 		return err
 	}
-	params, err := runParams(p.plan, o, inputSet)
+	params, init, err := runParams(p.plan, o, inputSet)
 	if err != nil {
 		return err
 	}
 	if o.thread != "" || o.store != "" {
-		return runInThread(ctx, e, path, o, p, params)
+		return runInThread(ctx, e, path, o, p, params, init)
 	}
 	obs, status := observers(e, o)
 	res, err := withStatus(status, e.tick, func() (*engine.Result, error) {
-		return p.runner.Run(ctx, p.plan, params, obs.observer())
+		return p.runner.RunWith(ctx, p.plan, params, obs.observer(), &engine.RunOptions{Init: init})
 	})
 	res, err = answerLoop(ctx, e, o, p.plan, res, err, func(task int, out map[string]flow.Value) (*engine.Result, error) {
 		return withStatus(status, e.tick, func() (*engine.Result, error) {
@@ -316,7 +332,7 @@ func report(e env, o *runOptions, res *engine.Result, err error) error {
 			err = res.Err
 		}
 		if errors.Is(err, engine.ErrThreadAdvanced) && res.Thread != "" {
-			err = fmt.Errorf("%w. See where it is with: weft threads show %s", err, res.Thread)
+			err = fmt.Errorf("%w. See where it is with: %s", err, resumeHint(o.store, "threads", "show", res.Thread))
 		}
 		if o.owf {
 			err = owf.Explain(err)
@@ -350,57 +366,80 @@ func waiting(e env, o *runOptions, res *engine.Result) error {
 		}
 	}
 	if res.Thread != "" {
-		how := "weft resume " + res.Thread + " --answer TEXT"
+		how := resumeHint(o.store, "resume", res.Thread) + " --answer TEXT"
 		if len(res.Waiting) > 1 {
-			how = "weft resume " + res.Thread + " --id ID --answer TEXT, for each question"
+			how = resumeHint(o.store, "resume", res.Thread) + " --id ID --answer TEXT, for each question"
 		}
 		return &exitError{code: exitWaiting, err: fmt.Errorf("thread %s waits for an answer at %s; answer it with: %s", res.Thread, waitingNodes(res), how)}
 	}
 	return &exitError{code: exitWaiting, err: fmt.Errorf("the run is waiting for an answer at %s; pass --answer TEXT to give one", res.Waiting[0].Node)}
 }
 
-// runParams builds the run's parameters from --input and --var. Unknown
-// parameters, values that do not fit the parameter's type and missing
-// required parameters are usage errors.
-func runParams(plan *flow.Plan, o *runOptions, inputSet bool) (map[string]flow.Value, error) {
-	params := map[string]flow.Value{}
+// runParams builds the run's parameters from --input and --var, and the
+// starting values of the variables --var names. Unknown names, values that
+// do not fit the parameter's or variable's type and missing required
+// parameters are usage errors.
+func runParams(plan *flow.Plan, o *runOptions, inputSet bool) (params, init map[string]flow.Value, err error) {
+	params = map[string]flow.Value{}
 	if inputSet {
 		params[flow.InputText] = flow.StringValue(o.input)
 	}
-	var names []string
+	var pnames, vnames []string
 	for _, p := range plan.Params {
-		names = append(names, p.Name)
+		pnames = append(pnames, p.Name)
+	}
+	for _, v := range plan.Vars {
+		vnames = append(vnames, v.Name)
 	}
 	for _, kv := range o.vars {
 		name, text, ok := strings.Cut(kv, "=")
 		name = strings.TrimSpace(name)
 		if !ok || name == "" {
-			return nil, usageErrorf("--var %q: want NAME=VALUE", kv)
+			return nil, nil, usageErrorf("--var %q: want NAME=VALUE", kv)
 		}
-		var p *flow.PlanVar
-		for i := range plan.Params {
-			if plan.Params[i].Name == name {
-				p = &plan.Params[i]
-			}
+		p, what := findPlanVar(plan.Params, name), "parameter"
+		if p == nil {
+			p, what = findPlanVar(plan.Vars, name), "variable"
 		}
 		if p == nil {
-			return nil, usageErrorf("--var %s: workflow %s has no parameter %s%s (parameters: %s)", kv, plan.Workflow.Name, name, flow.Suggest(name, names), strings.Join(names, ", "))
+			known := "parameters: " + strings.Join(pnames, ", ")
+			if len(vnames) > 0 {
+				known += "; variables: " + strings.Join(vnames, ", ")
+			}
+			return nil, nil, usageErrorf("--var %s: workflow %s has no parameter or variable %s%s (%s)", kv, plan.Workflow.Name, name, flow.Suggest(name, append(slices.Clone(pnames), vnames...)), known)
 		}
 		if name == flow.InputText && inputSet {
-			return nil, usageErrorf("--var %s: input_text is already set by --input", kv)
+			return nil, nil, usageErrorf("--var %s: input_text is already set by --input", kv)
 		}
 		v, err := parseTyped(text, p.Type)
 		if err != nil {
-			return nil, usageErrorf("--var %s: parameter %s: %v", kv, name, err)
+			return nil, nil, usageErrorf("--var %s: %s %s (%s): %v", kv, what, name, p.Type, err)
 		}
-		params[name] = v
+		if what == "parameter" {
+			params[name] = v
+			continue
+		}
+		if init == nil {
+			init = map[string]flow.Value{}
+		}
+		init[name] = v
 	}
 	for _, p := range plan.Params {
 		if _, ok := params[p.Name]; !ok && p.Default == nil && p.Name != flow.InputText {
-			return nil, usageErrorf("parameter %s (%s) is required: pass --var %s=VALUE", p.Name, p.Type, p.Name)
+			return nil, nil, usageErrorf("parameter %s (%s) is required: pass --var %s=VALUE", p.Name, p.Type, p.Name)
 		}
 	}
-	return params, nil
+	return params, init, nil
+}
+
+// findPlanVar returns the parameter or variable of vs called name, or nil.
+func findPlanVar(vs []flow.PlanVar, name string) *flow.PlanVar {
+	for i := range vs {
+		if vs[i].Name == name {
+			return &vs[i]
+		}
+	}
+	return nil
 }
 
 // parseTyped reads a command-line value for type t: as JSON when it parses

@@ -92,7 +92,7 @@ func TestRunWaitingWithoutAnswer(t *testing.T) {
 }
 
 func TestRunWithAnswer(t *testing.T) {
-	r := weft(t, []string{"run", intentQA, "--stubs", "testdata/intentqa_unclear.yaml", "--input", "hmm", "--answer", "net income 2023", "--trace"})
+	r := weft(t, []string{"run", intentQA, "--stubs", "testdata/intentqa_unclear.yaml", "--input", "hmm", "--answer", "net income 2023", "--trace=full"})
 	r.wantCode(t, exitOK)
 	if want := "answer: Net income was $1.1M.\n"; r.stdout != want {
 		t.Errorf("stdout = %q, want %q", r.stdout, want)
@@ -100,7 +100,6 @@ func TestRunWithAnswer(t *testing.T) {
 	// The trace shows the answer flowing into retrieve through the override.
 	for _, want := range []string{
 		"step 2: ask_user {question: \"Could you clarify your request?\"}",
-		"waiting at ask_user: Could you clarify your request?",
 		"step 2: ask_user -> {query: \"net income 2023\"}",
 		"step 3: retrieve {query: \"net income 2023\"}",
 		"finished at generate",
@@ -258,9 +257,9 @@ func TestRunVarErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"unknown", []string{"--var", "limit=1", "--var", "limt=2"}, `--var limt=2: workflow Params has no parameter limt; did you mean "limit"?`},
-		{"bad type", []string{"--var", "limit=lots"}, `--var limit=lots: parameter limit: want Int, got String "lots"`},
-		{"bad list", []string{"--var", "limit=1", "--var", "tags=[1,2]"}, "--var tags=[1,2]: parameter tags:"},
+		{"unknown", []string{"--var", "limit=1", "--var", "limt=2"}, `--var limt=2: workflow Params has no parameter or variable limt; did you mean "limit"? (parameters: input_text, limit, tags, name, strict)`},
+		{"bad type", []string{"--var", "limit=lots"}, `--var limit=lots: parameter limit (Int): want Int, got String "lots"`},
+		{"bad list", []string{"--var", "limit=1", "--var", "tags=[1,2]"}, "--var tags=[1,2]: parameter tags (List[String]): want String at [0], got Int 1"},
 		{"no equals", []string{"--var", "limit"}, `--var "limit": want NAME=VALUE`},
 		{"required", nil, "parameter limit (Int) is required: pass --var limit=VALUE"},
 		{"input twice", []string{"--var", "limit=1", "--input", "a", "--var", "input_text=b"}, "input_text is already set by --input"},
@@ -426,5 +425,52 @@ func TestRunMapByValue(t *testing.T) {
 		if !reflect.DeepEqual(got.Outputs, want) {
 			t.Errorf("%v: outputs = %v, want %v", args, got.Outputs, want)
 		}
+	}
+}
+
+// TestRunVarSetsVariable: --var gives a workflow variable its starting
+// value (seed 000 has no parameters; rephraseCount is a variable), in a
+// plain run and in a thread.
+func TestRunVarSetsVariable(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "threads.db")
+	for _, extra := range [][]string{nil, {"--store", store, "--thread", "v1"}} {
+		args := append([]string{"run", "../../examples/intentqa/intentqa.wf", "--stubs", "../../examples/intentqa/demo.stubs.yaml",
+			"--input", "What was the 2019 revenue?", "--json", "--var", "rephraseCount=3"}, extra...)
+		r := weft(t, args)
+		r.wantCode(t, exitOK)
+		var res struct {
+			Vars map[string]any `json:"vars"`
+			Path []string       `json:"path"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
+			t.Fatalf("%v\n%s", err, r.stdout)
+		}
+		// Starting at 3, the first BAD judgement goes to generate with the error source.
+		if res.Vars["rephraseCount"] != float64(3) || !reflect.DeepEqual(res.Path, []string{"identify_intent", "retrieve", "evaluate", "generate"}) {
+			t.Errorf("%v: vars %v, path %v; want rephraseCount 3 and path identify_intent, retrieve, evaluate, generate", extra, res.Vars, res.Path)
+		}
+	}
+}
+
+// TestRunVarVariableErrors: a variable's value is checked against its
+// declared type, with an error naming the variable; an unknown name lists
+// the parameters and the variables.
+func TestRunVarVariableErrors(t *testing.T) {
+	base := []string{"run", "../../examples/intentqa/intentqa.wf", "--stubs", "../../examples/intentqa/demo.stubs.yaml", "--input", "q"}
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"bad type", []string{"--var", "rephraseCount=two"}, `--var rephraseCount=two: variable rephraseCount (Int): want Int, got String "two"`},
+		{"unknown", []string{"--var", "rephraseCnt=1"}, `--var rephraseCnt=1: workflow IntentQA has no parameter or variable rephraseCnt; did you mean "rephraseCount"? (parameters: input_text; variables: rephraseCount)`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := weft(t, append(append([]string{}, base...), tc.args...))
+			r.wantCode(t, exitUsage)
+			if !strings.Contains(r.stderr, tc.want) {
+				t.Errorf("stderr lacks %q:\n%s", tc.want, r.stderr)
+			}
+		})
 	}
 }

@@ -72,7 +72,7 @@ func TestGarbageQuestionsPrintedEscaped(t *testing.T) {
 		t.Errorf("threads show does not print the bytes escaped:\n%s", r.stdout)
 	}
 	r = weft(t, []string{"resume", "q1", "--store", db})
-	r.wantCode(t, exitFailed)
+	r.wantCode(t, exitInternal) // a damaged store, as docs/cli.md says
 	wantTermSafe(t, "resume of a non-JSON question (stderr)", r.stderr)
 	if !strings.Contains(r.stderr, "pending") {
 		t.Errorf("resume does not name the damaged question: %q", r.stderr)
@@ -95,6 +95,7 @@ func TestClipKeepsRunes(t *testing.T) {
 // thread id with an escape sequence) is printed escaped.
 func TestErrorsPrintedEscaped(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "threads.db")
+	weft(t, []string{"run", intentQA, "--stubs", "testdata/intentqa_unclear.yaml", "--input", "x", "--thread", "q1", "--store", db}).wantCode(t, exitWaiting)
 	r := weft(t, []string{"resume", "no\x1b[2Jsuch\xff", "--store", db})
 	r.wantCode(t, exitUsage)
 	wantTermSafe(t, "the error of a resume of a missing thread", r.stderr)

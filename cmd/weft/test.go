@@ -22,8 +22,10 @@ func newTestCmd(e env) *cobra.Command {
 		Long: `Test runs the workflow tests in FILE, or in every test file under DIR
 (*.test.yaml and *_test.yaml): each case runs the workflow with stubbed
 actions and checks the status, path, outputs, calls, variables, error or
-question it expects. It prints a line per failing case (per case with -v)
-and a closing "N passed, M failed" line, and exits 1 if any case failed.
+question it expects. It prints a line per case ("ok   name (1.2ms)", or
+"FAIL name" and what differed) and a closing "N passed, M failed" line,
+and exits 1 if any case failed. -v adds each run's status and path, its
+error and the stubs it left unused.
 The format is described in docs/testing.md.`,
 		Example: `  weft test examples/intentqa
   weft test examples/intentqa/intentqa.test.yaml --run 'rephrase' -v --trace`,
@@ -43,7 +45,7 @@ The format is described in docs/testing.md.`,
 	f.StringVar(&runPat, "run", "", "run only the cases whose name matches `REGEX`")
 	f.BoolVar(&trace, "trace", false, "print every event of every case to stderr (NDJSON with --json)")
 	f.BoolVar(&asJSON, "json", false, "print the report as JSON")
-	f.BoolVarP(&verbose, "verbose", "v", false, "print a line for every case, passed or not")
+	f.BoolVarP(&verbose, "verbose", "v", false, "also print each run's status and path, its error and its unused stubs, headed by the file")
 	return cmd
 }
 
@@ -69,9 +71,9 @@ func runTests(cmd *cobra.Command, e env, path string, re *regexp.Regexp, trace, 
 			}
 			if suite != lastSuite || caseName != lastCase {
 				lastSuite, lastCase = suite, caseName
-				fmt.Fprintf(e.stderr, "--- %s: %s\n", suite, caseName)
+				fmt.Fprintf(e.stderr, "--- %s: %s\n", termSafe(suite, false), termSafe(caseName, false))
 			}
-			fmt.Fprintf(e.stderr, "    %s\n", ev.String())
+			fmt.Fprintf(e.stderr, "    %s\n", termSafe(ev.String(), false))
 		}
 	}
 	rep, err := wftest.Run(cmd.Context(), path, opts)

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -15,13 +16,13 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
 	"github.com/weftlang/weft/engine"
 	"github.com/weftlang/weft/flow"
+	"github.com/weftlang/weft/internal/termtext"
 	"github.com/weftlang/weft/store"
 	"github.com/weftlang/weft/store/postgres"
 	"github.com/weftlang/weft/store/sqlite"
@@ -68,8 +69,11 @@ func storeSpec(e env, flag string) (string, error) {
 }
 
 // openStore opens the store a spec names: a postgres:// or postgresql://
-// URL, or a SQLite file (created with its directory when missing).
-func openStore(ctx context.Context, e env, flag string) (store.Store, string, error) {
+// URL, or a SQLite file, created with its directory when missing if create
+// is set. Commands that only look threads up do not create it: a missing
+// SQLite file is a usage error that says no store is there. A store that
+// cannot be opened is exit code 4 (storeFailed).
+func openStore(ctx context.Context, e env, flag string, create bool) (store.Store, string, error) {
 	spec, err := storeSpec(e, flag)
 	if err != nil {
 		return nil, "", err
@@ -77,19 +81,66 @@ func openStore(ctx context.Context, e env, flag string) (store.Store, string, er
 	if strings.HasPrefix(spec, "postgres://") || strings.HasPrefix(spec, "postgresql://") {
 		s, err := postgres.Open(ctx, spec)
 		if err != nil {
-			return nil, spec, failed(fmt.Errorf("opening the store: %w", err))
+			return nil, spec, storeFailed(fmt.Errorf("opening the store %s: %w", redactDSN(spec), err))
 		}
 		return s, redactDSN(spec), nil
 	}
 	path := strings.TrimPrefix(spec, "sqlite:")
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, path, failed(fmt.Errorf("opening the store: %w", err))
+	if !create {
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			return nil, path, usageErrorf("no store at %s: no thread has been recorded there (weft run --thread ID --store %s creates it)", path, shellQuote(path))
+		}
+	} else if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, path, storeFailed(fmt.Errorf("opening the store %s: %w", path, err))
 	}
 	s, err := sqlite.Open(ctx, path)
 	if err != nil {
-		return nil, path, failed(fmt.Errorf("opening the store %s: %w", path, err))
+		return nil, path, storeFailed(fmt.Errorf("opening the store %s: %w", path, err))
 	}
 	return s, path, nil
+}
+
+// storeFailed is the exit error of a store that cannot be opened, read or
+// written, or whose records are damaged: exit code 4, as docs/cli.md
+// says. A thread or run that is not in the store is a usage error.
+func storeFailed(err error) error {
+	var xe *exitError
+	switch {
+	case errors.As(err, &xe):
+		return err
+	case errors.Is(err, store.ErrNotFound):
+		return usageErrorf("%v", err)
+	}
+	return internal(err)
+}
+
+// resumeHint is a `weft ARGS...` command line to paste: each word quoted
+// for a POSIX shell where it needs it, and --store STORE added when the
+// command named its store with --store (the default store, or
+// $WEFT_STORE's, needs none). A URL's password is left out.
+func resumeHint(storeFlag string, args ...string) string {
+	words := []string{"weft"}
+	for _, a := range args {
+		words = append(words, shellQuote(a))
+	}
+	if storeFlag != "" {
+		if strings.Contains(storeFlag, "://") {
+			storeFlag = withoutPassword(storeFlag)
+		}
+		words = append(words, "--store", shellQuote(storeFlag))
+	}
+	return strings.Join(words, " ")
+}
+
+// shellQuote returns s as one word of a POSIX shell: as is when it holds
+// only letters, digits and -_./:@%+=, else in single quotes.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:@%+=,", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // redactDSN hides a password in a connection URL.
@@ -130,8 +181,8 @@ func newThreadID() string {
 }
 
 // runInThread is `weft run --thread`: the run is recorded step by step.
-func runInThread(ctx context.Context, e env, path string, o *runOptions, p *prepared, params map[string]flow.Value) error {
-	st, where, err := openStore(ctx, e, o.store)
+func runInThread(ctx context.Context, e env, path string, o *runOptions, p *prepared, params, init map[string]flow.Value) error {
+	st, where, err := openStore(ctx, e, o.store, true)
 	if err != nil {
 		return err
 	}
@@ -185,9 +236,18 @@ func runInThread(ctx context.Context, e env, path string, o *runOptions, p *prep
 	th := &engine.Threads{Runner: p.runner, Store: st}
 	obs, status := observers(e, o)
 	res, err := withStatus(status, e.tick, func() (*engine.Result, error) {
-		return th.Run(ctx, p.plan, id, params, obs.observer(), &engine.RunOptions{Meta: meta})
+		return th.Run(ctx, p.plan, id, params, obs.observer(), &engine.RunOptions{Meta: meta, Init: init})
 	})
 	if err != nil && res == nil {
+		var te *engine.ThreadError
+		if errors.As(err, &te) && te.Thread == id {
+			switch te.Status {
+			case engine.Waiting:
+				return failed(fmt.Errorf("%w: %s --answer TEXT", err, resumeHint(o.store, "resume", id)))
+			case engine.Running:
+				return failed(fmt.Errorf("%w: %s", err, resumeHint(o.store, "resume", id)))
+			}
+		}
 		return threadErr(err)
 	}
 	res, err = answerLoop(ctx, e, o, p.plan, res, err, func(task int, out map[string]flow.Value) (*engine.Result, error) {
@@ -258,7 +318,8 @@ The workflow file, the stubs file, the --llm, --embed, --docs, --db and
 	f.StringVar(&o.file, "file", "", "the workflow `FILE` (default: the file of the thread's first run)")
 	f.StringVar(&o.stubs, "stubs", "", "answer actions from a stubs `FILE` (default: the thread's)")
 	f.StringVar(&o.llm, "llm", "", "the model of LLM actions that name none: `SPEC` (default: the thread's, else $WEFT_LLM)")
-	f.BoolVar(&o.trace, "trace", false, "print every event to stderr (NDJSON with --json)")
+	f.StringVar(&o.embed, "embed", "", "the embedding model `SPEC` of the retrieve tool and of an ollama-workflows file system (default: the thread's, else $WEFT_EMBED)")
+	traceFlag(f, &o.runOptions)
 	f.BoolVar(&o.json, "json", false, "print the result as one JSON object")
 	f.StringVar(&o.record, "record", "", "record every LLM exchange to `FILE`")
 	f.DurationVar(&o.llmTimeout, "llm-timeout", defaultPolicy.Timeout, "bound on each LLM call (`DURATION`)")
@@ -271,7 +332,7 @@ func resumeThread(ctx context.Context, e env, id string, o *resumeOptions, stubs
 	if len(o.ids) > 0 && len(o.ids) != len(o.answers) {
 		return usageErrorf("%d --id and %d --answer: give one --id before each --answer", len(o.ids), len(o.answers))
 	}
-	st, where, err := openStore(ctx, e, o.store)
+	st, where, err := openStore(ctx, e, o.store, false)
 	if err != nil {
 		return err
 	}
@@ -281,7 +342,7 @@ func resumeThread(ctx context.Context, e env, id string, o *resumeOptions, stubs
 		return usageErrorf("no thread %s in %s", id, where)
 	}
 	if err != nil {
-		return failed(err)
+		return storeFailed(err)
 	}
 	file := o.file
 	if file == "" {
@@ -322,7 +383,7 @@ func resumeThread(ctx context.Context, e env, id string, o *resumeOptions, stubs
 	th := &engine.Threads{Runner: p.runner, Store: st}
 	ts, err := th.Load(ctx, id)
 	if err != nil {
-		return failed(err)
+		return storeFailed(err)
 	}
 	var answers []engine.Answer
 	if ts.Status() == engine.Waiting {
@@ -370,13 +431,13 @@ func resumeThread(ctx context.Context, e env, id string, o *resumeOptions, stubs
 		default:
 			pend, err := st.Pending(ctx, id)
 			if err != nil {
-				return failed(err)
+				return storeFailed(err)
 			}
 			questions := map[string]flow.Value{}
 			for _, pq := range pend {
 				var q flow.Value
 				if err := json.Unmarshal(pq.Question, &q); err != nil {
-					return failed(&store.CorruptError{ThreadID: id, Field: "pending " + pq.ID + " question", Detail: err.Error()})
+					return storeFailed(&store.CorruptError{ThreadID: id, Field: "pending " + pq.ID + " question", Detail: err.Error()})
 				}
 				questions[pq.ID] = q
 			}
@@ -394,7 +455,7 @@ func resumeThread(ctx context.Context, e env, id string, o *resumeOptions, stubs
 			return waiting(e, &o.runOptions, res)
 		}
 	} else if len(o.answers) > 0 {
-		return noQuestion(ctx, st, id, ts)
+		return noQuestion(ctx, st, id, ts, o.store)
 	}
 	obs, status := observers(e, &o.runOptions)
 	res, err := withStatus(status, e.tick, func() (*engine.Result, error) {
@@ -416,23 +477,23 @@ func resumeThread(ctx context.Context, e env, id string, o *resumeOptions, stubs
 // says it waits, another process answered them first and holds the
 // thread: say so, rather than suggest resuming without answers, which
 // would run the thread beside that process.
-func noQuestion(ctx context.Context, st store.Store, id string, ts *engine.ThreadState) error {
+func noQuestion(ctx context.Context, st store.Store, id string, ts *engine.ThreadState, storeFlag string) error {
 	switch ts.Status() {
 	case engine.Completed, engine.Failed:
-		return usageErrorf("thread %s asks no question: its run %d has ended (%s); another process may have answered it. See it with: weft threads show %s", id, ts.RunNumber, ts.Status(), id)
+		return usageErrorf("thread %s asks no question: its run %d has ended (%s); another process may have answered it. See it with: %s", id, ts.RunNumber, ts.Status(), resumeHint(storeFlag, "threads", "show", id))
 	}
 	pend, err := st.Pending(ctx, id)
 	if err != nil {
-		return failed(err)
+		return storeFailed(err)
 	}
 	r, err := st.Run(ctx, ts.Run)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
-		return failed(err)
+		return storeFailed(err)
 	}
 	if len(pend) > 0 || err == nil && r.Status != engine.Running.String() {
-		return failed(fmt.Errorf("thread %s asks no question: %w, answering its question first; it holds the thread (it is running the run on, or it stopped before the run ended). See where it is with: weft threads show %s", id, engine.ErrThreadAdvanced, id))
+		return failed(fmt.Errorf("thread %s asks no question: %w, answering its question first; it holds the thread (it is running the run on, or it stopped before the run ended). See where it is with: %s", id, engine.ErrThreadAdvanced, resumeHint(storeFlag, "threads", "show", id)))
 	}
-	return usageErrorf("thread %s asks no question: its run did not end (another process runs it, or it stopped in the middle); once no other process runs it, continue it without --answer: weft resume %s", id, id)
+	return usageErrorf("thread %s asks no question: its run did not end (another process runs it, or it stopped in the middle); once no other process runs it, continue it without --answer: %s", id, resumeHint(storeFlag, "resume", id))
 }
 
 func questionList(ts *engine.ThreadState) string {
@@ -474,7 +535,7 @@ fork a new thread from any step (time travel, with edits), and prune old runs.`,
 
 // withStore opens the store for a threads subcommand.
 func withStore(ctx context.Context, e env, o *threadsOptions, fn func(st store.Store, where string) error) error {
-	st, where, err := openStore(ctx, e, o.store)
+	st, where, err := openStore(ctx, e, o.store, false)
 	if err != nil {
 		return err
 	}
@@ -503,7 +564,7 @@ func threadsList(e env, o *threadsOptions) *cobra.Command {
 			return withStore(ctx, e, o, func(st store.Store, _ string) error {
 				ths, err := st.Threads(ctx, store.ListOptions{Limit: limit})
 				if err != nil {
-					return failed(err)
+					return storeFailed(err)
 				}
 				type row struct {
 					ID       string    `json:"id"`
@@ -517,7 +578,7 @@ func threadsList(e env, o *threadsOptions) *cobra.Command {
 					r := row{ID: t.ID, Workflow: t.Workflow, Updated: t.Updated, Status: "-"}
 					runs, err := st.Runs(ctx, t.ID)
 					if err != nil {
-						return failed(err)
+						return storeFailed(err)
 					}
 					if len(runs) > 0 {
 						last := runs[len(runs)-1]
@@ -556,11 +617,11 @@ func threadsShow(e env, o *threadsOptions) *cobra.Command {
 				}
 				ts, err := th.Load(ctx, args[0])
 				if err != nil {
-					return failed(err)
+					return storeFailed(err)
 				}
 				pend, err := st.Pending(ctx, args[0])
 				if err != nil {
-					return failed(err)
+					return storeFailed(err)
 				}
 				type question struct {
 					ID       string     `json:"id"`
@@ -612,10 +673,10 @@ func threadsShow(e env, o *threadsOptions) *cobra.Command {
 				}
 				switch ts.Status() {
 				case engine.Waiting:
-					fmt.Fprintf(&w, "answer with: weft resume %s --answer TEXT\n", termSafe(out.ID, false))
+					fmt.Fprintf(&w, "answer with: %s --answer TEXT\n", termSafe(resumeHint(o.store, "resume", out.ID), false))
 				case engine.Running:
 					if ts.State != nil {
-						fmt.Fprintf(&w, "the run did not finish: another process may be running it; if none is, continue it with: weft resume %s\n", termSafe(out.ID, false))
+						fmt.Fprintf(&w, "the run did not finish: another process may be running it; if none is, continue it with: %s\n", termSafe(resumeHint(o.store, "resume", out.ID), false))
 					}
 				}
 				_, err = fmt.Fprint(e.stdout, w.String())
@@ -644,35 +705,7 @@ func clip(s string, n int) string {
 // when multiline is set, and are escaped too otherwise. What the store
 // holds (a question, a node name, a thread id) may come from anywhere:
 // a model's output, a hand-edited database.
-func termSafe(s string, multiline bool) string {
-	clean := true
-	for _, r := range s {
-		if r == utf8.RuneError || unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
-			clean = false
-			break
-		}
-	}
-	if clean {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case multiline && (r == '\n' || r == '\t'):
-			b.WriteRune(r)
-		case unicode.IsControl(r) || unicode.Is(unicode.Cf, r):
-			q := strconv.QuoteRune(r)
-			b.WriteString(q[1 : len(q)-1])
-		default:
-			b.WriteString(s[i : i+size])
-		}
-		i += size
-	}
-	return b.String()
-}
+func termSafe(s string, multiline bool) string { return termtext.Safe(s, multiline) }
 
 func threadsHistory(e env, o *threadsOptions) *cobra.Command {
 	var from int64
@@ -844,11 +877,11 @@ takes its answer with 'weft resume NEW --answer TEXT'; after an ended run,
 				fmt.Fprintln(e.stdout, to)
 				switch ts.Status() {
 				case engine.Waiting:
-					fmt.Fprintf(e.stderr, "weft: %s waits for an answer: weft resume %s --answer TEXT\n", to, to)
+					fmt.Fprintf(e.stderr, "weft: %s waits for an answer: %s --answer TEXT\n", termSafe(to, false), termSafe(resumeHint(o.store, "resume", to), false))
 				case engine.Running:
-					fmt.Fprintf(e.stderr, "weft: continue the run with: weft resume %s\n", to)
+					fmt.Fprintf(e.stderr, "weft: continue the run with: %s\n", termSafe(resumeHint(o.store, "resume", to), false))
 				default:
-					fmt.Fprintf(e.stderr, "weft: its run has ended; start the next with: weft run FILE --thread %s\n", to)
+					fmt.Fprintf(e.stderr, "weft: its run has ended; start the next with: %s\n", termSafe(resumeHint(o.store, "run", "FILE", "--thread", to), false))
 				}
 				return nil
 			})
@@ -925,12 +958,12 @@ run, and the snapshot the kept records start from, are always kept.`,
 				} else {
 					all, err := st.Threads(ctx, store.ListOptions{})
 					if err != nil {
-						return failed(err)
+						return storeFailed(err)
 					}
 					for _, t := range all {
 						if older > 0 && t.Updated.Before(opts.Before) {
 							if err := st.DeleteThread(ctx, t.ID); err != nil {
-								return failed(err)
+								return storeFailed(err)
 							}
 							deleted++
 							continue

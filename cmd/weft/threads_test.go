@@ -23,7 +23,7 @@ func TestThreadWaitResumeHistoryFork(t *testing.T) {
 	if !regexp.MustCompile(`^waiting at ask_user \(question \d+\): Could you clarify your request\?\n$`).MatchString(r.stdout) {
 		t.Errorf("stdout = %q", r.stdout)
 	}
-	if !strings.Contains(r.stderr, "weft resume q1 --answer TEXT") {
+	if !strings.Contains(r.stderr, "weft resume q1 --store "+db+" --answer TEXT") {
 		t.Errorf("stderr does not say how to resume: %q", r.stderr)
 	}
 

@@ -136,3 +136,105 @@ func TestValidateHugeLineIsClipped(t *testing.T) {
 		}
 	}
 }
+
+// TestValidateNoWorkflow: a file that declares no workflow (empty, only
+// comments, or only actions that nothing validated here imports) fails, as
+// `weft run` of it does; a file of actions imported by another file of the
+// same run is checked through it.
+func TestValidateNoWorkflow(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty.wf")
+	comments := filepath.Join(dir, "comments.wf")
+	actions := filepath.Join(dir, "actions.wf")
+	os.WriteFile(empty, nil, 0o644)
+	os.WriteFile(comments, []byte("// nothing but a comment\n"), 0o644)
+	os.WriteFile(actions, []byte("action greet {\n  type: LLM\n  prompt: \"Say hello.\"\n}\n"), 0o644)
+	for _, tc := range []struct{ path, want string }{
+		{empty, empty + ": declares no workflow\n" + empty + ": 1 error, 0 warnings\n"},
+		{comments, comments + ": declares no workflow\n" + comments + ": 1 error, 0 warnings\n"},
+		{actions, actions + ": declares no workflow, only actions (validate the file that imports them)\n" + actions + ": 1 error, 0 warnings\n"},
+	} {
+		r := weft(t, []string{"validate", tc.path})
+		r.wantCode(t, exitFailed)
+		if r.stdout != tc.want {
+			t.Errorf("validate %s: stdout = %q, want %q", filepath.Base(tc.path), r.stdout, tc.want)
+		}
+		if r := weft(t, []string{"run", tc.path}); r.code != exitFailed || !strings.Contains(r.stderr, "declares no workflow") {
+			t.Errorf("run %s: exit %d, stderr %q; want 1 and \"declares no workflow\"", filepath.Base(tc.path), r.code, r.stderr)
+		}
+	}
+	// sqlanalyst's prompts.wf is imported by sqlanalyst.wf: checked through it.
+	sq := filepath.Join("..", "..", "examples", "sqlanalyst")
+	r := weft(t, []string{"validate", sq})
+	r.wantCode(t, exitOK)
+	if want := filepath.Join(sq, "prompts.wf") + ": ok (actions only, imported by " + filepath.Join(sq, "sqlanalyst.wf") + ")\n"; !strings.Contains(r.stdout, want) {
+		t.Errorf("validate %s: stdout lacks %q:\n%s", sq, want, r.stdout)
+	}
+}
+
+// TestFileNamesEscaped: a file name with control characters, found under
+// a directory, is printed escaped by validate's summary and by fmt -l, as
+// in diagnostics.
+func TestFileNamesEscaped(t *testing.T) {
+	dir := t.TempDir()
+	name := filepath.Join(dir, "a\x1b[2Jb.wf")
+	if err := os.WriteFile(name, []byte("workflow X {\n  nodes {\n    node a {\n      type: END\n    }\n  }\n  initial: a\n  finals: [ a ]\n}\n"), 0o644); err != nil {
+		t.Skipf("this file system refuses the name: %v", err)
+	}
+	os.WriteFile(filepath.Join(dir, "c\x1b[2Jd.wf"), []byte("workflow Y {\n  nodes { node b { type: END } }\n initial: b\n finals: [b]\n}\n"), 0o644)
+	r := weft(t, []string{"validate", dir})
+	r.wantCode(t, exitOK)
+	if want := dir + `/a\x1b[2Jb.wf: ok (1 node, 0 edges)`; !strings.Contains(r.stdout, want) || strings.Contains(r.stdout, "\x1b") {
+		t.Errorf("validate: stdout %q; want it to hold %q and no raw escape", r.stdout, want)
+	}
+	r = weft(t, []string{"fmt", "-l", dir})
+	if want := dir + `/c\x1b[2Jd.wf` + "\n"; r.stdout != want {
+		t.Errorf("fmt -l: stdout %q, want %q", r.stdout, want)
+	}
+}
+
+// TestBinaryFileDiagnostics: a binary file given as a workflow (here
+// 256 KiB of every byte value) is reported with its bytes escaped and the
+// output bounded, by every command that reads a workflow.
+func TestBinaryFileDiagnostics(t *testing.T) {
+	dir := t.TempDir()
+	bin := make([]byte, 256<<10)
+	for i := range bin {
+		bin[i] = byte(i*7 + i/256)
+	}
+	for _, name := range []string{"bin.wf", "bin.json"} {
+		path := filepath.Join(dir, name)
+		os.WriteFile(path, bin, 0o644)
+		for _, args := range [][]string{{"validate", path}, {"run", path}, {"graph", path}, {"fmt", path}, {"convert", path}} {
+			r := weft(t, args)
+			if r.code == exitOK {
+				t.Errorf("%v: exit 0", args)
+			}
+			out := r.stdout + r.stderr
+			for _, c := range out {
+				if c < 0x20 && c != '\n' && c != '\t' || c == 0x7f {
+					t.Errorf("%v: output holds %U raw:\n%q", args, c, out)
+					break
+				}
+			}
+			if len(out) > 8<<10 {
+				t.Errorf("%v: %d bytes of output, want at most 8 KiB", args, len(out))
+			}
+		}
+	}
+}
+
+// TestValidatePassMismatch: a type mismatch through the built-in pass is
+// found by validate (and so before run starts), naming the node, the
+// output and the input.
+func TestValidatePassMismatch(t *testing.T) {
+	r := weft(t, []string{"validate", "testdata/pass_mismatch.wf"})
+	r.wantCode(t, exitFailed)
+	if want := "testdata/pass_mismatch.wf:18:5: node done: action \"pass\" sets output reply (String) from input answer_text, of type Int\n"; !strings.Contains(r.stdout, want) {
+		t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
+	}
+	r = weft(t, []string{"run", "testdata/pass_mismatch.wf", "--stubs", "testdata/params_stubs.yaml"})
+	if r.code != exitFailed || !strings.Contains(r.stderr, `action "pass" sets output reply (String)`) {
+		t.Errorf("run: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
