@@ -108,7 +108,7 @@ func TestREADMEFirstCommandOnAFreshClone(t *testing.T) {
 		t.Errorf("stdout = %q, want it to start with %q", r.stdout, answer)
 	}
 	// --trace shows the real retrieval finding the right report.
-	for _, want := range []string{"retrieve", "Total revenue | $ 399.0 | $ 392.6", "finished at generate"} {
+	for _, want := range []string{"step 2: retrieve {query: ", "Ferry services | $ 212.6 | $ 198.4", "step 4: generate"} {
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("the trace does not show %q:\n%s", want, r.stderr)
 		}
