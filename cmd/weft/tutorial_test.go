@@ -53,6 +53,7 @@ func TestTutorial(t *testing.T) {
 	srv := llmtest.NewOllamaServer()
 	defer srv.Close()
 	srv.RepeatFunc(tutorialModel)
+	srv.SetModels(llmtest.Model{Name: "llama3.2"}) // what "ollama pull llama3.2" gave the reader
 
 	home := t.TempDir()
 	gobin := t.TempDir()
