@@ -82,7 +82,7 @@ func TestExampleREADMEsCommandEverySession(t *testing.T) {
 				if !strings.Contains(l, "--llm") {
 					continue // output shown in a block, or another command
 				}
-				words := shellWords(t, l)
+				words := mustShellWords(t, l)
 				if slices.Contains(words, "--llm") && slices.Contains(flagValues(words, "--llm"), "replay:"+rel) {
 					lines = append(lines, words)
 				}

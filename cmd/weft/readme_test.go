@@ -29,7 +29,10 @@ func readmeFirstCommand(t *testing.T, readme string) []string {
 		if !ok {
 			continue
 		}
-		args, err := shellSplit(rest)
+		if err := shellFree(rest); err != nil {
+			t.Fatalf("README.md's first command: %v", err)
+		}
+		args, err := shellWords(rest)
 		if err != nil {
 			t.Fatalf("README.md's first command %q: %v", line, err)
 		}
@@ -37,43 +40,6 @@ func readmeFirstCommand(t *testing.T, readme string) []string {
 	}
 	t.Fatal("README.md's Set-up runs no `go run ./cmd/weft` command")
 	return nil
-}
-
-// shellSplit splits a command line as sh does for plain words and quoted
-// strings (no variables, no globs: the README's commands use none).
-func shellSplit(s string) ([]string, error) {
-	var args []string
-	var cur strings.Builder
-	inWord := false
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c == ' ' || c == '\t':
-			if inWord {
-				args = append(args, cur.String())
-				cur.Reset()
-				inWord = false
-			}
-		case c == '#' && !inWord:
-			return args, nil
-		case c == '$' || c == '`' || c == '*':
-			return nil, errors.New("the command expands something: run it in a shell")
-		case c == '\'' || c == '"':
-			j := strings.IndexByte(s[i+1:], c)
-			if j < 0 {
-				return nil, errors.New("unterminated quote")
-			}
-			cur.WriteString(s[i+1 : i+1+j])
-			i += j + 1
-			inWord = true
-		default:
-			cur.WriteByte(c)
-			inWord = true
-		}
-	}
-	if inWord {
-		args = append(args, cur.String())
-	}
-	return args, nil
 }
 
 // The README's first command works on a fresh clone with nothing beside
@@ -141,19 +107,5 @@ func copyTree(t *testing.T, src, dst string) {
 	})
 	if err != nil {
 		t.Fatal(err)
-	}
-}
-
-func TestShellSplit(t *testing.T) {
-	got, err := shellSplit(`run a.wf --input "What was it?" --x 'single q' plain # comment`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []string{"run", "a.wf", "--input", "What was it?", "--x", "single q", "plain"}
-	if strings.Join(got, "|") != strings.Join(want, "|") {
-		t.Errorf("shellSplit = %q, want %q", got, want)
-	}
-	if _, err := shellSplit(`run --docs $WEFT_DATA/x`); err == nil {
-		t.Error("a variable was not refused")
 	}
 }

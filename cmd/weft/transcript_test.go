@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -65,7 +66,7 @@ func parseTranscript(t *testing.T, lines []string) []transcriptStep {
 			i++
 			cmd = strings.TrimSuffix(cmd, "\\") + " " + strings.TrimSpace(lines[i])
 		}
-		words := shellWords(t, cmd)
+		words := mustShellWords(t, cmd)
 		if len(words) == 0 || words[0] != "weft" {
 			t.Fatalf("transcript command %q does not run weft", cmd)
 		}
@@ -74,39 +75,78 @@ func parseTranscript(t *testing.T, lines []string) []transcriptStep {
 	return steps
 }
 
-// shellWords splits a command line as a POSIX shell would, for the quoting
-// transcripts use: single and double quotes, and # starting a comment.
-func shellWords(t *testing.T, s string) []string {
-	t.Helper()
+// shellWords splits a command line as a POSIX shell would, for the
+// quoting documents use: words separated by blanks, single and double
+// quotes (a backslash in double quotes escapes " \ $ and `), and # starting
+// a comment. Other characters are kept as written ($WEFT_DATA stays
+// $WEFT_DATA): a test that runs the command without a shell checks it
+// with shellFree first.
+func shellWords(s string) ([]string, error) {
 	var words []string
 	var cur strings.Builder
-	in, quote := false, rune(0)
-	for _, r := range s {
+	in, quote := false, byte(0)
+	for i := 0; i < len(s); i++ {
+		c := s[i]
 		switch {
-		case quote != 0 && r == quote:
+		case quote != 0 && c == quote:
 			quote = 0
+		case quote == '"' && c == '\\' && i+1 < len(s) && strings.IndexByte(`"\$`+"`", s[i+1]) >= 0:
+			i++
+			cur.WriteByte(s[i])
 		case quote != 0:
-			cur.WriteRune(r)
-		case r == '\'' || r == '"':
-			quote, in = r, true
-		case r == ' ' || r == '\t':
+			cur.WriteByte(c)
+		case c == '\'' || c == '"':
+			quote, in = c, true
+		case c == ' ' || c == '\t':
 			if in {
 				words = append(words, cur.String())
 				cur.Reset()
 				in = false
 			}
-		case r == '#' && !in:
-			return words
+		case c == '#' && !in:
+			i = len(s)
 		default:
-			cur.WriteRune(r)
+			cur.WriteByte(c)
 			in = true
 		}
 	}
 	if quote != 0 {
-		t.Fatalf("unbalanced quote in %q", s)
+		return nil, fmt.Errorf("%q: unbalanced quote", s)
 	}
 	if in {
 		words = append(words, cur.String())
+	}
+	return words, nil
+}
+
+// shellFree returns an error if s needs a shell: a character a shell
+// would expand or act on ($, `, globs, pipes, ; & < > and parentheses)
+// outside single quotes.
+func shellFree(s string) error {
+	quote := byte(0)
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case quote != 0 && c == quote:
+			quote = 0
+		case quote == '\'':
+		case c == '#' && quote == 0 && (i == 0 || s[i-1] == ' '):
+			return nil
+		case quote == 0 && (c == '\'' || c == '"'):
+			quote = c
+		case strings.IndexByte("$`", c) >= 0, quote == 0 && strings.IndexByte("*?|&;<>()", c) >= 0:
+			return fmt.Errorf("%q: %q needs a shell, and the command is run without one", s, c)
+		}
+	}
+	return nil
+}
+
+// mustShellWords is shellWords for a command a test cannot do without.
+func mustShellWords(t *testing.T, s string) []string {
+	t.Helper()
+	words, err := shellWords(s)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return words
 }
@@ -191,8 +231,25 @@ func TestMatchLines(t *testing.T) {
 			t.Errorf("matchLines(%q, %q) = %v, want %v", tc.want, tc.got, got, tc.ok)
 		}
 	}
-	if got := shellWords(t, `weft run "a b" 'c "d"' e  # comment`); strings.Join(got, "|") != `weft|run|a b|c "d"|e` {
-		t.Errorf("shellWords = %q", got)
+	for in, want := range map[string]string{
+		`weft run "a b" 'c "d"' e  # comment`:              `weft|run|a b|c "d"|e`,
+		`run a.wf --input "What was it?" --x 'single q' p`: `run|a.wf|--input|What was it?|--x|single q|p`,
+		`echo "a \"b\" \$c" '$d'`:                          `echo|a "b" $c|$d`,
+	} {
+		if got, err := shellWords(in); err != nil || strings.Join(got, "|") != want {
+			t.Errorf("shellWords(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	if got, err := shellWords(`echo "open`); err == nil {
+		t.Errorf("shellWords of an open quote = %q, want an error", got)
+	}
+	for in, free := range map[string]bool{
+		`run --docs $WEFT_DATA/x`: false, `a | b`: false, `a; b`: false, `a > f`: false, `a "$b"`: false,
+		`a '$b' "c d" # $x`: true, `run --input "What? (2019)"`: true,
+	} {
+		if err := shellFree(in); (err == nil) != free {
+			t.Errorf("shellFree(%q) = %v, want free %v", in, err, free)
+		}
 	}
 }
 

@@ -22,8 +22,9 @@ import (
 // info string says file=NAME) and runs every command of its console blocks
 // (lines starting with "$ "), checking each command's output against the
 // lines shown under it and its exit code against the "# exits N" comment
-// on its line (0 without one). A line "..." in the shown output stands for
-// any number of lines, and "[...]" within a line for any text (a duration).
+// on its line (0 without one). The shown output is matched as
+// transcripts are (matchLines): a line "..." stands for any lines, a line
+// ending in "..." for any line that starts with what precedes it.
 // The picture the tutorial shows, docs/tutorial-triage.svg, must be the
 // one its graph command draws.
 //
@@ -82,11 +83,14 @@ func TestTutorial(t *testing.T) {
 		for _, c := range consoleCommands(b) {
 			ran++
 			where := fmt.Sprintf("docs/tutorial.md:%d", c.line)
-			args, err := splitWords(c.cmd)
-			if err != nil {
+			if err := shellFree(c.cmd); err != nil {
 				t.Fatalf("%s: %v", where, err)
 			}
-			var out bytes.Buffer
+			args, err := shellWords(c.cmd)
+			if err != nil || len(args) == 0 {
+				t.Fatalf("%s: %q: %v", where, c.cmd, err)
+			}
+			var buf bytes.Buffer
 			code := 0
 			switch args[0] {
 			case "go":
@@ -105,7 +109,7 @@ func TestTutorial(t *testing.T) {
 				for k, v := range vars {
 					cmd.Env = append(cmd.Env, k+"="+v)
 				}
-				cmd.Stdout, cmd.Stderr = &out, &out
+				cmd.Stdout, cmd.Stderr = &buf, &buf
 				err := cmd.Run()
 				var ee *exec.ExitError
 				switch {
@@ -136,12 +140,16 @@ func TestTutorial(t *testing.T) {
 			default:
 				t.Fatalf("%s: the test cannot run %q: keep to go install, weft, mkdir, cd and export", where, args[0])
 			}
-			got := strings.ReplaceAll(out.String(), home, "~")
-			if code != c.code {
-				t.Errorf("%s: $ %s\nexit code %d, want %d; output:\n%s", where, c.cmd, code, c.code, got)
+			out := strings.ReplaceAll(buf.String(), home, "~")
+			got := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+			if out == "" {
+				got = nil
 			}
-			if !outputMatches(c.want, got) {
-				t.Errorf("%s: $ %s\noutput differs from the tutorial's.\ngot:\n%s\nthe tutorial shows:\n%s", where, c.cmd, got, strings.Join(c.want, "\n"))
+			if code != c.code {
+				t.Errorf("%s: $ %s\nexit code %d, want %d; output:\n%s", where, c.cmd, code, c.code, out)
+			}
+			if !matchLines(c.want, got) {
+				t.Errorf("%s: $ %s\noutput differs from the tutorial's.\ngot:\n%s\nthe tutorial shows:\n%s", where, c.cmd, out, strings.Join(c.want, "\n"))
 			}
 		}
 	}
@@ -276,103 +284,4 @@ func consoleCommands(b block) []command {
 		out = append(out, c)
 	}
 	return out
-}
-
-// outputMatches reports whether got, line by line, is want, where a want
-// line "..." stands for any number of lines. Trailing spaces are ignored.
-func outputMatches(want []string, got string) bool {
-	g := strings.Split(strings.TrimRight(got, "\n"), "\n")
-	if got == "" {
-		g = nil
-	}
-	for i := range g {
-		g[i] = strings.TrimRight(g[i], " ")
-	}
-	var match func(w, g []string) bool
-	match = func(w, g []string) bool {
-		if len(w) == 0 {
-			return len(g) == 0
-		}
-		if w[0] == "..." {
-			for k := 0; k <= len(g); k++ {
-				if match(w[1:], g[k:]) {
-					return true
-				}
-			}
-			return false
-		}
-		return len(g) > 0 && lineMatches(strings.TrimRight(w[0], " "), g[0]) && match(w[1:], g[1:])
-	}
-	return match(want, g)
-}
-
-// lineMatches reports whether got is want, where "[...]" in want stands
-// for any text.
-func lineMatches(want, got string) bool {
-	parts := strings.Split(want, "[...]")
-	if len(parts) == 1 {
-		return want == got
-	}
-	if !strings.HasPrefix(got, parts[0]) {
-		return false
-	}
-	got = got[len(parts[0]):]
-	for _, p := range parts[1 : len(parts)-1] {
-		i := strings.Index(got, p)
-		if i < 0 {
-			return false
-		}
-		got = got[i+len(p):]
-	}
-	return strings.HasSuffix(got, parts[len(parts)-1])
-}
-
-// splitWords splits a command line as a POSIX shell would for the
-// commands the tutorial uses: words separated by blanks, single and
-// double quotes, no expansions.
-func splitWords(s string) ([]string, error) {
-	var words []string
-	var w strings.Builder
-	in, quote := false, byte(0)
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case quote != 0:
-			if c == quote {
-				quote = 0
-				continue
-			}
-			if quote == '"' && c == '\\' && i+1 < len(s) && strings.IndexByte(`"\$`+"`", s[i+1]) >= 0 {
-				i++
-				c = s[i]
-			}
-			w.WriteByte(c)
-		case c == '\'' || c == '"':
-			quote, in = c, true
-		case c == ' ' || c == '\t':
-			if in {
-				words = append(words, w.String())
-				w.Reset()
-				in = false
-			}
-		case c == '#' && !in:
-			i = len(s)
-		default:
-			if strings.IndexByte("|&;<>()$`*?", c) >= 0 {
-				return nil, fmt.Errorf("%q: the tutorial's commands are run without a shell; %q is not allowed", s, c)
-			}
-			w.WriteByte(c)
-			in = true
-		}
-	}
-	if quote != 0 {
-		return nil, fmt.Errorf("%q: unclosed quote", s)
-	}
-	if in {
-		words = append(words, w.String())
-	}
-	if len(words) == 0 {
-		return nil, fmt.Errorf("an empty command")
-	}
-	return words, nil
 }
