@@ -49,6 +49,21 @@ type Plan struct {
 	Warnings Diagnostics // what Compile warned about
 }
 
+// Param returns the parameter called name, or nil.
+func (p *Plan) Param(name string) *PlanVar { return findPlanVar(p.Params, name) }
+
+// Var returns the variable called name, or nil.
+func (p *Plan) Var(name string) *PlanVar { return findPlanVar(p.Vars, name) }
+
+func findPlanVar(vs []PlanVar, name string) *PlanVar {
+	for i := range vs {
+		if vs[i].Name == name {
+			return &vs[i]
+		}
+	}
+	return nil
+}
+
 // PlanVar is a compiled parameter or variable.
 type PlanVar struct {
 	Name    string

@@ -259,9 +259,9 @@ func caseVars(plan *flow.Plan, c *Case) (params, init map[string]flow.Value, fai
 		vnames = append(vnames, v.Name)
 	}
 	for _, name := range slices.Sorted(maps.Keys(c.Vars)) {
-		p, what, into := findVar(plan.Params, name), "parameter", params
+		p, what, into := plan.Param(name), "parameter", params
 		if p == nil {
-			p, what, into = findVar(plan.Vars, name), "variable", init
+			p, what, into = plan.Var(name), "variable", init
 		}
 		if p == nil {
 			known := "parameters: " + strings.Join(pnames, ", ")
@@ -279,16 +279,6 @@ func caseVars(plan *flow.Plan, c *Case) (params, init map[string]flow.Value, fai
 		into[name] = v
 	}
 	return params, init, failures
-}
-
-// findVar returns the parameter or variable of vs called name, or nil.
-func findVar(vs []flow.PlanVar, name string) *flow.PlanVar {
-	for i := range vs {
-		if vs[i].Name == name {
-			return &vs[i]
-		}
-	}
-	return nil
 }
 
 // stubTargets returns the names a stub may have: every action a node calls

@@ -397,9 +397,9 @@ func runParams(plan *flow.Plan, o *runOptions, inputSet bool) (params, init map[
 		if !ok || name == "" {
 			return nil, nil, usageErrorf("--var %q: want NAME=VALUE", kv)
 		}
-		p, what := findPlanVar(plan.Params, name), "parameter"
+		p, what := plan.Param(name), "parameter"
 		if p == nil {
-			p, what = findPlanVar(plan.Vars, name), "variable"
+			p, what = plan.Var(name), "variable"
 		}
 		if p == nil {
 			known := "parameters: " + strings.Join(pnames, ", ")
@@ -430,16 +430,6 @@ func runParams(plan *flow.Plan, o *runOptions, inputSet bool) (params, init map[
 		}
 	}
 	return params, init, nil
-}
-
-// findPlanVar returns the parameter or variable of vs called name, or nil.
-func findPlanVar(vs []flow.PlanVar, name string) *flow.PlanVar {
-	for i := range vs {
-		if vs[i].Name == name {
-			return &vs[i]
-		}
-	}
-	return nil
 }
 
 // parseTyped reads a command-line value for type t: as JSON when it parses
