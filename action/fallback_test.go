@@ -194,6 +194,50 @@ func TestLLMActionFallbackIsExplicitAndVisible(t *testing.T) {
 	}
 }
 
+// A call that is wrong, not failed, never becomes a fallback, even where
+// the workflow asks for one: a model the server does not have (404), a
+// field it refuses (reasoning effort on a model that does not think), a
+// schema it cannot use (500 that says so). The node fails with the
+// server's message and the error is marked engine.ErrMisuse; a server
+// that fails (500) still falls back.
+func TestMisuseIsNeverAFallback(t *testing.T) {
+	src := strings.Replace(classifyWF("", ""), `prompt: "Classify: {{input_text}}"`, `prompt: "Classify: {{input_text}}"
+  fallback: { intent: "not_clear" }`, 1)
+	for _, tc := range []struct {
+		name   string
+		setup  func(*llmtest.Server)
+		misuse bool
+		want   string
+	}{
+		{"unknown model", func(s *llmtest.Server) { s.SetModels(llmtest.Model{Name: "other"}) }, true, "model 'tiny' not found"},
+		{"bad request", func(s *llmtest.Server) { s.Repeat(llmtest.Status(400, "invalid options: num_thread")) }, true, "invalid options"},
+		{"server down", func(s *llmtest.Server) { s.Repeat(llmtest.Status(500, "model runner has unexpectedly stopped")) }, false, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := llmtest.NewOllamaServer()
+			defer srv.Close()
+			tc.setup(srv)
+			res, _, err := runAgainst(t, src, srv, func(context.Context, time.Duration) error { return nil })
+			if !tc.misuse {
+				if err != nil || len(res.Fallbacks()) != 1 {
+					t.Fatalf("a failing server did not fall back: err %v, notices %+v", err, res.Notices)
+				}
+				return
+			}
+			if err == nil || !errors.Is(err, engine.ErrMisuse) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want a misuse error saying %q", err, tc.want)
+			}
+			var ne *engine.NodeError
+			if !errors.As(err, &ne) || ne.Node != "classify" {
+				t.Errorf("err %v does not name the node", err)
+			}
+			if res.Status != engine.Failed || len(res.Notices) != 0 {
+				t.Errorf("status %s, notices %+v: want a failed run and no fallback", res.Status, res.Notices)
+			}
+		})
+	}
+}
+
 // A text reply cut at the token limit sets the output and is reported.
 func TestLLMTextCutIsReported(t *testing.T) {
 	src := `

@@ -2,6 +2,7 @@ package action
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"github.com/weftlang/weft/flow"
 	"github.com/weftlang/weft/llm"
 	"github.com/weftlang/weft/llm/prompt"
+	"github.com/weftlang/weft/llm/replay"
 	"github.com/weftlang/weft/llm/structured"
 	"github.com/weftlang/weft/llm/tool"
 )
@@ -162,8 +164,34 @@ func NewLLM(bd *flow.Binding, m llm.Model, maxRepairs int) (*LLMAction, error) {
 }
 
 // Run renders the prompt over the node's inputs, calls the model, and
-// sets the node's outputs.
+// sets the node's outputs. An error that says the call itself is wrong (a
+// model the server does not have, a request it refuses, a prompt that
+// does not render, a replayed run asking what was never recorded) is
+// marked engine.ErrMisuse: it fails the node even where the workflow
+// asks for a fallback.
 func (a *LLMAction) Run(ctx context.Context, c *engine.Call) error {
+	return misuse(a.run(ctx, c))
+}
+
+// misuse marks the errors of a call that is wrong, not failed (see Run).
+func misuse(err error) error {
+	if err == nil {
+		return nil
+	}
+	switch llm.KindOf(err) {
+	case llm.KindNotFound, llm.KindInvalidRequest, llm.KindUnsupported:
+		return engine.Misuse(err)
+	}
+	var miss *replay.MissError
+	var cfg *structured.ConfigError
+	var tpl *prompt.MissingError
+	if errors.As(err, &miss) || errors.As(err, &cfg) || errors.As(err, &tpl) {
+		return engine.Misuse(err)
+	}
+	return err
+}
+
+func (a *LLMAction) run(ctx context.Context, c *engine.Call) error {
 	values := c.InputMap()
 	text, err := a.prompt.Render(values)
 	if err != nil {

@@ -25,6 +25,31 @@ func (e *NodeError) Error() string {
 // Unwrap returns the cause.
 func (e *NodeError) Unwrap() error { return e.Err }
 
+// ErrMisuse is found, by errors.Is, in an action error that says the call
+// itself is wrong rather than that it failed: a model that does not
+// exist, a request field the server refuses, a replayed run asking what
+// was never recorded. Such an error fails its node even when the node
+// asks for a fallback (`fallback: {...}`), since every later call would
+// fall back too and the workflow would never do what it says. Mark an
+// error with Misuse.
+var ErrMisuse = errors.New("engine: the call is wrong, not failed")
+
+// Misuse marks err as a mistake in the call (see ErrMisuse); its text is
+// err's, and errors.Is and errors.As still find what err wraps. A nil err
+// stays nil.
+func Misuse(err error) error {
+	if err == nil {
+		return nil
+	}
+	return misuseError{err}
+}
+
+type misuseError struct{ err error }
+
+func (e misuseError) Error() string        { return e.err.Error() }
+func (e misuseError) Unwrap() error        { return e.err }
+func (e misuseError) Is(target error) bool { return target == ErrMisuse }
+
 // RouteTry is one edge that routing tried and found false.
 type RouteTry struct {
 	To     string // target node(s)

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -83,7 +84,8 @@ func (c *Call) addNotice(n Notice) {
 
 // fallBack completes a task that failed after its retries with its node's
 // fallback values, when the workflow asked for them and the run goes on
-// (not for a person's question, nor when the run is stopped). It reports
+// (not for a person's question, nor when the run is stopped, nor for an
+// error marked ErrMisuse). It reports
 // whether it did.
 func (st *runState) fallBack(ctx context.Context, t *Task, c *Call, err error) bool {
 	fb := t.Node.Fallback
@@ -91,6 +93,9 @@ func (st *runState) fallBack(ctx context.Context, t *Task, c *Call, err error) b
 		return false
 	}
 	if _, ok := isInterrupt(err); ok {
+		return false
+	}
+	if errors.Is(err, ErrMisuse) {
 		return false
 	}
 	copy(c.Outputs, fb.Outputs)
