@@ -70,18 +70,31 @@ func TestMatch(t *testing.T) {
 	}
 }
 
-func TestLoad(t *testing.T) {
-	path := datadir.Require(t, "spider-chinook/chinook_spider_gold.json")
-	qs, err := Load(path)
+// questions loads the Spider questions as weft data fetch spider makes
+// them (spider-chinook/queries, the published N.sql files), else from the
+// JSON list the project's machines keep. fromJSON says which: only the
+// JSON records each question's database and gold row count.
+func questions(t *testing.T) (qs []Question, fromJSON bool) {
+	t.Helper()
+	path, err := datadir.Find("spider-chinook/queries")
+	if err != nil {
+		path, fromJSON = datadir.Require(t, "spider-chinook/chinook_spider_gold.json"), true
+	}
+	qs, err = Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return qs, fromJSON
+}
+
+func TestLoad(t *testing.T) {
+	qs, fromJSON := questions(t)
 	if len(qs) != 84 {
 		t.Fatalf("%d questions, want 84", len(qs))
 	}
 	seen := map[int]bool{}
 	for _, q := range qs {
-		if seen[q.ID] || q.DBID != "chinook_1" || q.Question == "" || q.GoldRows < 0 {
+		if seen[q.ID] || q.Question == "" || q.GoldRows < 0 || (fromJSON && q.DBID != "chinook_1") {
 			t.Errorf("question %+v", q)
 		}
 		seen[q.ID] = true
@@ -106,12 +119,8 @@ func TestLoad(t *testing.T) {
 // write to it) and loads the questions.
 func setup(t *testing.T) (*sqltool.DB, []Question) {
 	t.Helper()
-	qpath := datadir.Require(t, "spider-chinook/chinook_spider_gold.json")
 	dbpath := datadir.Require(t, "chinook/Chinook_Sqlite.sqlite")
-	qs, err := Load(qpath)
-	if err != nil {
-		t.Fatal(err)
-	}
+	qs, _ := questions(t)
 	db, err := sqltool.Open(context.Background(), dbpath, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -122,7 +131,8 @@ func setup(t *testing.T) (*sqltool.DB, []Question) {
 
 // TestEvaluateGold scores the gold SQL as the prediction: every gold query
 // must run on our copy of Chinook, return the number of rows the question
-// file records, and score correct.
+// file records (the JSON list records them; the N.sql files do not), and
+// score correct.
 func TestEvaluateGold(t *testing.T) {
 	db, qs := setup(t)
 	start := time.Now()
@@ -140,7 +150,7 @@ func TestEvaluateGold(t *testing.T) {
 	}
 	ordered := 0
 	for _, qr := range r.Results {
-		if qr.GoldRows != qr.Question.GoldRows || qr.PredRows != qr.GoldRows {
+		if (qr.Question.GoldRows != 0 && qr.GoldRows != qr.Question.GoldRows) || qr.PredRows != qr.GoldRows {
 			t.Errorf("[%d] gold returned %d rows, the file says %d", qr.Question.ID, qr.GoldRows, qr.Question.GoldRows)
 		}
 		if qr.Ordered {
