@@ -6,7 +6,6 @@ import (
 	"errors"
 	"net/http"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,14 +13,6 @@ import (
 	"github.com/weftlang/weft/llm/llmtest"
 	"github.com/weftlang/weft/llm/ollama"
 )
-
-// counting is a transport that counts the requests a client sends.
-type counting struct{ n atomic.Int32 }
-
-func (c *counting) RoundTrip(r *http.Request) (*http.Response, error) {
-	c.n.Add(1)
-	return http.DefaultTransport.RoundTrip(r)
-}
 
 // realServer is a fake Ollama that knows the models of the recorded
 // server: tiny (a window of 2048 tokens, no thinking), tiny-loop,
@@ -35,8 +26,8 @@ func realServer(t *testing.T, script ...llmtest.Reply) *llmtest.Server {
 
 // reliable is a client of base behind llm.Reliable with 3 attempts and
 // no waits; the counter counts the requests sent.
-func reliable(base string) (llm.Model, *ollama.Client, *counting) {
-	c := &counting{}
+func reliable(base string) (llm.Model, *ollama.Client, *llmtest.CountingTransport) {
+	c := &llmtest.CountingTransport{}
 	cl := ollama.New(ollama.Config{BaseURL: base, Model: "tiny", HTTPClient: &http.Client{Transport: c}})
 	return llm.Reliable(cl, llm.Policy{MaxAttempts: 3, Sleep: func(context.Context, time.Duration) error { return nil }}), cl, c
 }
@@ -105,8 +96,8 @@ func TestRealRefusals(t *testing.T) {
 				if llm.IsRetryable(err) {
 					t.Errorf("error %q is retryable", err)
 				}
-				if n.n.Load() != 1 {
-					t.Errorf("%d requests sent, want 1 (no retry)", n.n.Load())
+				if n.Count() != 1 {
+					t.Errorf("%d requests sent, want 1 (no retry)", n.Count())
 				}
 			})
 		}
@@ -168,10 +159,10 @@ func TestRealFinishReasons(t *testing.T) {
 			t.Errorf("stream %v: finish %v, err %v; want %q", stream, resp, err, llm.FinishToolCalls)
 		}
 		s.Push(llmtest.Reply{Text: strings.Repeat("z", 31), ChunkSize: 1, RepeatGuard: true})
-		before := n.n.Load()
+		before := n.Count()
 		_, err = chatIn(m, user("tiny-repeat", "go"), stream)
 		wantErr(t, err, llm.KindIncomplete, llm.ErrIncomplete, 0, "not complete")
-		if sent := n.n.Load() - before; sent != 1 {
+		if sent := n.Count() - before; sent != 1 {
 			t.Errorf("stream %v: repeat guard: %d requests, want 1", stream, sent)
 		}
 	}
@@ -185,8 +176,8 @@ func TestRealRetries(t *testing.T) {
 	m, _, n := reliable(s.URL)
 	_, err := chatIn(m, user("tiny", "hi"), false)
 	var e *llm.Error
-	if !errors.As(err, &e) || e.Status != 500 || !strings.Contains(err.Error(), "boom; gave up after 3 attempts") || n.n.Load() != 3 {
-		t.Errorf("err = %v after %d requests; want HTTP 500 boom, gave up after 3 attempts, 3 requests", err, n.n.Load())
+	if !errors.As(err, &e) || e.Status != 500 || !strings.Contains(err.Error(), "boom; gave up after 3 attempts") || n.Count() != 3 {
+		t.Errorf("err = %v after %d requests; want HTTP 500 boom, gave up after 3 attempts, 3 requests", err, n.Count())
 	}
 
 	dead := llmtest.NewOllamaServer()
@@ -195,8 +186,8 @@ func TestRealRetries(t *testing.T) {
 	m, _, n = reliable(url)
 	_, err = chatIn(m, user("tiny", "hi"), true)
 	wantErr(t, err, llm.KindUnavailable, llm.ErrUnavailable, 0, "connection refused", "gave up after 3 attempts", url+"/api/chat")
-	if n.n.Load() != 3 {
-		t.Errorf("%d requests to a dead server, want 3", n.n.Load())
+	if n.Count() != 3 {
+		t.Errorf("%d requests to a dead server, want 3", n.Count())
 	}
 }
 
@@ -208,8 +199,8 @@ func TestRealNoSuchPath(t *testing.T) {
 	m, _, n := reliable(s.URL + "/v1")
 	_, err := chatIn(m, user("tiny", "hi"), false)
 	wantErr(t, err, llm.KindNotFound, llm.ErrNotFound, 404, "404 page not found", "POST "+s.URL+"/v1/api/chat")
-	if n.n.Load() != 1 {
-		t.Errorf("%d requests, want 1", n.n.Load())
+	if n.Count() != 1 {
+		t.Errorf("%d requests, want 1", n.Count())
 	}
 }
 
@@ -230,7 +221,7 @@ func TestRealEmbedRefusals(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			s := realServer(t)
-			n := &counting{}
+			n := &llmtest.CountingTransport{}
 			e := ollama.New(ollama.Config{BaseURL: s.URL, HTTPClient: &http.Client{Transport: n}})
 			_, err := e.Embed(t.Context(), &llm.EmbedRequest{Model: c.model, Input: c.input})
 			var le *llm.Error

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net/http"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,14 +12,6 @@ import (
 	"github.com/weftlang/weft/llm/llmtest"
 	"github.com/weftlang/weft/llm/openai"
 )
-
-// counting is a transport that counts the requests a client sends.
-type counting struct{ n atomic.Int32 }
-
-func (c *counting) RoundTrip(r *http.Request) (*http.Response, error) {
-	c.n.Add(1)
-	return http.DefaultTransport.RoundTrip(r)
-}
 
 // ollamaV1 is a fake of Ollama's /v1 knowing the recorded server's
 // models: tiny (no thinking), tiny-loop, tiny-repeat.
@@ -33,8 +24,8 @@ func ollamaV1(t *testing.T, script ...llmtest.Reply) *llmtest.Server {
 
 // reliable is a client of base behind llm.Reliable with 3 attempts and
 // no waits; the counter counts the requests sent.
-func reliable(base string) (llm.Model, *counting) {
-	c := &counting{}
+func reliable(base string) (llm.Model, *llmtest.CountingTransport) {
+	c := &llmtest.CountingTransport{}
 	cl := openai.New(openai.Config{BaseURL: base, Model: "tiny", HTTPClient: &http.Client{Transport: c}})
 	return llm.Reliable(cl, llm.Policy{MaxAttempts: 3, Sleep: func(context.Context, time.Duration) error { return nil }}), c
 }
@@ -88,8 +79,8 @@ func TestOllamaV1Refusals(t *testing.T) {
 						t.Errorf("error %q does not say %q", err, sub)
 					}
 				}
-				if n.n.Load() != 1 {
-					t.Errorf("%d requests sent, want 1 (no retry)", n.n.Load())
+				if n.Count() != 1 {
+					t.Errorf("%d requests sent, want 1 (no retry)", n.Count())
 				}
 			})
 		}
@@ -118,8 +109,8 @@ func TestOllamaV1Replies(t *testing.T) {
 		if !errors.As(err, &e) || e.Kind != llm.KindIncomplete || !errors.Is(err, llm.ErrIncomplete) || e.Retryable || !strings.Contains(err.Error(), "not complete") {
 			t.Errorf("stream %v: repeat guard: err = %v, want a non-retryable KindIncomplete", stream, err)
 		}
-		if n.n.Load() != 2 {
-			t.Errorf("stream %v: %d requests, want 2", stream, n.n.Load())
+		if n.Count() != 2 {
+			t.Errorf("stream %v: %d requests, want 2", stream, n.Count())
 		}
 		for _, r := range s.Requests() {
 			if b := string(r.Body); strings.Contains(b, "reasoning_effort") || strings.Contains(b, "num_ctx") {
