@@ -103,7 +103,12 @@ func openStore(ctx context.Context, e env, flag string, create bool) (store.Stor
 // storeFailed is the exit error of a store that cannot be opened, read or
 // written, or whose records are damaged: exit code 4, as docs/cli.md
 // says. A thread or run that is not in the store is a usage error.
-func storeFailed(err error) error {
+func storeFailed(err error) error { return exitFor(err, internal) }
+
+// exitFor gives err its exit code: its own if it has one, a usage error
+// for a thread or run that is not in the store, else what other makes of
+// it.
+func exitFor(err error, other func(error) error) error {
 	var xe *exitError
 	switch {
 	case errors.As(err, &xe):
@@ -111,7 +116,7 @@ func storeFailed(err error) error {
 	case errors.Is(err, store.ErrNotFound):
 		return usageErrorf("%v", err)
 	}
-	return internal(err)
+	return other(err)
 }
 
 // resumeHint is a `weft ARGS...` command line to paste: each word quoted
@@ -260,16 +265,7 @@ func runInThread(ctx context.Context, e env, path string, o *runOptions, p *prep
 
 // threadErr maps the engine's thread errors to exit codes: a missing
 // thread is a usage error, a thread in the wrong state a failure.
-func threadErr(err error) error {
-	var xe *exitError
-	switch {
-	case errors.As(err, &xe):
-		return err
-	case errors.Is(err, store.ErrNotFound):
-		return usageErrorf("%v", err)
-	}
-	return failed(err)
-}
+func threadErr(err error) error { return exitFor(err, failed) }
 
 func waitingNodes(res *engine.Result) string {
 	var names []string
