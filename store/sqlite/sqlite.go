@@ -53,7 +53,7 @@ const (
 // Store is a store.Store in one SQLite file.
 type Store struct {
 	path   string
-	schema int // the schema version opened (SchemaVersion, but for tests)
+	schema int           // the schema version opened (SchemaVersion, but for tests)
 	writer *sql.DB       // one connection, without a busy timeout
 	reader *sql.DB       // a pool; the writer itself for ":memory:"
 	wlock  chan struct{} // held while using the writer
