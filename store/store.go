@@ -396,8 +396,9 @@ type Leaser interface {
 	// errors of others) a lease on the thread for ttl (more than zero).
 	// A missing thread is ErrNotFound; a held lease, ErrLeaseHeld.
 	Claim(ctx context.Context, threadID, owner string, ttl time.Duration) (Lease, error)
-	// Heartbeat extends a held lease to ttl from now and returns it with
-	// its new Expires; a lost lease is ErrLeaseLost.
+	// Heartbeat makes a held lease expire ttl (more than zero) from now,
+	// by the store's clock, and returns it with its new Expires; a lost
+	// lease is ErrLeaseLost.
 	Heartbeat(ctx context.Context, l Lease, ttl time.Duration) (Lease, error)
 	// Release ends a held lease, so that another driver may claim the
 	// thread at once; a lost lease is ErrLeaseLost.

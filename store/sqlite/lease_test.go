@@ -125,12 +125,12 @@ func TestTriggerRefusesFence(t *testing.T) {
 	}
 	check("released", a.Fence, false)
 	check("released", 0, true)
-	if b, err = s.Claim(ctx, "t", "B", 30*time.Millisecond); err != nil {
+	if b, err = s.Claim(ctx, "t", "B", time.Second); err != nil {
 		t.Fatal(err)
 	}
 	check("taken over", a.Fence, false)
 	check("taken over", b.Fence, true)
-	time.Sleep(60 * time.Millisecond)
+	time.Sleep(time.Second + 50*time.Millisecond)
 	check("expired", b.Fence, false)
 	check("expired", 0, true)
 	got, err := s.Records(ctx, "t", 1)

@@ -48,6 +48,17 @@ func mustClaim(t *testing.T, ls store.Leaser, thread, owner string, ttl time.Dur
 	return l
 }
 
+// mustShorten makes l expire shortTTL from now, with a Heartbeat (so
+// that what the test did under l before could not have been late).
+func mustShorten(t *testing.T, ls store.Leaser, l store.Lease) store.Lease {
+	t.Helper()
+	h, err := ls.Heartbeat(t.Context(), l, shortTTL)
+	if err != nil {
+		t.Fatalf("Heartbeat(%+v, %v): %v", l, shortTTL, err)
+	}
+	return h
+}
+
 // wantLeaseErr checks that err is a *LeaseError wrapping want for thread,
 // naming holder (empty: none held).
 func wantLeaseErr(t *testing.T, what string, err, want error, thread, holder string) *store.LeaseError {
@@ -167,8 +178,9 @@ func testLeaseSecondOwner(t *testing.T, s store.Store) {
 
 	// A short lease that runs out.
 	mustThread(t, s, "u", base())
-	old := mustClaim(t, ls, "u", "A", shortTTL)
+	old := mustClaim(t, ls, "u", "A", longTTL)
 	mustAppend(t, s, fenced("u", 1, old.Fence))
+	old = mustShorten(t, ls, old)
 	time.Sleep(2 * shortTTL)
 	b := mustClaim(t, ls, "u", "B", longTTL)
 	if b.Fence != old.Fence+1 {
@@ -202,8 +214,9 @@ func testLeaseStalled(t *testing.T, s store.Store) {
 	ls := leaser(t, s)
 	ctx := t.Context()
 	mustThread(t, s, "t", base())
-	l := mustClaim(t, ls, "t", "A", shortTTL)
+	l := mustClaim(t, ls, "t", "A", longTTL)
 	mustAppend(t, s, fenced("t", 1, l.Fence))
+	l = mustShorten(t, ls, l)
 	time.Sleep(2 * shortTTL)
 	before := mustRecords(t, s, "t", 1)
 	wantLeaseErr(t, "Append after expiry", s.Append(ctx, fenced("t", 2, l.Fence)), store.ErrLeaseLost, "t", "")
