@@ -118,6 +118,8 @@ func migrations() []migration {
 		// refuses a record whose fence the thread's lease does not allow,
 		// in the same statement as the insert: a fence that is not the
 		// current, unexpired lease's, or no fence while a lease is held.
+		// One SELECT checks both (a missing thread is left to the
+		// foreign key); Append's transaction then says which refused.
 		// NEW.time is the store's clock (the machine's, which every
 		// process sharing the file shares).
 		{Version: 5, Name: "leases", SQL: []string{
@@ -127,12 +129,12 @@ func migrations() []migration {
 			`ALTER TABLE records ADD COLUMN fence INTEGER NOT NULL DEFAULT 0`,
 			`DROP TRIGGER records_append`,
 			`CREATE TRIGGER records_append BEFORE INSERT ON records BEGIN
-				SELECT RAISE(ABORT, 'weft: append out of order')
-				WHERE coalesce((SELECT max(seq) FROM records WHERE thread_id = NEW.thread_id), 0) != NEW.seq - 1;
-				SELECT RAISE(ABORT, 'weft: lease')
-				FROM threads WHERE id = NEW.thread_id AND iif(NEW.fence = 0,
-					lease_owner != '' AND lease_expires > NEW.time,
-					lease_owner = '' OR lease_fence != NEW.fence OR lease_expires <= NEW.time);
+				SELECT RAISE(ABORT, 'weft: append out of order or lease refused')
+				FROM threads WHERE id = NEW.thread_id AND (
+					coalesce((SELECT max(seq) FROM records WHERE thread_id = NEW.thread_id), 0) != NEW.seq - 1
+					OR iif(NEW.fence = 0,
+						lease_owner != '' AND lease_expires > NEW.time,
+						lease_owner = '' OR lease_fence != NEW.fence OR lease_expires <= NEW.time));
 				UPDATE threads SET updated = NEW.time WHERE id = NEW.thread_id AND updated < NEW.time - 1000000000;
 			END`,
 		}},
