@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"strings"
 	"time"
 )
 
@@ -142,6 +143,10 @@ type Record struct {
 	Data     []byte    // JSON, written and read by the engine
 	Checksum uint32    // CRC-32C of Data; set by Append
 	Time     time.Time // set by Append
+	// Fence is the fencing token of the writer's Lease on the thread, or
+	// 0 for a writer that holds none; see Leaser. The records of one
+	// Append carry one Fence.
+	Fence int64
 }
 
 // Sum returns the checksum of data that Append stores and Records checks.
@@ -291,8 +296,8 @@ func CheckSeqs(threadID string, from int64, recs []*Record, first, last int64) e
 }
 
 // CheckAppend checks what an Append can check without the log: at least
-// one record, none nil, all of one non-empty thread, each of a valid Kind,
-// and Seqs consecutive from the first. A gap inside the batch is a
+// one record, none nil, all of one non-empty thread and one Fence (not
+// negative), each of a valid Kind, and Seqs consecutive from the first. A gap inside the batch is a
 // *ConflictError (Want is the out-of-order Seq, Got the Seq before it);
 // anything else wrong wraps ErrInvalid. Implementations call it first and
 // then compare recs[0].Seq with the thread's last Seq.
@@ -310,6 +315,10 @@ func CheckAppend(recs []*Record) error {
 			return fmt.Errorf("append: records of threads %s and %s in one batch: %w", recs[0].ThreadID, r.ThreadID, ErrInvalid)
 		case !r.Kind.Valid():
 			return fmt.Errorf("append: thread %s, record %d has kind %q: %w", r.ThreadID, r.Seq, r.Kind, ErrInvalid)
+		case r.Fence != recs[0].Fence:
+			return fmt.Errorf("append: thread %s, records with fences %d and %d in one batch: %w", r.ThreadID, recs[0].Fence, r.Fence, ErrInvalid)
+		case r.Fence < 0:
+			return fmt.Errorf("append: thread %s, record %d has fence %d: %w", r.ThreadID, r.Seq, r.Fence, ErrInvalid)
 		case i > 0 && r.Seq != recs[i-1].Seq+1:
 			return &ConflictError{ThreadID: r.ThreadID, Want: r.Seq, Got: recs[i-1].Seq}
 		}
@@ -332,4 +341,179 @@ func (o PruneOptions) Select(runs []*Run) (drop, keep []*Run) {
 		}
 	}
 	return drop, keep
+}
+
+// Leaser is implemented by a store that grants leases on threads, so that
+// a thread has one driver at a time. The memory, SQLite and PostgreSQL
+// stores implement it.
+//
+// A driver claims a thread, keeps the lease alive with Heartbeat well
+// within its TTL, writes the thread's records with the lease's Fence in
+// each Record, and releases it when done:
+//
+//	l, err := ls.Claim(ctx, threadID, owner, 30*time.Second)
+//	if errors.Is(err, store.ErrLeaseHeld) { /* another driver has it */ }
+//	...
+//	rec.Fence = l.Fence
+//	err = s.Append(ctx, rec) // errors.Is(err, store.ErrLeaseLost): stop driving
+//	...
+//	l, err = ls.Heartbeat(ctx, l, 30*time.Second)
+//	...
+//	err = ls.Release(ctx, l)
+//
+// The rules, all decided by the store at its own clock (the memory
+// store's, the SQLite file's machine's, the PostgreSQL server's), so that
+// drivers on several machines never compare clocks:
+//
+//   - A lease is held from Claim until its Expires, which Heartbeat moves
+//     forward, or until Release. Expiry is checked by the store, never by
+//     the caller.
+//   - Claim is refused with a *LeaseError wrapping ErrLeaseHeld while
+//     another lease on the thread is held, whoever holds it (the same
+//     owner too: one claim, one driver). Otherwise it grants a lease whose
+//     Fence is one more than any fence the thread had before, even after
+//     a Release or an expiry: fences of a thread only grow.
+//   - Heartbeat and Release need the thread's current lease, unexpired:
+//     a lease that expired, was released or was taken by a later Claim is
+//     lost, a *LeaseError wrapping ErrLeaseLost. A holder whose lease
+//     expired claims again, and gets a new fence.
+//   - Append (and BatchWriter.WriteBatch) with records whose Fence is not
+//     zero writes only if that Fence is the thread's current lease, and
+//     the lease has not expired; otherwise it writes nothing and returns a
+//     *LeaseError wrapping ErrLeaseLost. So a second process that drives
+//     the thread, or a stalled driver that wakes after its lease expired,
+//     cannot write.
+//   - Append with Fence zero (callers that take no lease) writes only
+//     while no lease on the thread is held; while one is, it writes
+//     nothing and returns a *LeaseError wrapping ErrLeaseHeld.
+//
+// Only the record log is fenced: PutRun, PutPending and the other writes
+// are not. The fence a record was written under is kept and read back in
+// Record.Fence. DeleteThread removes the thread's lease with it; a thread
+// created again under the same ID starts its fences again from 1.
+type Leaser interface {
+	// Claim grants owner (a non-empty name of the driver, for the
+	// errors of others) a lease on the thread for ttl (more than zero).
+	// A missing thread is ErrNotFound; a held lease, ErrLeaseHeld.
+	Claim(ctx context.Context, threadID, owner string, ttl time.Duration) (Lease, error)
+	// Heartbeat makes a held lease expire ttl (more than zero) from now,
+	// by the store's clock, and returns it with its new Expires; a lost
+	// lease is ErrLeaseLost.
+	Heartbeat(ctx context.Context, l Lease, ttl time.Duration) (Lease, error)
+	// Release ends a held lease, so that another driver may claim the
+	// thread at once; a lost lease is ErrLeaseLost.
+	Release(ctx context.Context, l Lease) error
+}
+
+// Lease is a driver's claim on a thread, as Claim and Heartbeat return it.
+type Lease struct {
+	Thread string
+	Owner  string
+	// Fence is the fencing token: set it in every Record the driver
+	// appends. It grows with each Claim of the thread.
+	Fence int64
+	// Expires is when the lease ends unless Heartbeat extends it, by the
+	// store's clock.
+	Expires time.Time
+}
+
+// ErrLeaseHeld is wrapped by the *LeaseError of a Claim, or of an Append
+// without a fence, while another lease on the thread is held.
+var ErrLeaseHeld = errors.New("store: thread is leased to another driver")
+
+// ErrLeaseLost is wrapped by the *LeaseError of a Heartbeat, Release or
+// fenced Append whose lease is no longer the thread's current one: it
+// expired, was released, or another driver claimed the thread since.
+var ErrLeaseLost = errors.New("store: lease lost")
+
+// LeaseError is a lease refused: Err is ErrLeaseHeld or ErrLeaseLost,
+// which errors.Is finds.
+type LeaseError struct {
+	Thread string
+	Op     string // "claim", "heartbeat", "release", "append"
+	Fence  int64  // the fence the caller presented (0: none)
+	// The thread's current lease, as the store saw it when it refused:
+	// Holder is empty when no lease is held.
+	Holder      string
+	HolderFence int64
+	Expires     time.Time
+	Err         error
+}
+
+// Error says what was refused and who holds the thread.
+func (e *LeaseError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "store: thread %s: %s", e.Thread, e.Op)
+	if e.Fence != 0 {
+		fmt.Fprintf(&b, " with fence %d", e.Fence)
+	}
+	if e.Holder != "" {
+		fmt.Fprintf(&b, ": leased to %s (fence %d) until %s", e.Holder, e.HolderFence, e.Expires.UTC().Format(time.RFC3339Nano))
+	} else if e.HolderFence != 0 {
+		fmt.Fprintf(&b, ": the thread's last fence is %d, and no lease is held", e.HolderFence)
+	}
+	fmt.Fprintf(&b, ": %v", e.Err)
+	return b.String()
+}
+
+// Unwrap returns ErrLeaseHeld or ErrLeaseLost.
+func (e *LeaseError) Unwrap() error { return e.Err }
+
+// CheckClaim checks Claim's arguments: a thread, an owner and a positive
+// ttl; anything else wraps ErrInvalid.
+func CheckClaim(threadID, owner string, ttl time.Duration) error {
+	switch {
+	case threadID == "":
+		return fmt.Errorf("claim without a thread: %w", ErrInvalid)
+	case owner == "":
+		return fmt.Errorf("claim of thread %s without an owner: %w", threadID, ErrInvalid)
+	case ttl <= 0:
+		return fmt.Errorf("claim of thread %s for %v: %w", threadID, ttl, ErrInvalid)
+	}
+	return nil
+}
+
+// LeaseState is a thread's lease as a store keeps it, for CheckFence.
+type LeaseState struct {
+	Owner   string // empty when released (or never claimed)
+	Fence   int64  // the last fence granted; 0 if never
+	Expires time.Time
+}
+
+// Held reports whether the lease is held at now.
+func (s LeaseState) Held(now time.Time) bool { return s.Owner != "" && now.Before(s.Expires) }
+
+// CheckLease checks that l is the thread's current lease st, held at the
+// store's time now, for a Heartbeat or Release (op): nil, or the
+// *LeaseError wrapping ErrLeaseLost that refuses it.
+func CheckLease(op string, l Lease, st LeaseState, now time.Time) error {
+	if l.Fence > 0 && l.Owner == st.Owner && l.Fence == st.Fence && st.Held(now) {
+		return nil
+	}
+	e := &LeaseError{Thread: l.Thread, Op: op, Fence: l.Fence, HolderFence: st.Fence, Err: ErrLeaseLost}
+	if st.Held(now) {
+		e.Holder, e.Expires = st.Owner, st.Expires
+	}
+	return e
+}
+
+// CheckFence applies the rules of Leaser to an Append or a Claim (op) of
+// thread under fence (0: none; always 0 for a Claim), at the store's time
+// now, given the thread's lease st: nil if it may go on, or the
+// *LeaseError that refuses it.
+func CheckFence(thread, op string, fence int64, st LeaseState, now time.Time) error {
+	held := st.Held(now)
+	e := &LeaseError{Thread: thread, Op: op, Fence: fence, HolderFence: st.Fence}
+	if held {
+		e.Holder, e.Expires = st.Owner, st.Expires
+	}
+	switch {
+	case fence == 0 && held:
+		e.Err = ErrLeaseHeld
+	case fence != 0 && (!held || fence != st.Fence):
+		e.Err = ErrLeaseLost
+	default:
+		return nil
+	}
+	return e
 }

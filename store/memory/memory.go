@@ -20,6 +20,7 @@ import (
 // Store is an in-memory store.Store, safe for concurrent use. The zero
 // value is not ready: use New.
 type Store struct {
+	now     func() time.Time // the store's clock
 	mu      sync.RWMutex
 	threads map[string]*thread
 	runs    map[string]*store.Run // by run ID
@@ -31,17 +32,35 @@ type thread struct {
 	lastSeq int64
 	records []*store.Record // in Seq order; records[0] may be after Seq 1 (pruned)
 	pending map[string]*store.Pending
+	lease   store.LeaseState
 }
 
-var _ store.Store = (*Store)(nil)
+var (
+	_ store.Store  = (*Store)(nil)
+	_ store.Leaser = (*Store)(nil)
+)
+
+// An Option configures a Store.
+type Option func(*Store)
+
+// WithClock makes now the store's clock, for the times it fills in and
+// the expiry of leases (tests move it instead of sleeping). It is called
+// with the store's lock held, and must not call the store.
+func WithClock(now func() time.Time) Option {
+	return func(s *Store) { s.now = now }
+}
 
 // New returns an empty store.
-func New() *Store {
-	return &Store{threads: map[string]*thread{}, runs: map[string]*store.Run{}}
+func New(opts ...Option) *Store {
+	s := &Store{now: time.Now, threads: map[string]*thread{}, runs: map[string]*store.Run{}}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
 }
 
-// now is the store's clock: UTC, without a monotonic reading.
-func now() time.Time { return time.Now().UTC().Round(0) }
+// clock reads the store's clock: UTC, without a monotonic reading.
+func (s *Store) clock() time.Time { return s.now().UTC().Round(0) }
 
 // ErrClosed is returned by a Store after Close.
 var ErrClosed = errors.New("memory store: closed")
@@ -101,7 +120,7 @@ func (s *Store) CreateThread(ctx context.Context, t *store.Thread) error {
 	if _, ok := s.threads[t.ID]; ok {
 		return fmt.Errorf("memory store: thread %s: %w", t.ID, store.ErrExists)
 	}
-	n := now()
+	n := s.clock()
 	if t.Created.IsZero() {
 		t.Created = n
 	}
@@ -191,7 +210,7 @@ func (s *Store) PutRun(ctx context.Context, r *store.Run) error {
 	if ok && old.ThreadID != r.ThreadID {
 		return fmt.Errorf("memory store: run %s belongs to thread %s, not %s: %w", r.ID, old.ThreadID, r.ThreadID, store.ErrInvalid)
 	}
-	n := now()
+	n := s.clock()
 	if r.Created.IsZero() {
 		if ok {
 			r.Created = old.Created
@@ -271,10 +290,13 @@ func (s *Store) Append(ctx context.Context, recs ...*store.Record) error {
 	if err != nil {
 		return err
 	}
+	n := s.clock()
+	if err := store.CheckFence(id, "append", recs[0].Fence, th.lease, n); err != nil {
+		return err
+	}
 	if recs[0].Seq != th.lastSeq+1 {
 		return &store.ConflictError{ThreadID: id, Want: recs[0].Seq, Got: th.lastSeq}
 	}
-	n := now()
 	for _, r := range recs {
 		r.Checksum = store.Sum(r.Data)
 		r.Time = n
@@ -365,7 +387,7 @@ func (s *Store) PutPending(ctx context.Context, p *store.Pending) error {
 		return err
 	}
 	if p.Created.IsZero() {
-		p.Created = now()
+		p.Created = s.clock()
 	}
 	th.pending[p.ID] = copyPending(p)
 	return nil
@@ -479,5 +501,72 @@ func (s *Store) Close() error {
 	s.closed = true
 	s.threads = nil
 	s.runs = nil
+	return nil
+}
+
+// Claim grants owner a lease on the thread; see store.Leaser.
+func (s *Store) Claim(ctx context.Context, threadID, owner string, ttl time.Duration) (store.Lease, error) {
+	if err := store.CheckClaim(threadID, owner, ttl); err != nil {
+		return store.Lease{}, fmt.Errorf("memory store: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(ctx); err != nil {
+		return store.Lease{}, err
+	}
+	th, err := s.thread(threadID)
+	if err != nil {
+		return store.Lease{}, err
+	}
+	n := s.clock()
+	if th.lease.Held(n) {
+		return store.Lease{}, store.CheckFence(threadID, "claim", 0, th.lease, n)
+	}
+	th.lease = store.LeaseState{Owner: owner, Fence: th.lease.Fence + 1, Expires: n.Add(ttl)}
+	return store.Lease{Thread: threadID, Owner: owner, Fence: th.lease.Fence, Expires: th.lease.Expires}, nil
+}
+
+// held returns the thread of l, checking at the store's time n that l is
+// its current lease; op names the call for the error.
+func (s *Store) held(ctx context.Context, op string, l store.Lease, n time.Time) (*thread, error) {
+	if err := s.check(ctx); err != nil {
+		return nil, err
+	}
+	th, err := s.thread(l.Thread)
+	if err != nil {
+		return nil, err
+	}
+	if err := store.CheckLease(op, l, th.lease, n); err != nil {
+		return nil, err
+	}
+	return th, nil
+}
+
+// Heartbeat extends a held lease to ttl from now; see store.Leaser.
+func (s *Store) Heartbeat(ctx context.Context, l store.Lease, ttl time.Duration) (store.Lease, error) {
+	if ttl <= 0 {
+		return store.Lease{}, fmt.Errorf("memory store: heartbeat of thread %s for %v: %w", l.Thread, ttl, store.ErrInvalid)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := s.clock()
+	th, err := s.held(ctx, "heartbeat", l, n)
+	if err != nil {
+		return store.Lease{}, err
+	}
+	th.lease.Expires = n.Add(ttl)
+	l.Expires = th.lease.Expires
+	return l, nil
+}
+
+// Release ends a held lease; see store.Leaser.
+func (s *Store) Release(ctx context.Context, l store.Lease) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	th, err := s.held(ctx, "release", l, s.clock())
+	if err != nil {
+		return err
+	}
+	th.lease = store.LeaseState{Fence: th.lease.Fence}
 	return nil
 }

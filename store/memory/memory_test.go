@@ -2,8 +2,10 @@ package memory
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/weftlang/weft/store"
 	"github.com/weftlang/weft/store/storetest"
@@ -62,5 +64,45 @@ func TestClosed(t *testing.T) {
 	s.Close()
 	if _, err := s.Thread(t.Context(), "x"); err != ErrClosed {
 		t.Errorf("Thread after Close: %v, want ErrClosed", err)
+	}
+}
+
+// TestLeaseClock: expiry is decided by the store's clock, which WithClock
+// injects: a lease lives until the clock passes Expires, whatever the
+// wall clock says.
+func TestLeaseClock(t *testing.T) {
+	ctx := t.Context()
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	s := New(WithClock(func() time.Time { return at }))
+	if err := s.CreateThread(ctx, &store.Thread{ID: "t"}); err != nil {
+		t.Fatal(err)
+	}
+	a, err := s.Claim(ctx, "t", "A", time.Minute)
+	if err != nil || a.Fence != 1 || !a.Expires.Equal(at.Add(time.Minute)) {
+		t.Fatalf("Claim = %+v, %v; want fence 1 expiring at %v", a, err, at.Add(time.Minute))
+	}
+	at = at.Add(time.Minute - time.Nanosecond)
+	if _, err := s.Claim(ctx, "t", "B", time.Minute); !errors.Is(err, store.ErrLeaseHeld) {
+		t.Fatalf("Claim a nanosecond before expiry: %v, want ErrLeaseHeld", err)
+	}
+	if err := s.Append(ctx, &store.Record{ThreadID: "t", Seq: 1, Kind: store.Step, Fence: a.Fence}); err != nil {
+		t.Fatalf("Append a nanosecond before expiry: %v", err)
+	}
+	at = at.Add(time.Nanosecond) // Expires itself is past
+	err = s.Append(ctx, &store.Record{ThreadID: "t", Seq: 2, Kind: store.Step, Fence: a.Fence})
+	var le *store.LeaseError
+	if !errors.As(err, &le) || le.Err != store.ErrLeaseLost || le.Holder != "" || le.HolderFence != 1 {
+		t.Fatalf("Append at expiry: %v, want ErrLeaseLost with no holder", err)
+	}
+	b, err := s.Claim(ctx, "t", "B", time.Second)
+	if err != nil || b.Fence != 2 || !b.Expires.Equal(at.Add(time.Second)) {
+		t.Fatalf("Claim at expiry = %+v, %v; want fence 2", b, err)
+	}
+	at = at.Add(time.Second / 2)
+	if b, err = s.Heartbeat(ctx, b, time.Second); err != nil || !b.Expires.Equal(at.Add(time.Second)) {
+		t.Fatalf("Heartbeat = %+v, %v; want expiry %v", b, err, at.Add(time.Second))
+	}
+	if recs, err := s.Records(ctx, "t", 1); err != nil || len(recs) != 1 || recs[0].Fence != 1 || !recs[0].Time.Equal(at.Add(-time.Second/2-time.Nanosecond)) {
+		t.Fatalf("Records = %+v, %v; want record 1 of fence 1 at the store's time", recs, err)
 	}
 }

@@ -15,6 +15,11 @@
 // insert the records, move the thread's last seq) sent as a single
 // statement, so no transaction stays open across round trips; checksums
 // and encoding are done before it is sent.
+// Leases (store.Leaser) live in the thread's row; Claim, Heartbeat and
+// Release lock it for one short transaction, and Append checks the
+// records' fence in its one statement. Every expiry is judged by the
+// server's clock (clock_timestamp()), so processes on several machines
+// never compare their own.
 // Schema migrations run under a transaction-scoped advisory lock.
 //
 // Server restarts and dropped connections: pgxpool checks connections idle

@@ -97,10 +97,9 @@ func TestMigrateFromV1(t *testing.T) {
 	if err := v1.PutRun(ctx, &store.Run{ID: "r", ThreadID: "t", Number: 1, Status: "running"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := v1.Append(ctx, &store.Record{ThreadID: "t", RunID: "r", Seq: 1, Kind: store.Snapshot, Data: []byte(`{"x":1}`)},
-		&store.Record{ThreadID: "t", RunID: "r", Seq: 2, Kind: store.Step, Data: []byte(`{"x":2}`)}); err != nil {
-		t.Fatal(err)
-	}
+	// The records as v1's Append wrote them (today's Append needs the
+	// lease columns of v3).
+	writeV1Records(t, v1, "t", "r", `{"x":1}`, `{"x":2}`)
 	v1.Close()
 
 	s, err := Open(ctx, db.DSN)
@@ -130,6 +129,85 @@ func TestMigrateFromV1(t *testing.T) {
 	rs, err := s.Records(ctx, "t", 1)
 	if err != nil || len(rs) != 3 {
 		t.Fatalf("records after migration: %d, %v", len(rs), err)
+	}
+}
+
+// writeV1Records appends records to a thread of a database at schema
+// version 1 or 2 as the Append of those versions did: a snapshot, then
+// steps, of the given data.
+func writeV1Records(t *testing.T, s *Store, thread, run string, data ...string) {
+	t.Helper()
+	for i, d := range data {
+		kind := store.Step
+		if i == 0 {
+			kind = store.Snapshot
+		}
+		if _, err := s.pool.Exec(t.Context(), `WITH ins AS (
+	INSERT INTO weft_records (thread_id, seq, run_id, step, kind, data, checksum, time)
+	VALUES ($1, $2::bigint, $3, $2::integer, $4, $5::bytea, $6::bigint, now())
+)
+UPDATE weft_threads SET last_seq = $2::bigint WHERE id = $1`, thread, int64(i+1), run, string(kind), []byte(d), int64(store.Sum([]byte(d)))); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestMigrateFromV2Leases writes a database at schema version 2 (before
+// leases) with a thread and its log, then opens it: Open migrates to
+// version 3, the old records read back with fence 0, and the old thread
+// takes a lease that refuses unfenced and stale appends.
+func TestMigrateFromV2Leases(t *testing.T) {
+	ctx := t.Context()
+	db := pgtest.New(t)
+	cfg, err := Config(db.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v2, err := openAt(ctx, cfg, 2)
+	if err != nil {
+		t.Fatalf("open at v2: %v", err)
+	}
+	if err := v2.CreateThread(ctx, &store.Thread{ID: "t", Workflow: "w"}); err != nil {
+		t.Fatal(err)
+	}
+	writeV1Records(t, v2, "t", "r", `{"x":1}`, `{"x":2}`, `{"x":3}`)
+	v2.Close()
+
+	s, err := Open(ctx, db.DSN)
+	if err != nil {
+		t.Fatalf("Open on a v2 database: %v", err)
+	}
+	defer s.Close()
+	if v, err := s.Version(ctx); err != nil || v != 3 || SchemaVersion != 3 {
+		t.Fatalf("version %d (%v), want 3", v, err)
+	}
+	rs, err := s.Records(ctx, "t", 1)
+	if err != nil || len(rs) != 3 {
+		t.Fatalf("records after migration: %d, %v", len(rs), err)
+	}
+	for i, r := range rs {
+		if r.Seq != int64(i+1) || r.Fence != 0 || string(r.Data) != fmt.Sprintf(`{"x":%d}`, i+1) {
+			t.Errorf("record %d after migration: %+v", i+1, r)
+		}
+	}
+	if err := s.Append(ctx, &store.Record{ThreadID: "t", Seq: 4, Kind: store.Step}); err != nil {
+		t.Fatalf("unfenced Append after migration: %v", err)
+	}
+	l, err := s.Claim(ctx, "t", "A", time.Minute)
+	if err != nil || l.Fence != 1 {
+		t.Fatalf("Claim after migration: %+v, %v; want fence 1", l, err)
+	}
+	if err := s.Append(ctx, &store.Record{ThreadID: "t", Seq: 5, Kind: store.Step}); !errors.Is(err, store.ErrLeaseHeld) {
+		t.Errorf("unfenced Append while leased: %v, want ErrLeaseHeld", err)
+	}
+	if err := s.Append(ctx, &store.Record{ThreadID: "t", Seq: 5, Kind: store.Step, Fence: 2}); !errors.Is(err, store.ErrLeaseLost) {
+		t.Errorf("Append with a fence not granted: %v, want ErrLeaseLost", err)
+	}
+	if err := s.Append(ctx, &store.Record{ThreadID: "t", Seq: 5, Kind: store.Step, Fence: l.Fence}); err != nil {
+		t.Errorf("fenced Append: %v", err)
+	}
+	if rs, err := s.Records(ctx, "t", 4); err != nil || len(rs) != 2 || rs[0].Fence != 0 || rs[1].Fence != l.Fence {
+		t.Errorf("records 4 and 5: %+v, %v; want fences 0 and %d", rs, err, l.Fence)
 	}
 }
 

@@ -19,11 +19,13 @@ var errCommitLost = errors.New("commit unanswered")
 
 // Append adds records to a thread in one short transaction, sent as one
 // statement (one round trip): it locks the thread's row (SELECT ... FOR
-// UPDATE), and only if the records continue the log inserts them and moves
-// the thread's last seq; the unique (thread_id, seq) constraint backs this. A record that
-// does not continue the log, or a (thread, seq) already stored, is a
-// *store.ConflictError and nothing is written; a missing thread is
-// store.ErrNotFound. Append sets each record's Checksum and Time.
+// UPDATE), and only if the records continue the log and their fence is
+// what the thread's lease allows (store.Leaser, by the server's clock)
+// inserts them and moves the thread's last seq; the unique (thread_id,
+// seq) constraint backs this. A refused lease is a *store.LeaseError, a
+// record that does not continue the log, or a (thread, seq) already
+// stored, a *store.ConflictError, and nothing is written; a missing thread
+// is store.ErrNotFound. Append sets each record's Checksum and Time.
 func (s *Store) Append(ctx context.Context, recs ...*store.Record) error {
 	if len(recs) == 0 {
 		return nil
@@ -47,12 +49,16 @@ func (s *Store) Append(ctx context.Context, recs ...*store.Record) error {
 		}
 		sums[i] = int64(store.Sum(r.Data))
 	}
+	fence := recs[0].Fence
 	t := now()
 	lost := false
 	err := s.retry(ctx, func() error {
-		err := s.appendTx(ctx, tid, seqs, runs, steps, kinds, data, sums, t)
-		var ce *store.ConflictError
-		if lost && errors.As(err, &ce) && s.stored(ctx, tid, seqs, runs, steps, kinds, data, sums) {
+		err := s.appendTx(ctx, tid, fence, seqs, runs, steps, kinds, data, sums, t)
+		var (
+			ce *store.ConflictError
+			le *store.LeaseError
+		)
+		if lost && (errors.As(err, &ce) || errors.As(err, &le)) && s.stored(ctx, tid, fence, seqs, runs, steps, kinds, data, sums) {
 			return nil // the lost commit went through
 		}
 		if errors.Is(err, errCommitLost) {
@@ -69,26 +75,40 @@ func (s *Store) Append(ctx context.Context, recs ...*store.Record) error {
 	return nil
 }
 
-func (s *Store) appendTx(ctx context.Context, tid string, seqs []int64, runs []string, steps []int32,
+func (s *Store) appendTx(ctx context.Context, tid string, fence int64, seqs []int64, runs []string, steps []int32,
 	kinds []string, data [][]byte, sums []int64, t time.Time) error {
 	// One statement, so one round trip and one implicit transaction: lock
-	// the thread's row, and only if the log ends just before seqs[0] insert
-	// the records and move the thread's last seq. It returns the log's end
-	// as it was (no row: no thread).
-	var last int64
+	// the thread's row, and only if the log ends just before seqs[0] and
+	// the lease allows the fence (the rules of store.CheckFence, at the
+	// server's clock) insert the records and move the thread's last seq.
+	// It returns the log's end and the lease as they were, and the
+	// server's time (no row: no thread).
+	var (
+		last    int64
+		lease   store.LeaseState
+		expires *time.Time
+		at      time.Time
+	)
 	err := s.pool.QueryRow(ctx, `WITH th AS (
-	SELECT last_seq FROM weft_threads WHERE id = $1 FOR UPDATE
+	SELECT last_seq, lease_owner, lease_fence, lease_expires, clock_timestamp() AS now
+	FROM weft_threads WHERE id = $1 FOR UPDATE
+), ok AS (
+	SELECT last_seq = $10::bigint AND CASE
+		WHEN $11::bigint = 0 THEN NOT (lease_owner <> '' AND coalesce(lease_expires > now, false))
+		ELSE lease_owner <> '' AND lease_fence = $11::bigint AND coalesce(lease_expires > now, false)
+	END AS go FROM th
 ), ins AS (
-	INSERT INTO weft_records (thread_id, seq, run_id, step, kind, data, checksum, time)
-	SELECT $1, u.seq, u.run_id, u.step, u.kind, u.data, u.checksum, $8::timestamptz
+	INSERT INTO weft_records (thread_id, seq, run_id, step, kind, data, checksum, time, fence)
+	SELECT $1, u.seq, u.run_id, u.step, u.kind, u.data, u.checksum, $8::timestamptz, $11::bigint
 	FROM unnest($2::bigint[], $3::text[], $4::integer[], $5::text[], $6::bytea[], $7::bigint[])
 		AS u (seq, run_id, step, kind, data, checksum)
-	WHERE (SELECT last_seq FROM th) = $10::bigint
+	WHERE (SELECT go FROM ok)
 ), up AS (
 	UPDATE weft_threads SET last_seq = $9::bigint, updated = greatest(updated, $8::timestamptz)
-	WHERE id = $1 AND (SELECT last_seq FROM th) = $10::bigint
+	WHERE id = $1 AND (SELECT go FROM ok)
 )
-SELECT last_seq FROM th`, tid, seqs, runs, steps, kinds, data, sums, t, seqs[len(seqs)-1], seqs[0]-1).Scan(&last)
+SELECT last_seq, lease_owner, lease_fence, lease_expires, now FROM th`,
+		tid, seqs, runs, steps, kinds, data, sums, t, seqs[len(seqs)-1], seqs[0]-1, fence).Scan(&last, &lease.Owner, &lease.Fence, &expires, &at)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return fmt.Errorf("store/postgres: append to thread %s: %w", tid, store.ErrNotFound)
@@ -102,7 +122,14 @@ SELECT last_seq FROM th`, tid, seqs, runs, steps, kinds, data, sums, t, seqs[len
 			return &Error{Op: "append to " + tid, Err: fmt.Errorf("%w: %w", errCommitLost, err)}
 		}
 		return &Error{Op: "append to " + tid, Err: err}
-	case last != seqs[0]-1:
+	}
+	if expires != nil {
+		lease.Expires = expires.UTC()
+	}
+	if err := store.CheckFence(tid, "append", fence, lease, at); err != nil {
+		return err
+	}
+	if last != seqs[0]-1 {
 		return &store.ConflictError{ThreadID: tid, Want: seqs[0], Got: last}
 	}
 	return nil
@@ -110,14 +137,14 @@ SELECT last_seq FROM th`, tid, seqs, runs, steps, kinds, data, sums, t, seqs[len
 
 // stored reports whether the records are in the log as given: an Append
 // whose commit answer was lost did go through.
-func (s *Store) stored(ctx context.Context, tid string, seqs []int64, runs []string, steps []int32,
+func (s *Store) stored(ctx context.Context, tid string, fence int64, seqs []int64, runs []string, steps []int32,
 	kinds []string, data [][]byte, sums []int64) bool {
 	got, err := s.Records(ctx, tid, seqs[0])
 	if err != nil || len(got) < len(seqs) {
 		return false
 	}
 	for i, r := range got[:len(seqs)] {
-		if r.Seq != seqs[i] || r.RunID != runs[i] || int32(r.Step) != steps[i] || string(r.Kind) != kinds[i] ||
+		if r.Seq != seqs[i] || r.Fence != fence || r.RunID != runs[i] || int32(r.Step) != steps[i] || string(r.Kind) != kinds[i] ||
 			int64(r.Checksum) != sums[i] || !bytes.Equal(r.Data, data[i]) {
 			return false
 		}
@@ -125,7 +152,7 @@ func (s *Store) stored(ctx context.Context, tid string, seqs []int64, runs []str
 	return true
 }
 
-const recordCols = "thread_id, run_id, seq, step, kind, data, checksum, time"
+const recordCols = "thread_id, run_id, seq, step, kind, data, checksum, time, fence"
 
 // scanRecord reads a record and checks it: its checksum against its data,
 // its kind against the known ones.
@@ -134,7 +161,7 @@ func scanRecord(row pgx.Row) (*store.Record, error) {
 	var step int32
 	var kind string
 	var sum int64
-	if err := row.Scan(&r.ThreadID, &r.RunID, &r.Seq, &step, &kind, &r.Data, &sum, &r.Time); err != nil {
+	if err := row.Scan(&r.ThreadID, &r.RunID, &r.Seq, &step, &kind, &r.Data, &sum, &r.Time, &r.Fence); err != nil {
 		return nil, err
 	}
 	return checkRecord(&r, step, kind, sum)
@@ -173,7 +200,7 @@ func (s *Store) Records(ctx context.Context, threadID string, from int64) ([]*st
 		// of nulls). The first seq's subquery names $1, not t.id: it is
 		// then run once, not once per record.
 		rows, err := s.pool.Query(ctx, `SELECT t.last_seq, (SELECT min(seq) FROM weft_records WHERE thread_id = $1),
-	r.run_id, r.seq, r.step, r.kind, r.data, r.checksum, r.time
+	r.run_id, r.seq, r.step, r.kind, r.data, r.checksum, r.time, r.fence
 FROM weft_threads t LEFT JOIN weft_records r ON r.thread_id = t.id AND r.seq >= $2::bigint
 WHERE t.id = $1 ORDER BY r.seq`, threadID, from)
 		if err != nil {
@@ -188,11 +215,12 @@ WHERE t.id = $1 ORDER BY r.seq`, threadID, from)
 				fst       *int64
 				run, kind *string
 				seq, sum  *int64
+				fence     *int64
 				step      *int32
 				data      []byte
 				at        *time.Time
 			)
-			if err := rows.Scan(&last, &fst, &run, &seq, &step, &kind, &data, &sum, &at); err != nil {
+			if err := rows.Scan(&last, &fst, &run, &seq, &step, &kind, &data, &sum, &at, &fence); err != nil {
 				return err
 			}
 			if fst != nil {
@@ -201,7 +229,7 @@ WHERE t.id = $1 ORDER BY r.seq`, threadID, from)
 			if seq == nil {
 				continue // no record from from on
 			}
-			r := &store.Record{ThreadID: threadID, RunID: *run, Seq: *seq, Data: data, Time: at.UTC()}
+			r := &store.Record{ThreadID: threadID, RunID: *run, Seq: *seq, Data: data, Time: at.UTC(), Fence: *fence}
 			if r.Data == nil {
 				r.Data = []byte{}
 			}

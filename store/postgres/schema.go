@@ -61,6 +61,17 @@ CREATE INDEX weft_threads_updated ON weft_threads (updated DESC, id);
 CREATE INDEX weft_runs_thread ON weft_runs (thread_id, number);
 CREATE INDEX weft_records_snapshots ON weft_records (thread_id, seq DESC) WHERE kind = 'snapshot';
 `,
+	// v3: leases (store.Leaser). The thread's lease in its row: owner ''
+	// when none is held, the last fence granted (it only grows), and when
+	// the lease expires (NULL: never claimed or released), by the
+	// server's clock. Each record keeps the fence it was written under
+	// (0: none). Columns with constant defaults: no table is rewritten.
+	`
+ALTER TABLE weft_threads ADD COLUMN lease_owner text NOT NULL DEFAULT '';
+ALTER TABLE weft_threads ADD COLUMN lease_fence bigint NOT NULL DEFAULT 0;
+ALTER TABLE weft_threads ADD COLUMN lease_expires timestamptz;
+ALTER TABLE weft_records ADD COLUMN fence bigint NOT NULL DEFAULT 0;
+`,
 }
 
 // SchemaVersion is the schema version this package writes.

@@ -111,6 +111,33 @@ func migrations() []migration {
 				UPDATE threads SET updated = NEW.time WHERE id = NEW.thread_id AND updated < NEW.time - 1000000000;
 			END`,
 		}},
+		// Leases (store.Leaser): the thread's lease in its row (owner ''
+		// when none is held; lease_fence the last fence granted, which
+		// only grows; lease_expires in Unix nanoseconds), and the fence
+		// each record was written under (0: none). The trigger now also
+		// refuses a record whose fence the thread's lease does not allow,
+		// in the same statement as the insert: a fence that is not the
+		// current, unexpired lease's, or no fence while a lease is held.
+		// One SELECT checks both (a missing thread is left to the
+		// foreign key); Append's transaction then says which refused.
+		// NEW.time is the store's clock (the machine's, which every
+		// process sharing the file shares).
+		{Version: 5, Name: "leases", SQL: []string{
+			`ALTER TABLE threads ADD COLUMN lease_owner TEXT NOT NULL DEFAULT ''`,
+			`ALTER TABLE threads ADD COLUMN lease_fence INTEGER NOT NULL DEFAULT 0`,
+			`ALTER TABLE threads ADD COLUMN lease_expires INTEGER NOT NULL DEFAULT 0`,
+			`ALTER TABLE records ADD COLUMN fence INTEGER NOT NULL DEFAULT 0`,
+			`DROP TRIGGER records_append`,
+			`CREATE TRIGGER records_append BEFORE INSERT ON records BEGIN
+				SELECT RAISE(ABORT, 'weft: append out of order or lease refused')
+				FROM threads WHERE id = NEW.thread_id AND (
+					coalesce((SELECT max(seq) FROM records WHERE thread_id = NEW.thread_id), 0) != NEW.seq - 1
+					OR iif(NEW.fence = 0,
+						lease_owner != '' AND lease_expires > NEW.time,
+						lease_owner = '' OR lease_fence != NEW.fence OR lease_expires <= NEW.time));
+				UPDATE threads SET updated = NEW.time WHERE id = NEW.thread_id AND updated < NEW.time - 1000000000;
+			END`,
+		}},
 	}
 }
 
@@ -119,7 +146,7 @@ func migrations() []migration {
 const updateGrain = time.Second
 
 // SchemaVersion is the version of the schema this package writes.
-const SchemaVersion = 4
+const SchemaVersion = 5
 
 // ErrNewerSchema is returned by Open for a database written by a newer
 // weft than this one.

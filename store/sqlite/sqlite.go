@@ -53,6 +53,7 @@ const (
 // Store is a store.Store in one SQLite file.
 type Store struct {
 	path   string
+	schema int           // the schema version opened (SchemaVersion, but for tests)
 	writer *sql.DB       // one connection, without a busy timeout
 	reader *sql.DB       // a pool; the writer itself for ":memory:"
 	wlock  chan struct{} // held while using the writer
@@ -115,7 +116,7 @@ func open(ctx context.Context, path string, steps []migration) (*Store, error) {
 	writer.SetMaxIdleConns(1)
 	writer.SetConnMaxLifetime(0)
 	writer.SetConnMaxIdleTime(0)
-	s := &Store{path: path, writer: writer, reader: writer, wlock: make(chan struct{}, 1)}
+	s := &Store{path: path, schema: steps[len(steps)-1].Version, writer: writer, reader: writer, wlock: make(chan struct{}, 1)}
 	if path != ":memory:" {
 		s.reader, err = sql.Open("sqlite", dsn(path, false))
 		if err != nil {
@@ -163,10 +164,17 @@ type stmtSQL struct {
 // statements lists the statements prepare prepares on the writer (w) and
 // on the reader (r).
 func (s *Store) statements() (w, r []stmtSQL) {
-	const (
-		recordCols = `seq, run_id, step, kind, data, checksum, time`
-		runCols    = `id, thread_id, number, status, error, created, updated`
-	)
+	const runCols = `id, thread_id, number, status, error, created, updated`
+	recordCols := `seq, run_id, step, kind, data, checksum, time, fence`
+	insertRecord := `INSERT INTO records (thread_id, ` + recordCols + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	lastSeq := `SELECT coalesce((SELECT max(seq) FROM records WHERE thread_id = t.id), 0), lease_owner, lease_fence, lease_expires FROM threads t WHERE t.id = ?`
+	if s.schema < 5 {
+		// A database at a version before leases, which only tests open
+		// (to write a file as an older weft did): no fences, no leases.
+		recordCols = `seq, run_id, step, kind, data, checksum, time, 0`
+		insertRecord = `INSERT INTO records (thread_id, seq, run_id, step, kind, data, checksum, time) VALUES (?, ?, ?, ?, ?, ?, ?, ? + 0 * ?)`
+		lastSeq = `SELECT coalesce((SELECT max(seq) FROM records WHERE thread_id = t.id), 0), '', 0, 0 FROM threads t WHERE t.id = ?`
+	}
 	w = []stmtSQL{
 		{&s.w.insertThread, `INSERT INTO threads (id, workflow, created, updated, meta) VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`},
 		{&s.w.deleteThread, `DELETE FROM threads WHERE id = ?`},
@@ -178,8 +186,8 @@ func (s *Store) statements() (w, r []stmtSQL) {
 		{&s.w.upsertRun, `INSERT INTO runs (` + runCols + `) VALUES (?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (id) DO UPDATE SET number = excluded.number, status = excluded.status, error = excluded.error,
 			created = excluded.created, updated = excluded.updated`},
-		{&s.w.lastSeq, `SELECT coalesce((SELECT max(seq) FROM records WHERE thread_id = t.id), 0) FROM threads t WHERE t.id = ?`},
-		{&s.w.insertRecord, `INSERT INTO records (thread_id, ` + recordCols + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`},
+		{&s.w.lastSeq, lastSeq},
+		{&s.w.insertRecord, insertRecord},
 		{&s.w.upsertPending, `INSERT INTO pending (thread_id, id, run_id, node, question, created) VALUES (?, ?, ?, ?, ?, ?)
 			ON CONFLICT (thread_id, id) DO UPDATE SET run_id = excluded.run_id, node = excluded.node,
 			question = excluded.question, created = excluded.created`},
@@ -579,28 +587,37 @@ func (s *Store) Append(ctx context.Context, recs ...*store.Record) error {
 		return fmt.Errorf("sqlite store: %w", err)
 	}
 	id := recs[0].ThreadID
-	t := now()
-	var err error
+	var (
+		t   time.Time
+		err error
+	)
 	if len(recs) == 1 {
 		r := recs[0]
 		err = s.write(ctx, func() error {
+			// The record's time is also the time the trigger checks
+			// the thread's lease at: read when the writer is ours.
+			t = now()
 			// No context for the statement: the driver would watch a
 			// cancelable one from a goroutine of its own, which costs
 			// more than the insert. write checked ctx just before.
-			_, err := s.w.insertRecord.ExecContext(context.Background(), id, r.Seq, r.RunID, r.Step, string(r.Kind), nonNil(r.Data), int64(store.Sum(r.Data)), unix(t))
+			_, err := s.w.insertRecord.ExecContext(context.Background(), id, r.Seq, r.RunID, r.Step, string(r.Kind), nonNil(r.Data), int64(store.Sum(r.Data)), unix(t), r.Fence)
 			return err
 		})
 		if code(err) == sqliteConstraint {
-			// The trigger refused the seq, or the thread is missing:
-			// find out which, reading and writing in one transaction.
-			err = s.appendTx(ctx, recs, t)
+			// The trigger refused the seq or the fence, or the thread
+			// is missing: find out which, reading and writing in one
+			// transaction.
+			t, err = s.appendTx(ctx, recs)
 		}
 	} else {
-		err = s.appendTx(ctx, recs, t)
+		t, err = s.appendTx(ctx, recs)
 	}
 	if err != nil {
-		var ce *store.ConflictError
-		if errors.As(err, &ce) || errors.Is(err, store.ErrNotFound) {
+		var (
+			ce *store.ConflictError
+			le *store.LeaseError
+		)
+		if errors.As(err, &ce) || errors.As(err, &le) || errors.Is(err, store.ErrNotFound) {
 			return err
 		}
 		return fmt.Errorf("sqlite store: append to %s at %d: %w", id, recs[0].Seq, err)
@@ -613,24 +630,36 @@ func (s *Store) Append(ctx context.Context, recs ...*store.Record) error {
 }
 
 // appendTx appends recs in one transaction that reads the thread's last
-// Seq first, so that a refusal says exactly why.
-func (s *Store) appendTx(ctx context.Context, recs []*store.Record, t time.Time) error {
-	return s.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+// Seq and lease first, so that a refusal says exactly why. It returns the
+// records' time.
+func (s *Store) appendTx(ctx context.Context, recs []*store.Record) (t time.Time, err error) {
+	err = s.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		t = now()
 		return s.appendIn(ctx, tx, recs, t)
 	})
+	return t, err
 }
 
-// appendIn appends recs inside tx, reading the thread's last Seq first so
-// that a refusal says exactly why.
+// appendIn appends recs inside tx at time t, reading the thread's last
+// Seq and lease first so that a refusal says exactly why: the lease
+// (store.CheckFence), then the Seq.
 func (s *Store) appendIn(ctx context.Context, tx *sql.Tx, recs []*store.Record, t time.Time) error {
 	id := recs[0].ThreadID
 	{
-		var last int64
-		err := tx.StmtContext(ctx, s.w.lastSeq).QueryRowContext(ctx, id).Scan(&last)
+		var (
+			last    int64
+			lease   store.LeaseState
+			expires int64
+		)
+		err := tx.StmtContext(ctx, s.w.lastSeq).QueryRowContext(ctx, id).Scan(&last, &lease.Owner, &lease.Fence, &expires)
 		if errors.Is(err, sql.ErrNoRows) {
 			return notFound("thread", id)
 		}
 		if err != nil {
+			return err
+		}
+		lease.Expires = fromUnix(expires)
+		if err := store.CheckFence(id, "append", recs[0].Fence, lease, t); err != nil {
 			return err
 		}
 		if recs[0].Seq != last+1 {
@@ -638,7 +667,7 @@ func (s *Store) appendIn(ctx context.Context, tx *sql.Tx, recs []*store.Record, 
 		}
 		ins := tx.StmtContext(ctx, s.w.insertRecord)
 		for _, r := range recs {
-			if _, err := ins.ExecContext(ctx, id, r.Seq, r.RunID, r.Step, string(r.Kind), nonNil(r.Data), int64(store.Sum(r.Data)), unix(t)); err != nil {
+			if _, err := ins.ExecContext(ctx, id, r.Seq, r.RunID, r.Step, string(r.Kind), nonNil(r.Data), int64(store.Sum(r.Data)), unix(t), r.Fence); err != nil {
 				return err
 			}
 		}
@@ -721,8 +750,11 @@ func (s *Store) WriteBatch(ctx context.Context, b *store.Batch) error {
 		return nil
 	})
 	if err != nil {
-		var ce *store.ConflictError
-		if errors.As(err, &ce) || errors.Is(err, store.ErrNotFound) {
+		var (
+			ce *store.ConflictError
+			le *store.LeaseError
+		)
+		if errors.As(err, &ce) || errors.As(err, &le) || errors.Is(err, store.ErrNotFound) {
 			return err
 		}
 		return fmt.Errorf("sqlite store: write batch: %w", err)
@@ -748,7 +780,7 @@ func scanRecord(threadID string, sc scanner, more ...any) (*store.Record, error)
 		checksum int64
 		t        int64
 	)
-	if err := sc.Scan(append([]any{&r.Seq, &r.RunID, &r.Step, &kind, &r.Data, &checksum, &t}, more...)...); err != nil {
+	if err := sc.Scan(append([]any{&r.Seq, &r.RunID, &r.Step, &kind, &r.Data, &checksum, &t, &r.Fence}, more...)...); err != nil {
 		return nil, err
 	}
 	r.Kind, r.Time = store.Kind(kind), fromUnix(t)

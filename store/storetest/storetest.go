@@ -16,6 +16,10 @@
 // A store whose tests can damage a stored record behind its back implements
 // Corrupter (usually with a method declared in a _test.go file), and the
 // suite then checks that reading the damaged record is a *store.CorruptError.
+//
+// The Lease subtests check a store.Leaser (skipped for a store that is not
+// one). They sleep past leases of 50 ms, so the store must use a real
+// clock.
 package storetest
 
 import (
@@ -74,6 +78,11 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Corruption", testCorruption},
 		{"Gap", testGap},
 		{"WriteBatch", testWriteBatch},
+		{"LeaseLifecycle", testLeaseLifecycle},
+		{"LeaseSecondOwner", testLeaseSecondOwner},
+		{"LeaseStalled", testLeaseStalled},
+		{"LeaseConcurrentClaims", testLeaseConcurrentClaims},
+		{"LeaseInvalid", testLeaseInvalid},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
