@@ -268,3 +268,45 @@ func TestResumeRefusals(t *testing.T) {
 		t.Fatalf("thread resume: %v, %v; want revenue in 2020", out.Outputs, err)
 	}
 }
+
+// TestResumeWithPoolReuse runs waiting runs from many goroutines, so that
+// machines released by one run are taken up by others, and resumes each
+// Result, then its stale copy: every answer must reach its own run only,
+// a stale copy is refused, and a result once made never changes. Run
+// with -race.
+func TestResumeWithPoolReuse(t *testing.T) {
+	ctx := context.Background()
+	plan := compile(t, "ask.wf", yearWF)
+	r := askRunner(t)
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			var earlier []*engine.Result
+			for k := range 30 {
+				year := int64(1000*(g+1) + k)
+				a, err := r.Run(ctx, plan, nil, nil)
+				if err != nil || a.Status != engine.Waiting {
+					t.Errorf("run: %v, %v", a.Status, err)
+					return
+				}
+				stale := *a
+				done, err := r.Resume(ctx, a, yearAnswer(a, year), nil)
+				if want := fmt.Sprintf("revenue in %d", year); err != nil || done.Output("text").Str() != want {
+					t.Errorf("resume: %v, %v; want %q", done.Outputs, err, want)
+					return
+				}
+				if _, err := r.Resume(ctx, &stale, yearAnswer(&stale, 1), nil); !errors.Is(err, engine.ErrStale) {
+					t.Errorf("stale resume: %v; want ErrStale", err)
+				}
+				earlier = append(earlier, done)
+			}
+			for k, res := range earlier {
+				want := fmt.Sprintf("revenue in %d", 1000*(g+1)+k)
+				if res.Output("text").Str() != want || strings.Join(res.Path, " ") != "ask answer" {
+					t.Errorf("result %d changed: %v path %v; want %q", k, res.Outputs, res.Path, want)
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
