@@ -34,6 +34,12 @@ func (e *NodeError) Unwrap() error { return e.Err }
 // error with Misuse.
 var ErrMisuse = errors.New("engine: the call is wrong, not failed")
 
+// ErrStale is what Runner.Resume returns for a Result that can no longer
+// be resumed: an earlier or concurrent Resume of it (or of a copy of it)
+// took the run, which has moved on. Resume the Result that call returned
+// instead. errors.Is finds it.
+var ErrStale = errors.New("engine: the result was resumed already")
+
 // Misuse marks err as a mistake in the call (see ErrMisuse); its text is
 // err's, and errors.Is and errors.As still find what err wraps. A nil err
 // stays nil.

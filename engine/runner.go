@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -74,6 +76,15 @@ func (c *bindCache) put(pn *flow.PlanNode, a Action) {
 }
 
 // Result is the outcome of a run, or of a run so far when it is Waiting.
+//
+// A Result is a value the caller owns: its fields are copies and stay as
+// they are whatever happens to the run later. A Waiting Result of
+// Runner.Run, RunWith or Resume also holds the run's machine, for one
+// Runner.Resume: the first Resume that takes the answers takes the run,
+// and the Result (with every copy of it) is spent; later Resumes of it
+// fail with ErrStale. The machine is dropped, or reused by a later run,
+// only when the run has ended and no Result can resume it. A Result of
+// Threads holds nothing: its run is resumed from its thread.
 type Result struct {
 	Status  Status
 	Final   string       // the final node that ended the run
@@ -90,8 +101,20 @@ type Result struct {
 	// of its steps before the resume.
 	Notices []Notice
 
+	waiting *waitingRun // a Waiting in-memory run, for Resume; nil otherwise
+
+	// Only while the engine makes the Result (see detach):
 	m        *Machine
 	reusable bool // nothing of the run is still running: m may be reused once the result is made
+}
+
+// waitingRun is the machine of a run that waits for answers, held for
+// Runner.Resume by a Result and its copies. The first Resume that takes
+// answers takes the machine (m becomes nil), so that nothing a caller
+// holds reaches it afterwards; mu serialises Resumes of the same run.
+type waitingRun struct {
+	mu sync.Mutex
+	m  *Machine // nil once a Resume took it
 }
 
 // Output returns the final output called name, or null.
@@ -127,19 +150,67 @@ func (r *Runner) RunWith(ctx context.Context, plan *flow.Plan, params map[string
 		return &Result{Status: Failed, Err: err}, err
 	}
 	res, err := r.drive(ctx, m, obs)
-	res.releaseMachine()
+	res.detach()
 	return res, err
 }
 
-// Resume continues a Waiting run: answers maps a pending task id to the
-// outputs of its node by name. Tasks without an answer stay pending.
+// Resume continues a Waiting run of Run, RunWith or Resume: answers maps
+// a pending task id (Pending.Task) to the outputs of its node by name.
+// Tasks without an answer stay pending. It returns the run's new Result,
+// which a run that waits again resumes next.
+//
+// The first Resume of a Result that takes its answers takes the run: res
+// (and every copy of it) is spent, and a later Resume of it, or one that
+// ran concurrently and lost, returns res and an error that errors.Is finds
+// ErrStale, and changes nothing. Resumes of the same Result may run
+// concurrently: they are serialised, and at most one of them takes the
+// run. An answer for a task that does not wait, or that does not fit its
+// node's outputs, is an error that changes nothing: res stays waiting
+// and can be resumed again. The Result of a run kept in a thread
+// (Threads) is refused: resume it with Threads.Resume, which records the
+// answers.
 func (r *Runner) Resume(ctx context.Context, res *Result, answers map[int]map[string]flow.Value, obs Observer) (*Result, error) {
-	if res == nil || res.m == nil || res.Status != Waiting {
+	switch {
+	case res == nil || res.Status != Waiting:
 		return res, errors.New("engine: Resume needs a Waiting result")
+	case res.Thread != "":
+		return res, fmt.Errorf("engine: the result is of run %d of thread %s: resume it with Threads.Resume", res.Run, res.Thread)
+	case res.waiting == nil:
+		return res, errors.New("engine: Resume needs a Waiting result of Run, RunWith or Resume")
 	}
-	m := res.m
+	w := res.waiting
+	w.mu.Lock()
+	m := w.m
+	if m == nil {
+		w.mu.Unlock()
+		return res, ErrStale
+	}
+	ids, outs, err := answerOutputs(m, answers)
+	if err != nil {
+		w.mu.Unlock()
+		return res, err
+	}
+	w.m = nil
+	w.mu.Unlock()
+
 	m.trace = obs != nil
-	for id, ans := range answers {
+	for i, id := range ids {
+		if err := m.Resume(id, outs[i]); err != nil {
+			return res, err // not reached: answerOutputs found the task waiting
+		}
+	}
+	res, err = r.drive(ctx, m, obs)
+	res.detach()
+	return res, err
+}
+
+// answerOutputs checks answers against the tasks m waits on, without
+// changing m, and returns the answered task ids, in order, with their
+// outputs.
+func answerOutputs(m *Machine, answers map[int]map[string]flow.Value) ([]int, [][]flow.Value, error) {
+	ids := slices.Sorted(maps.Keys(answers))
+	outs := make([][]flow.Value, len(ids))
+	for i, id := range ids {
 		var task *Task
 		for _, t := range m.Waiting() {
 			if t.ID == id {
@@ -147,20 +218,15 @@ func (r *Runner) Resume(ctx context.Context, res *Result, answers map[int]map[st
 			}
 		}
 		if task == nil {
-			return res, fmt.Errorf("engine: task %d is not waiting", id)
+			return nil, nil, fmt.Errorf("engine: task %d is not waiting", id)
 		}
-		out := make([]flow.Value, len(task.Node.Outputs))
-		c := &Call{Node: task.Node, Outputs: out}
-		if err := c.SetOutputs(ans); err != nil {
-			return res, err
-		}
-		if err := m.Resume(id, out); err != nil {
-			return res, err
+		outs[i] = make([]flow.Value, len(task.Node.Outputs))
+		c := &Call{Node: task.Node, Outputs: outs[i]}
+		if err := c.SetOutputs(answers[id]); err != nil {
+			return nil, nil, err
 		}
 	}
-	res, err := r.drive(ctx, m, obs)
-	res.releaseMachine()
-	return res, err
+	return ids, outs, nil
 }
 
 // runState is what one drive of a machine shares between goroutines.
@@ -246,13 +312,22 @@ type runScratch struct {
 
 var scratchPool sync.Pool
 
-// releaseMachine returns the machine of an ended run to machinePool, once
-// the caller is done with the result's machine (a Waiting run keeps it,
-// for Resume).
-func (res *Result) releaseMachine() {
-	if res.m != nil && res.reusable && res.Status != Waiting {
-		res.m.release()
-		res.m = nil
+// detach makes res the caller's: a Waiting in-memory run keeps its
+// machine for Resume (in res.waiting); the machine of an ended run that
+// left nothing running goes back to machinePool, since nothing can reach
+// it any more; a Waiting thread's machine is dropped (its run resumes
+// from the thread).
+func (res *Result) detach() {
+	m := res.m
+	res.m = nil
+	switch {
+	case m == nil:
+	case res.Status == Waiting:
+		if res.Thread == "" {
+			res.waiting = &waitingRun{m: m}
+		}
+	case res.reusable:
+		m.release()
 	}
 }
 

@@ -590,7 +590,7 @@ func (th *Threads) Run(ctx context.Context, plan *flow.Plan, threadID string, pa
 	}
 	res, err := th.Runner.driveIn(ctx, m, obs, d)
 	res, err = d.finish(ctx, res, err)
-	res.releaseMachine()
+	res.detach()
 	return res, err
 }
 
@@ -680,7 +680,7 @@ func (th *Threads) Resume(ctx context.Context, plan *flow.Plan, threadID string,
 	}
 	res, err := th.Runner.driveIn(ctx, m, obs, d)
 	res, err = d.finish(ctx, res, err)
-	res.releaseMachine()
+	res.detach()
 	return res, err
 }
 

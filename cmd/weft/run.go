@@ -238,10 +238,17 @@ func runWorkflow(ctx context.Context, e env, path string, o *runOptions, inputSe
 	res, err := withStatus(status, e.tick, func() (*engine.Result, error) {
 		return p.runner.RunWith(ctx, p.plan, params, obs.observer(), &engine.RunOptions{Init: init})
 	})
+	// Each Resume takes the Result the last one returned: a Result is
+	// resumed once (engine.ErrStale).
+	cur := res
 	res, err = answerLoop(ctx, e, o, p.plan, res, err, func(task int, out map[string]flow.Value) (*engine.Result, error) {
-		return withStatus(status, e.tick, func() (*engine.Result, error) {
-			return p.runner.Resume(ctx, res, map[int]map[string]flow.Value{task: out}, obs.observer())
+		next, err := withStatus(status, e.tick, func() (*engine.Result, error) {
+			return p.runner.Resume(ctx, cur, map[int]map[string]flow.Value{task: out}, obs.observer())
 		})
+		if next != nil {
+			cur = next
+		}
+		return next, err
 	})
 	return report(e, o, res, err)
 }

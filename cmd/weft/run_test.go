@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -472,5 +473,45 @@ func TestRunVarVariableErrors(t *testing.T) {
 				t.Errorf("stderr lacks %q:\n%s", tc.want, r.stderr)
 			}
 		})
+	}
+}
+
+// TestRunAnswersTwoQuestions answers a run that asks twice, in memory:
+// each answer resumes the result the last one returned (a Result is
+// resumed once), and the run ends with the second answer.
+func TestRunAnswersTwoQuestions(t *testing.T) {
+	src := `
+workflow Two {
+  nodes {
+    node first {
+      type: HUMAN
+      question: "First?"
+      outputs {
+        a: String
+      }
+    }
+    node second {
+      type: HUMAN
+      question: "Second?"
+      outputs {
+        b: String
+      }
+    }
+  }
+  edges {
+    edge { from: first; to: second }
+  }
+  initial: first
+  finals: [ second ]
+}
+`
+	path := filepath.Join(t.TempDir(), "two.wf")
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := weft(t, []string{"run", path, "--answer", "one", "--answer", "two"})
+	r.wantCode(t, exitOK)
+	if want := "b: two\n"; r.stdout != want {
+		t.Errorf("stdout = %q, want %q (stderr %q)", r.stdout, want, r.stderr)
 	}
 }
