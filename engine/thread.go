@@ -11,10 +11,10 @@ import (
 	"hash/fnv"
 	"slices"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/weftlang/weft/flow"
+	"github.com/weftlang/weft/internal/weakmap"
 	"github.com/weftlang/weft/store"
 )
 
@@ -53,10 +53,13 @@ type Threads struct {
 	// the background. See Durability.
 	Durability Durability
 
-	plans sync.Map // *flow.Plan -> *planInfo
+	// plans keeps each plan's planInfo while the plan is reachable, so a
+	// server that compiles plan after plan does not keep them all.
+	plans weakmap.Map[flow.Plan, *planInfo]
 }
 
-// planInfo is what the records of a plan's runs repeat, computed once.
+// planInfo is what the records of a plan's runs repeat, computed once per
+// plan. It must not refer to the plan (see weakmap.Map).
 type planInfo struct {
 	fp    string // Fingerprint
 	names []byte // "cells":[...],"nodes":[...] of snapshots
@@ -64,7 +67,7 @@ type planInfo struct {
 
 func (th *Threads) info(plan *flow.Plan) *planInfo {
 	if pi, ok := th.plans.Load(plan); ok {
-		return pi.(*planInfo)
+		return pi
 	}
 	cells, nodes := cellInfos(plan)
 	names, _ := json.Marshal(struct {
@@ -72,7 +75,7 @@ func (th *Threads) info(plan *flow.Plan) *planInfo {
 		Nodes []string   `json:"nodes"`
 	}{cells, nodes}) // names and small ints always encode
 	pi := &planInfo{fp: Fingerprint(plan), names: names[1 : len(names)-1]}
-	th.plans.Store(plan, pi)
+	pi, _ = th.plans.LoadOrStore(plan, pi)
 	return pi
 }
 
