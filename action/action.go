@@ -58,9 +58,11 @@ func pass(_ context.Context, c *engine.Call) error {
 	return nil
 }
 
-// ErrNoProvider is returned for LLM bindings when no model provider is
-// configured.
-var ErrNoProvider = errors.New("no LLM provider is configured (stub the action with --stubs, or register a Go implementation)")
+// ErrNoProvider is matched (errors.Is) by the error of an LLM binding
+// made with no model provider configured: Bind, or a Binder with no Open,
+// or one whose binding names no model and that has no Default. Give the
+// Binder a model, register a Go implementation of the action, or stub it.
+var ErrNoProvider = errors.New("no LLM provider is configured")
 
 // Bind makes the implementation of an action bound in source. HUMAN
 // bindings ask their question; HTTP bindings (type HTTP, or TOOL with a

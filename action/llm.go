@@ -67,7 +67,7 @@ func (b *Binder) Bind(bd *flow.Binding) (engine.Action, error) {
 		spec = b.Default
 	}
 	if spec == "" {
-		return nil, fmt.Errorf("LLM action %s names no model and no default is set (use --llm or WEFT_LLM): %w", bd.Name, ErrNoProvider)
+		return nil, fmt.Errorf("LLM action %s names no model and the Binder has no default model: %w", bd.Name, ErrNoProvider)
 	}
 	m, err := b.model(spec)
 	if err != nil {

@@ -11,10 +11,10 @@ import (
 	"hash/fnv"
 	"slices"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/weftlang/weft/flow"
+	"github.com/weftlang/weft/internal/weakmap"
 	"github.com/weftlang/weft/store"
 )
 
@@ -53,10 +53,13 @@ type Threads struct {
 	// the background. See Durability.
 	Durability Durability
 
-	plans sync.Map // *flow.Plan -> *planInfo
+	// plans keeps each plan's planInfo while the plan is reachable, so a
+	// server that compiles plan after plan does not keep them all.
+	plans weakmap.Map[flow.Plan, *planInfo]
 }
 
-// planInfo is what the records of a plan's runs repeat, computed once.
+// planInfo is what the records of a plan's runs repeat, computed once per
+// plan. It must not refer to the plan (see weakmap.Map).
 type planInfo struct {
 	fp    string // Fingerprint
 	names []byte // "cells":[...],"nodes":[...] of snapshots
@@ -64,7 +67,7 @@ type planInfo struct {
 
 func (th *Threads) info(plan *flow.Plan) *planInfo {
 	if pi, ok := th.plans.Load(plan); ok {
-		return pi.(*planInfo)
+		return pi
 	}
 	cells, nodes := cellInfos(plan)
 	names, _ := json.Marshal(struct {
@@ -72,7 +75,7 @@ func (th *Threads) info(plan *flow.Plan) *planInfo {
 		Nodes []string   `json:"nodes"`
 	}{cells, nodes}) // names and small ints always encode
 	pi := &planInfo{fp: Fingerprint(plan), names: names[1 : len(names)-1]}
-	th.plans.Store(plan, pi)
+	pi, _ = th.plans.LoadOrStore(plan, pi)
 	return pi
 }
 
@@ -191,7 +194,7 @@ type ThreadError struct {
 	Run    int    // the run concerned, 0 if none
 	Status Status // its status
 	Detail string
-	Err    error // the cause, if any: ErrThreadAdvanced for answers another process gave first
+	Err    error // the cause, if any: ErrThreadAdvanced for answers another process gave first, ErrWaiting for a run waiting for answers none were given for
 }
 
 // Error names the thread and the run.
@@ -204,6 +207,12 @@ func (e *ThreadError) Error() string {
 
 // Unwrap returns the cause.
 func (e *ThreadError) Unwrap() error { return e.Err }
+
+// ErrWaiting is matched (errors.Is) by the *ThreadError of a call that
+// needs answers the thread's run waits for and did not get: a new Run in
+// a thread whose run is waiting, or a Resume without answers. Answer the
+// questions with Resume.
+var ErrWaiting = errors.New("the run waits for an answer")
 
 // ErrThreadAdvanced is matched (errors.Is) by the error of a run or
 // resume that met another process's work on its thread: a record the
@@ -554,7 +563,7 @@ func (th *Threads) Run(ctx context.Context, plan *flow.Plan, threadID string, pa
 	if ts.State != nil {
 		switch s := ts.Status(); {
 		case s == Waiting:
-			return nil, &ThreadError{Thread: threadID, Run: ts.RunNumber, Status: s, Detail: "waits for an answer; answer it with Resume before starting a new run"}
+			return nil, &ThreadError{Thread: threadID, Run: ts.RunNumber, Status: s, Detail: "waits for an answer; answer it with Resume before starting a new run", Err: ErrWaiting}
 		case s == Running:
 			return nil, &ThreadError{Thread: threadID, Run: ts.RunNumber, Status: s, Detail: "did not finish (its process stopped, or it is running elsewhere); continue it with Resume"}
 		case ts.State.Workflow != plan.Workflow.Name:
@@ -614,7 +623,7 @@ func (th *Threads) Resume(ctx context.Context, plan *flow.Plan, threadID string,
 	case status == Completed || status == Failed:
 		return nil, &ThreadError{Thread: threadID, Run: ts.RunNumber, Status: status, Detail: "has ended; start a new run in the thread instead"}
 	case status == Waiting && len(answers) == 0:
-		return nil, &ThreadError{Thread: threadID, Run: ts.RunNumber, Status: status, Detail: "waits for an answer" + questionIDs(ts)}
+		return nil, &ThreadError{Thread: threadID, Run: ts.RunNumber, Status: status, Detail: "waits for an answer" + questionIDs(ts), Err: ErrWaiting}
 	case status == Running && len(answers) > 0:
 		// The questions stay pending, and the run's row says it waits,
 		// until the run that took their answers waits again or ends:

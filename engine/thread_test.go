@@ -270,11 +270,11 @@ func TestThreadWaitsAndResumesInANewProcess(t *testing.T) {
 		// A new run in a waiting thread is refused.
 		_, err = th.Run(ctx, plan, "t", nil, nil, nil)
 		var te *engine.ThreadError
-		if !errors.As(err, &te) || te.Status != engine.Waiting || te.Run != 1 {
+		if !errors.As(err, &te) || te.Status != engine.Waiting || te.Run != 1 || !errors.Is(err, engine.ErrWaiting) {
 			t.Fatalf("run on a waiting thread: %v", err)
 		}
 		// Resuming without an answer is refused too.
-		if _, err := th.Resume(ctx, plan, "t", nil, nil); !errors.As(err, &te) {
+		if _, err := th.Resume(ctx, plan, "t", nil, nil); !errors.As(err, &te) || !errors.Is(err, engine.ErrWaiting) {
 			t.Fatalf("resume without answers: %v", err)
 		}
 

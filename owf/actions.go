@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"sync"
 
 	"github.com/weftlang/weft/engine"
 	"github.com/weftlang/weft/flow"
+	"github.com/weftlang/weft/internal/weakmap"
 	"github.com/weftlang/weft/llm"
 	"github.com/weftlang/weft/owf/tools"
 )
@@ -81,7 +81,10 @@ func (o *Options) role(r string) llm.Role {
 // Register adds the owf.* actions, which carry out ollama-workflows tasks
 // with opts, to reg.
 func Register(reg *engine.Registry, opts Options) error {
-	a := &actions{opts: opts}
+	return register(reg, &actions{opts: opts})
+}
+
+func register(reg *engine.Registry, a *actions) error {
 	for _, o := range taskOps {
 		if err := reg.Register(string(o), engine.ActionFunc(a.task)); err != nil {
 			return err
@@ -97,13 +100,15 @@ func Register(reg *engine.Registry, opts Options) error {
 }
 
 // actions implements the owf.* actions. Specs are decoded once per plan
-// node.
+// node, and kept while the node's plan is in use: the actions live as long
+// as their registry, which may run plan after plan.
 type actions struct {
 	opts  Options
-	specs sync.Map // *flow.PlanNode -> *cachedSpec
+	specs weakmap.Map[flow.PlanNode, *cachedSpec]
 }
 
-// cachedSpec is a decoded spec and the values it was decoded from.
+// cachedSpec is a decoded spec and the values it was decoded from. It
+// must not refer to the plan node (see weakmap.Map).
 type cachedSpec struct {
 	task, step flow.Value
 	spec       *nodeSpec
@@ -114,8 +119,8 @@ type cachedSpec struct {
 // convert produce).
 func (a *actions) spec(c *engine.Call) (*nodeSpec, error) {
 	task, step := c.Input("task"), c.Input("step")
-	if v, ok := a.specs.Load(c.Node); ok {
-		if cs := v.(*cachedSpec); cs.task.Same(task) && cs.step.Same(step) {
+	if cs, ok := a.specs.Load(c.Node); ok {
+		if cs.task.Same(task) && cs.step.Same(step) {
 			return cs.spec, nil
 		}
 	}

@@ -20,6 +20,14 @@ import (
 	"github.com/weftlang/weft/owf/tools"
 )
 
+// ErrNoModel is matched (errors.Is) by the *TaskError of a generation or
+// function-calling task run with no Options.Model.
+var ErrNoModel = errors.New("no model is configured")
+
+// ErrNoEmbedder is the error of a task that embeds text (search,
+// similarity) run with no Options.Embedder.
+var ErrNoEmbedder = errors.New("no embedder is configured")
+
 // TaskError is the failure of a task, named as the reference names it:
 // InvalidInput, GenerationFailed, FunctionCallFailed, WebSearchFailed,
 // SamplingError, InvalidGetAllError, VectorSearchFailed or
@@ -224,7 +232,7 @@ func (x *executor) lastContent(values map[string]result) string {
 
 func (x *executor) generation(ctx context.Context, spec *nodeSpec, values map[string]result) (Entry, error) {
 	if x.opts.Model == nil {
-		return Entry{}, &TaskError{Kind: "GenerationFailed", Msg: "no model: run with an LLM (weft run --llm SPEC)"}
+		return Entry{}, &TaskError{Kind: "GenerationFailed", Msg: ErrNoModel.Error(), Err: ErrNoModel}
 	}
 	req := &llm.Request{Model: x.opts.ModelName}
 	for _, m := range x.filled(values) {
@@ -307,7 +315,7 @@ func (x *executor) functionCalling(ctx context.Context, spec *nodeSpec, values m
 		return Entry{}, err
 	}
 	if x.opts.Model == nil {
-		return Entry{}, &TaskError{Kind: "FunctionCallFailed", Msg: "no model: run with an LLM (weft run --llm SPEC)"}
+		return Entry{}, &TaskError{Kind: "FunctionCallFailed", Msg: ErrNoModel.Error(), Err: ErrNoModel}
 	}
 	req := &llm.Request{Model: x.opts.ModelName, Messages: []llm.Message{{Role: llm.User, Content: x.lastContent(values)}}}
 	for _, t := range ts {
@@ -448,7 +456,7 @@ func (x *executor) embed(ctx context.Context, texts ...string) ([]float32, error
 
 func (x *executor) embedAll(ctx context.Context, texts []string) ([][]float32, error) {
 	if x.opts.Embedder == nil {
-		return nil, errors.New("no embedder: run with an embedding model (weft run --embed SPEC)")
+		return nil, ErrNoEmbedder
 	}
 	resp, err := x.opts.Embedder.Embed(ctx, &llm.EmbedRequest{Model: x.opts.EmbedModel, Input: texts})
 	if err != nil {

@@ -1,12 +1,14 @@
 package wftest
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/weftlang/weft/action"
 	"github.com/weftlang/weft/engine"
 	"github.com/weftlang/weft/flow"
 )
@@ -21,6 +23,9 @@ func check(e *Expect, res *engine.Result, rec *Recorder) []string {
 		switch {
 		case res.Err != nil:
 			msg += ": " + res.Err.Error()
+			if errors.Is(res.Err, action.ErrNoProvider) {
+				msg += " (stub the action in the case's stubs)"
+			}
 		case res.Status == engine.Waiting:
 			msg += " at " + strings.Join(waitingNodes(res), ", ")
 		}

@@ -705,3 +705,18 @@ func TestPrintEscapesControlCharacters(t *testing.T) {
 		}
 	}
 }
+
+// TestUnstubbedLLMActionSaysHowToStub: a case whose LLM action has no
+// stub and no model fails saying the action needs a stub, in the test
+// file's terms.
+func TestUnstubbedLLMActionSaysHowToStub(t *testing.T) {
+	rep := run(t, "testdata/unstubbed_llm.test.yaml", Options{})
+	if rep.Failed != 1 || len(rep.Suites) != 1 || len(rep.Suites[0].Cases) != 1 {
+		t.Fatalf("want 1 failed case; got:\n%s", printed(rep, true))
+	}
+	c := rep.Suites[0].Cases[0]
+	want := "status: want completed, got failed: node hello (step 1) failed: action greet (LLM binding at testdata/greet.wf:1:1): LLM action greet: no LLM provider is configured (stub the action in the case's stubs)"
+	if len(c.Failures) != 1 || c.Failures[0] != want {
+		t.Errorf("failures:\n%s\nwant\n%s", strings.Join(c.Failures, "\n"), want)
+	}
+}

@@ -35,6 +35,10 @@ import (
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
+
+	"github.com/weftlang/weft/action"
+	"github.com/weftlang/weft/llm/providers"
+	"github.com/weftlang/weft/owf"
 )
 
 // Exit codes of the weft command.
@@ -167,7 +171,7 @@ func run(args []string, e env) (code int) {
 	if xe.err != nil {
 		// An error may quote what a store, a model or a file holds:
 		// printed escaped (termSafe), line breaks kept.
-		fmt.Fprintf(e.stderr, "weft: %s\n", termSafe(fileWording(xe.err), true))
+		fmt.Fprintf(e.stderr, "weft: %s\n", termSafe(withAdvice(xe.err), true))
 		if xe.code == exitUsage {
 			where := "weft"
 			if cmd != nil {
@@ -177,6 +181,28 @@ func run(args []string, e env) (code int) {
 		}
 	}
 	return xe.code
+}
+
+// withAdvice returns err's message (see fileWording) followed by the
+// flag that mends it, for the library errors that need one: the library
+// packages name no flag, so the advice is added here, found by errors.Is.
+func withAdvice(err error) string {
+	msg := fileWording(err)
+	var advice string
+	switch {
+	case errors.Is(err, action.ErrNoProvider):
+		advice = "pass --llm PROVIDER:MODEL or set " + providers.EnvVar + ", or stub the action with --stubs FILE"
+	case errors.Is(err, providers.ErrNoModel):
+		advice = "pass --llm PROVIDER:MODEL or set " + providers.EnvVar
+	case errors.Is(err, owf.ErrNoModel):
+		advice = "pass --llm SPEC or set " + providers.EnvVar
+	case errors.Is(err, owf.ErrNoEmbedder):
+		advice = "pass --embed SPEC or set " + providers.EmbedEnvVar
+	}
+	if advice == "" {
+		return msg
+	}
+	return msg + " (" + advice + ")"
 }
 
 // fileWording returns err's message with each file error in it worded the

@@ -246,10 +246,10 @@ func runInThread(ctx context.Context, e env, path string, o *runOptions, p *prep
 	if err != nil && res == nil {
 		var te *engine.ThreadError
 		if errors.As(err, &te) && te.Thread == id {
-			switch te.Status {
-			case engine.Waiting:
+			switch {
+			case errors.Is(err, engine.ErrWaiting):
 				return failed(fmt.Errorf("%w: %s --answer TEXT", err, resumeHint(o.store, "resume", id)))
-			case engine.Running:
+			case te.Status == engine.Running:
 				return failed(fmt.Errorf("%w: %s", err, resumeHint(o.store, "resume", id)))
 			}
 		}

@@ -9,6 +9,7 @@
 package providers
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -58,7 +59,15 @@ type SpecError struct {
 	Spec  string
 	Msg   string
 	Known []string // the providers that could have been named
+	Err   error    // ErrNoModel for an empty spec, else nil
 }
+
+// Unwrap returns ErrNoModel for an empty spec, else nil.
+func (e *SpecError) Unwrap() error { return e.Err }
+
+// ErrNoModel is matched (errors.Is) by the *SpecError of an empty spec
+// with EnvVar unset: no model was named.
+var ErrNoModel = errors.New("no model given")
 
 // Error names the spec and the problem.
 func (e *SpecError) Error() string {
@@ -88,7 +97,7 @@ func OpenWith(spec string, getenv func(string) string, openers map[string]Opener
 	}
 	known := sortedNames(openers)
 	if spec == "" {
-		return nil, &SpecError{Msg: "no model given: use --llm PROVIDER:MODEL or set " + EnvVar, Known: known}
+		return nil, &SpecError{Msg: "no model given, and " + EnvVar + " is not set", Known: known, Err: ErrNoModel}
 	}
 	name, model, ok := strings.Cut(spec, ":")
 	name = strings.ToLower(strings.TrimSpace(name))

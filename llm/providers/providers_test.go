@@ -125,3 +125,19 @@ func TestOpenReplay(t *testing.T) {
 		t.Errorf("a missing recording: err = %v", err)
 	}
 }
+
+// TestNoModelIsAKindWithoutCLIAdvice: no spec and no WEFT_LLM is
+// ErrNoModel (a *SpecError), whose text names no CLI flag.
+func TestNoModelIsAKindWithoutCLIAdvice(t *testing.T) {
+	_, err := providers.Open("", func(string) string { return "" })
+	var se *providers.SpecError
+	if !errors.Is(err, providers.ErrNoModel) || !errors.As(err, &se) {
+		t.Fatalf("Open(\"\"): %v; want a *SpecError matching ErrNoModel", err)
+	}
+	if strings.Contains(err.Error(), "--") {
+		t.Errorf("error %q gives CLI advice", err)
+	}
+	if _, err := providers.Open("nosuch:model", nil); errors.Is(err, providers.ErrNoModel) {
+		t.Errorf("an unknown provider matches ErrNoModel: %v", err)
+	}
+}

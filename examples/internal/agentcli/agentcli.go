@@ -8,6 +8,7 @@ package agentcli
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"iter"
@@ -35,6 +36,9 @@ func OpenModel(spec, record string, timeout time.Duration, getenv func(string) s
 		spec = strings.TrimSpace(getenv(providers.EnvVar))
 	}
 	m, err := providers.Open(spec, getenv) // "replay:FILE" included
+	if errors.Is(err, providers.ErrNoModel) {
+		return nil, nil, fmt.Errorf("%w (pass --llm PROVIDER:MODEL or set %s)", err, providers.EnvVar)
+	}
 	if err != nil {
 		return nil, nil, err
 	}

@@ -208,7 +208,7 @@ func TestErrors(t *testing.T) {
 		{[]string{"--docs", docs, "--log", "loud"}, 2, "--log"},
 		{[]string{"--docs", docs, "stray"}, 2, "unexpected arguments"},
 		{[]string{"--docs", "missing.json", "--llm", "ollama:x"}, 1, "--docs"},
-		{[]string{"--docs", docs, "--input", "q"}, 1, "no model given"},
+		{[]string{"--docs", docs, "--input", "q"}, 1, "no model given, and WEFT_LLM is not set (known providers: anthropic, ollama, openai, replay) (pass --llm PROVIDER:MODEL or set WEFT_LLM)"},
 		{[]string{"--docs", docs, "--llm", "replay:missing.jsonl", "--input", "q"}, 1, "missing.jsonl"},
 	}
 	for _, tc := range cases {

@@ -433,7 +433,7 @@ func TestErrors(t *testing.T) {
 		{[]string{"--n", "0"}, 2, "--n must be positive"},
 		{[]string{"--es", "ftp://x", "--input", "q"}, 1, "is not an Elasticsearch URL"},
 		{[]string{"--es", "bleve:", "--input", "q"}, 1, "bleve: needs a directory"},
-		{[]string{"--es", "bleve:DIR", "--input", "q"}, 1, "no model given"},
+		{[]string{"--es", "bleve:DIR", "--input", "q"}, 1, "no model given, and WEFT_LLM is not set (known providers: anthropic, ollama, openai, replay) (pass --llm PROVIDER:MODEL or set WEFT_LLM)"},
 		{[]string{"--es", "bleve:DIR", "--llm", "replay:missing.jsonl", "--input", "q"}, 1, "missing.jsonl"},
 	}
 	for _, tc := range cases {
