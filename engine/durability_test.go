@@ -229,8 +229,12 @@ func (c *countingBatches) WriteBatch(ctx context.Context, b *store.Batch) error 
 }
 
 // TestAsyncDurabilityOneCommitForAFastRun: a run of fast steps in a new
-// thread is written in one transaction with Async: the thread, its
-// records and its run row.
+// thread is written in a few transactions with Async, not one per step:
+// the records that pile up during one commit go in the next. On an idle
+// machine the whole run (the thread, its 22 records and its run row)
+// takes one commit; under load the writer's first linger (1 ms) may end
+// before the run does, so two or three are allowed, as docs/threads.md
+// says.
 func TestAsyncDurabilityOneCommitForAFastRun(t *testing.T) {
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "w.db"))
@@ -247,7 +251,11 @@ func TestAsyncDurabilityOneCommitForAFastRun(t *testing.T) {
 	}
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
-	if len(cs.batches) != 1 || cs.batches[0] != 22 {
-		t.Errorf("batches of %v records; want one of 22", cs.batches)
+	total := 0
+	for _, n := range cs.batches {
+		total += n
+	}
+	if len(cs.batches) == 0 || len(cs.batches) > 3 || total != 22 {
+		t.Errorf("batches of %v records; want 22 records in at most 3 batches", cs.batches)
 	}
 }
