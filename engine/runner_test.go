@@ -325,35 +325,7 @@ func TestRunnerSubflow(t *testing.T) {
 }
 
 func TestRunnerResume(t *testing.T) {
-	src := `
-workflow Ask {
-  nodes {
-    node ask {
-      type: HUMAN
-      question: "Which year?"
-      outputs {
-        year: Int
-      }
-    }
-    node answer {
-      type: FUNCTION
-      action: "answer"
-      inputs {
-        y: ask.year
-      }
-      outputs {
-        text: String
-      }
-    }
-  }
-  edges {
-    edge { from: ask; to: answer }
-  }
-  initial: ask
-  finals: [ answer ]
-}
-`
-	plan := compile(t, "ask.wf", src)
+	plan := compile(t, "ask.wf", yearWF)
 	var answered int
 	reg := registry(t, map[string]engine.ActionFunc{
 		"answer": func(ctx context.Context, c *engine.Call) error {
