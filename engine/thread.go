@@ -226,6 +226,12 @@ func (e *ThreadError) Error() string {
 // Unwrap returns the cause.
 func (e *ThreadError) Unwrap() error { return e.Err }
 
+// Is reports a thread whose lease another driver holds (store.ErrLeaseHeld)
+// as ErrThreadAdvanced too: another process drives the thread.
+func (e *ThreadError) Is(target error) bool {
+	return target == ErrThreadAdvanced && errors.Is(e.Err, store.ErrLeaseHeld)
+}
+
 // ErrWaiting is matched (errors.Is) by the *ThreadError of a call that
 // needs answers the thread's run waits for and did not get: a new Run in
 // a thread whose run is waiting, or a Resume without answers. Answer the
@@ -239,7 +245,9 @@ var ErrWaiting = errors.New("the run waits for an answer")
 // stops), or an answer the other process gave first, while the run it
 // resumed has not ended (a *ThreadError). The other process holds the
 // thread; nothing of this process's was recorded after the point where
-// they met.
+// they met. With a store that grants leases (store.Leaser), a Run or
+// Resume refused because another driver holds the thread's lease matches
+// it too, as well as store.ErrLeaseHeld.
 var ErrThreadAdvanced = errors.New("another process advanced the thread")
 
 // PlanChangedError is a run resumed with a workflow whose structure
