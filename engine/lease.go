@@ -9,9 +9,6 @@ import (
 	"github.com/weftlang/weft/store"
 )
 
-// defaultLeaseTTL is Threads.LeaseTTL's default.
-const defaultLeaseTTL = 30 * time.Second
-
 // ownerID returns the name this Threads takes leases under.
 func (th *Threads) ownerID() string {
 	th.ownerOnce.Do(func() {
@@ -23,22 +20,17 @@ func (th *Threads) ownerID() string {
 	return th.owner
 }
 
-func (th *Threads) leaseTTL() time.Duration {
-	if th.LeaseTTL > 0 {
-		return th.LeaseTTL
-	}
-	return defaultLeaseTTL
-}
+func (th *Threads) leaseTTL() time.Duration { return th.LeaseTTL }
 
-// leased runs drive holding the thread's lease, when the store is a
-// store.Leaser, with the lease's fence (0 without a lease): it claims the
+// leased runs drive holding the thread's lease, when LeaseTTL is set and
+// the store is a store.Leaser, with the lease's fence (0 without a lease): it claims the
 // thread (creating it first from create, if it does not exist and create
 // is not nil), renews the lease every TTL/3 while drive runs, and releases
 // it when drive returns, whether the run ended, failed or waits for a
 // person. The heartbeat's goroutine ends before leased returns.
 func (th *Threads) leased(ctx context.Context, threadID string, create *store.Thread, drive func(fence int64) (*Result, error)) (*Result, error) {
 	ls, ok := th.Store.(store.Leaser)
-	if !ok {
+	if !ok || th.LeaseTTL <= 0 {
 		return drive(0)
 	}
 	l, err := th.claim(ctx, ls, threadID, create)

@@ -135,7 +135,7 @@ func leaseOneDriver(t *testing.T, open func() store.Store, d engine.Durability) 
 	// A holds the thread, and keeps it past its TTL by its heartbeat.
 	time.Sleep(450 * time.Millisecond)
 	before := records(t, st, "t")
-	b := &engine.Threads{Runner: stepRunner(new([]string), new(sync.Mutex), nil), Store: st, Durability: d, Owner: "B"}
+	b := &engine.Threads{Runner: stepRunner(new([]string), new(sync.Mutex), nil), Store: st, Durability: d, Owner: "B", LeaseTTL: time.Minute}
 	if _, err := b.Resume(ctx, plan, "t", nil, nil); !errors.Is(err, store.ErrLeaseHeld) {
 		t.Fatalf("B resumes while A drives: %v; want store.ErrLeaseHeld", err)
 	}
@@ -240,13 +240,13 @@ func TestThreadLeaseReleasedWhileWaiting(t *testing.T) {
 	stores(t, func(t *testing.T, open func() store.Store) {
 		ctx := context.Background()
 		plan := load(t, "ask.wf", askWF)
-		a := &engine.Threads{Runner: countRunner(map[string]int{}), Store: open(), Owner: "A"}
+		a := &engine.Threads{Runner: countRunner(map[string]int{}), Store: open(), Owner: "A", LeaseTTL: time.Minute}
 		res, err := a.Run(ctx, plan, "t", nil, nil, nil)
 		if err != nil || res.Status != engine.Waiting {
 			t.Fatalf("run: %v, %v", res, err)
 		}
 		st := open()
-		b := &engine.Threads{Runner: countRunner(map[string]int{}), Store: st, Owner: "B"}
+		b := &engine.Threads{Runner: countRunner(map[string]int{}), Store: st, Owner: "B", LeaseTTL: time.Minute}
 		res, err = b.Resume(ctx, plan, "t", []engine.Answer{{Outputs: map[string]flow.Value{"year": flow.StringValue("1999")}}}, nil)
 		if err != nil || res.Status != engine.Completed {
 			t.Fatalf("B answers: %v, %v", res, err)
@@ -274,7 +274,7 @@ func TestThreadLeaseClaimWait(t *testing.T) {
 		if _, err := st.(store.Leaser).Claim(ctx, "t", "dead", 200*time.Millisecond); err != nil {
 			t.Fatal(err)
 		}
-		b := &engine.Threads{Runner: stepRunner(new([]string), new(sync.Mutex), nil), Store: st, Owner: "B", ClaimWait: 2 * time.Second}
+		b := &engine.Threads{Runner: stepRunner(new([]string), new(sync.Mutex), nil), Store: st, Owner: "B", ClaimWait: 2 * time.Second, LeaseTTL: time.Minute}
 		res, err := b.Run(ctx, plan, "t", nil, nil, nil)
 		if err != nil || res.Status != engine.Completed {
 			t.Fatalf("run after the dead lease: %v, %v", res, err)
@@ -298,5 +298,41 @@ func TestThreadWithoutLeaser(t *testing.T) {
 				t.Errorf("record %d has fence %d without a lease", r.Seq, r.Fence)
 			}
 		}
+	})
+}
+
+// TestThreadLeaseOff: with LeaseTTL 0 (the default) a store that grants
+// leases is driven without one, as before: no fences, nothing held. A
+// lease someone else holds still refuses its unfenced appends.
+func TestThreadLeaseOff(t *testing.T) {
+	stores(t, func(t *testing.T, open func() store.Store) {
+		ctx := context.Background()
+		plan := load(t, "loop.wf", loopWF)
+		st := open()
+		ls, ok := st.(store.Leaser)
+		if !ok {
+			t.Skip("the store grants no leases")
+		}
+		th := &engine.Threads{Runner: stepRunner(new([]string), new(sync.Mutex), nil), Store: st}
+		if res, err := th.Run(ctx, plan, "t", nil, nil, nil); err != nil || res.Status != engine.Completed {
+			t.Fatalf("run: %v, %v", res, err)
+		}
+		for _, r := range records(t, st, "t") {
+			if r.Fence != 0 {
+				t.Errorf("record %d has fence %d with leases off", r.Seq, r.Fence)
+			}
+		}
+		l, err := ls.Claim(ctx, "t", "other", time.Minute)
+		if err != nil {
+			t.Fatalf("a run with leases off left the thread held: %v", err)
+		}
+		before := len(records(t, st, "t"))
+		if _, err := th.Run(ctx, plan, "t", nil, nil, nil); !errors.Is(err, store.ErrLeaseHeld) {
+			t.Errorf("an unleased run on a held thread: %v, want ErrLeaseHeld", err)
+		}
+		if after := len(records(t, st, "t")); after != before {
+			t.Errorf("the refused run wrote %d records", after-before)
+		}
+		_ = ls.Release(ctx, l)
 	})
 }

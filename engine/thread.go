@@ -57,9 +57,17 @@ type Threads struct {
 	// store that is a store.Leaser (and in the errors of the drivers
 	// they refuse); empty means a random id, chosen once.
 	Owner string
-	// LeaseTTL is how long a lease lasts unless renewed: a run renews
-	// it every LeaseTTL/3 while it runs, and a driver that stops (a
-	// killed process) holds the thread at most this long. 0 means 30s.
+	// LeaseTTL, when positive and the store is a store.Leaser, makes
+	// Run and Resume drive the thread under a lease of this length (see
+	// store.Leaser): a second driver is refused, and a stalled one that
+	// lost its lease writes nothing more. A run renews the lease every
+	// LeaseTTL/3 while it runs; a driver that stops (a killed process)
+	// holds the thread at most this long. 0 means no lease: a claim, a
+	// release and a heartbeat cost a run two more store transactions
+	// (+85% for a ten-step run on SQLite, BenchmarkS4Checkpointed), so a
+	// process that shares threads with others (weft run, a server, a
+	// worker) turns it on; an unleased append is still refused while
+	// another driver holds the thread's lease (store.ErrLeaseHeld).
 	LeaseTTL time.Duration
 	// ClaimWait is how long Run and Resume retry a claim refused because
 	// another driver holds the thread's lease, before they give up with
