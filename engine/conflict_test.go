@@ -98,7 +98,9 @@ func TestThreadResumeAgainstAnotherProcess(t *testing.T) {
 
 		// A run stopped by nothing but slowness: its step is still in
 		// flight when another process resumes the thread and finishes
-		// it. The slow one's next record then meets the other's.
+		// it. The slow one's next record then meets the other's. (A
+		// store that grants leases refuses the second process instead:
+		// TestThreadLeaseOneDriver; here the stores grant none.)
 		loop := load(t, "loop.wf", loopWF)
 		var keys []string
 		var kmu sync.Mutex
@@ -108,13 +110,13 @@ func TestThreadResumeAgainstAnotherProcess(t *testing.T) {
 				close(inStep)
 				<-goOn
 			}
-		}), Store: open()}
+		}), Store: struct{ store.Store }{open()}}
 		go func() {
 			_, err := slow.Run(ctx, loop, "l", nil, nil, nil)
 			done <- err
 		}()
 		<-inStep
-		fast := &engine.Threads{Runner: stepRunner(&keys, &kmu, nil), Store: open()}
+		fast := &engine.Threads{Runner: stepRunner(&keys, &kmu, nil), Store: struct{ store.Store }{open()}}
 		res, err := fast.Resume(ctx, loop, "l", nil, nil)
 		if err != nil || res.Status != engine.Completed {
 			t.Fatalf("resume beside the running process: %v, %v", res, err)

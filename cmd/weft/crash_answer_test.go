@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -111,6 +112,9 @@ func crashAnswerLoop(t *testing.T, bin, storeSpec string, wantKills int, open fu
 				args = append(args, "--answer", fmt.Sprint(start))
 			}
 			cmd := exec.Command(bin, args...)
+			// A killed process's lease runs out in 1 s, which the
+			// next process waits for.
+			cmd.Env = append(os.Environ(), "WEFT_LEASE_TTL=1s")
 			var output strings.Builder
 			cmd.Stdout, cmd.Stderr = &output, &output
 			if err := cmd.Start(); err != nil {

@@ -202,6 +202,9 @@ func crashLoop(t *testing.T, bin, storeSpec string, wantKills int, open func(con
 				before = ts.Seq
 			}
 			cmd := exec.Command(bin, args...)
+			// A killed process's lease runs out in 1 s, which the
+			// next process waits for.
+			cmd.Env = append(os.Environ(), "WEFT_LEASE_TTL=1s")
 			var stdout, stderr strings.Builder
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			if err := cmd.Start(); err != nil {

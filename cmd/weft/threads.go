@@ -35,6 +35,31 @@ const defaultStoreHint = "$XDG_DATA_HOME/weft/threads.db"
 // envStore names the environment variable of the default store.
 const envStore = "WEFT_STORE"
 
+// envLeaseTTL is the environment variable that sets how long the lease a
+// run or resume takes on its thread lasts unless renewed (a Go duration;
+// default defaultLeaseTTL): a killed process holds its thread that long.
+const envLeaseTTL = "WEFT_LEASE_TTL"
+
+// defaultLeaseTTL is the CLI's lease TTL: short, so that `weft resume` of
+// a killed process's thread waits little; renewed every third of it.
+const defaultLeaseTTL = 10 * time.Second
+
+// drivingThreads returns the Threads that run and resume drive a thread
+// with: under a lease of $WEFT_LEASE_TTL (renewed while the run runs),
+// waiting up to that long for the lease of a process that stopped
+// without releasing it (killed) to run out.
+func drivingThreads(e env, runner *engine.Runner, st store.Store) (*engine.Threads, error) {
+	ttl := defaultLeaseTTL
+	if v := getenvOf(e)(envLeaseTTL); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return nil, usageErrorf("$%s=%q: want a positive duration such as 10s", envLeaseTTL, v)
+		}
+		ttl = d
+	}
+	return &engine.Threads{Runner: runner, Store: st, LeaseTTL: ttl, ClaimWait: ttl + ttl/2}, nil
+}
+
 // Thread labels the CLI keeps, so that resume needs only the thread.
 const (
 	metaFile     = "file"
@@ -238,7 +263,10 @@ func runInThread(ctx context.Context, e env, path string, o *runOptions, p *prep
 			meta[metaES] = withoutPassword(o.es)
 		}
 	}
-	th := &engine.Threads{Runner: p.runner, Store: st}
+	th, err := drivingThreads(e, p.runner, st)
+	if err != nil {
+		return err
+	}
 	obs, status := observers(e, o)
 	res, err := withStatus(status, e.tick, func() (*engine.Result, error) {
 		return th.Run(ctx, p.plan, id, params, obs.observer(), &engine.RunOptions{Meta: meta, Init: init})
@@ -376,7 +404,10 @@ func resumeThread(ctx context.Context, e env, id string, o *resumeOptions, stubs
 	if err := p.checkConfig(e, &o.runOptions); err != nil {
 		return err
 	}
-	th := &engine.Threads{Runner: p.runner, Store: st}
+	th, err := drivingThreads(e, p.runner, st)
+	if err != nil {
+		return err
+	}
 	ts, err := th.Load(ctx, id)
 	if err != nil {
 		return storeFailed(err)
