@@ -13,7 +13,10 @@ import (
 
 	_ "modernc.org/sqlite"
 
+	"github.com/weftlang/weft/llm/llmtest"
+	"github.com/weftlang/weft/llm/providers"
 	"github.com/weftlang/weft/llm/tool"
+	"github.com/weftlang/weft/retrieval"
 	"github.com/weftlang/weft/search"
 	blevesearch "github.com/weftlang/weft/search/bleve"
 	"github.com/weftlang/weft/tools"
@@ -257,5 +260,45 @@ func TestConcurrentCalls(t *testing.T) {
 		if err := <-errs; err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// Config.IndexOptions is asked once, at the first call: with an embedder,
+// retrieve embeds the documents and each query; its error is returned as
+// it is.
+func TestRetrieveIndexOptions(t *testing.T) {
+	srv := llmtest.NewOllamaServer()
+	defer srv.Close()
+	asked := 0
+	s := newSet(t, tools.Config{Docs: sampleDocs, IndexOptions: func() (*retrieval.Options, error) {
+		asked++
+		em, err := providers.OpenEmbedder("ollama:fake-embed", func(k string) string {
+			if k == "OLLAMA_HOST" {
+				return srv.BaseURL()
+			}
+			return ""
+		})
+		return &retrieval.Options{Embedder: em}, err
+	}})
+	var r tools.RetrieveResult
+	for range 2 {
+		if err := call(t, s, tools.Retrieve, `{"query":"ferry","k":1}`, &r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var inputs []string
+	for _, req := range srv.Requests() {
+		if req.Embed != nil {
+			inputs = append(inputs, req.Embed.Input...)
+		}
+	}
+	if asked != 1 || len(inputs) < 3 || inputs[len(inputs)-1] != "ferry" || inputs[len(inputs)-2] != "ferry" {
+		t.Errorf("IndexOptions asked %d times, embedder given %q: want once, the documents then the query twice", asked, inputs)
+	}
+
+	boom := errors.New("no embedder")
+	s2 := newSet(t, tools.Config{Docs: sampleDocs, IndexOptions: func() (*retrieval.Options, error) { return nil, boom }})
+	if err := call(t, s2, tools.Retrieve, `{"query":"ferry"}`, &r); !errors.Is(err, boom) {
+		t.Errorf("err = %v, want IndexOptions' error", err)
 	}
 }
