@@ -1,14 +1,19 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/weftlang/weft/action"
 	"github.com/weftlang/weft/flow"
 	"github.com/weftlang/weft/llm/providers"
 	"github.com/weftlang/weft/owf"
+	"github.com/weftlang/weft/sqltool"
+	"github.com/weftlang/weft/tools"
 )
 
 // TestErrorAdvice: the errors of the library packages name no flag; the
@@ -35,5 +40,37 @@ func TestErrorAdvice(t *testing.T) {
 		if got := withAdvice(c.err); got != c.want {
 			t.Errorf("%s:\n got %s\nwant %s", c.name, got, c.want)
 		}
+	}
+}
+
+// TestToolErrorAdvice: an error of a built-in tool (package tools) names no
+// flag; the CLI adds the flag that gives the tool its resource.
+func TestToolErrorAdvice(t *testing.T) {
+	set, err := tools.New(tools.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer set.Close()
+	reg, err := set.Registry()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ tool, args, want string }{
+		{tools.Retrieve, `{"query":"x"}`, "node find failed: retrieve: documents: not configured (pass --docs PATH or set $WEFT_DOCS)"},
+		{tools.SQLSchema, `{}`, "node find failed: sql_schema: database: not configured (pass --db DSN or set $WEFT_DB)"},
+		{tools.ESSearch, `{"index":"i","body":{}}`, "node find failed: es_search: search backend: not configured (pass --es URL|bleve:DIR or set $WEFT_ES)"},
+	} {
+		tl, _ := reg.Get(c.tool)
+		_, err := tl.Call(context.Background(), json.RawMessage(c.args))
+		if err == nil {
+			t.Fatalf("%s: no error", c.tool)
+		}
+		if got := withAdvice(fmt.Errorf("node find failed: %w", err)); got != c.want {
+			t.Errorf("%s:\n got  %q\n want %q", c.tool, got, c.want)
+		}
+	}
+	unsafe := &tools.ResourceError{Tool: tools.SQLQuery, Resource: tools.Database, Name: "postgres://u:xxxxx@h/db", Err: fmt.Errorf("sqltool: %w", sqltool.ErrUnsafeRole)}
+	if got := withAdvice(unsafe); !strings.HasSuffix(got, "(docs/tools.md gives the SQL of a read-only role; --db-allow-unsafe-role connects anyway, for a throwaway database)") {
+		t.Errorf("unsafe role: %q", got)
 	}
 }

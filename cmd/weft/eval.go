@@ -19,6 +19,7 @@ import (
 	"github.com/weftlang/weft/retrieval"
 	"github.com/weftlang/weft/sqltool"
 	"github.com/weftlang/weft/sqltool/spider"
+	"github.com/weftlang/weft/tools"
 )
 
 // newEvalCmd builds `weft eval`: measurements of the examples on public
@@ -255,7 +256,7 @@ func evalRecall(ctx context.Context, e env, o *evalRecallOptions) error {
 	if err != nil {
 		return usageErrorf("%v", err)
 	}
-	ix, err := indexDocuments(ctx, ":memory:", opts, data.Documents)
+	ix, err := tools.IndexDocuments(ctx, ":memory:", opts, data.Documents)
 	if err != nil {
 		return failed(err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/weftlang/weft/llm/providers"
 	"github.com/weftlang/weft/retrieval"
+	"github.com/weftlang/weft/tools"
 )
 
 // newIndexCmd builds `weft index`: a retrieval index file for --docs.
@@ -60,7 +61,7 @@ func buildIndex(ctx context.Context, e env, path, out, embed string) error {
 	if err != nil {
 		return usageErrorf("%v", err)
 	}
-	ix, err := indexDocuments(ctx, out, opts, data.Documents)
+	ix, err := tools.IndexDocuments(ctx, out, opts, data.Documents)
 	if err != nil {
 		return failed(fmt.Errorf("--output %s: %w", out, err))
 	}

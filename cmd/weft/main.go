@@ -198,6 +198,8 @@ func withAdvice(err error) string {
 		advice = "pass --llm SPEC or set " + providers.EnvVar
 	case errors.Is(err, owf.ErrNoEmbedder):
 		advice = "pass --embed SPEC or set " + providers.EmbedEnvVar
+	default:
+		advice = toolAdvice(err)
 	}
 	if advice == "" {
 		return msg

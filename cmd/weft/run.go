@@ -123,7 +123,10 @@ func prepare(e env, path string, o *runOptions) (*prepared, error) {
 	}
 	// Resolved here, so that a thread records where the file really is.
 	o.docs, o.db = resolveData(getenvOf(e), o.docs), resolveData(getenvOf(e), o.db)
-	tools := newToolset(e, o)
+	tools, err := newToolset(e, o)
+	if err != nil {
+		return nil, internal(err)
+	}
 	treg, err := tools.registry()
 	if err != nil {
 		return nil, internal(err)
@@ -180,7 +183,7 @@ func prepare(e env, path string, o *runOptions) (*prepared, error) {
 	binder.Open = onceEach(binder.Open) // checkConfig opens the models the run then uses
 	closeAll := func() {
 		closeLLM()
-		tools.close()
+		tools.Close()
 	}
 	bind := redactActions(reg, binder.Bind, runRedactor(e, o))
 	return &prepared{mod: m, plan: plan, runner: &engine.Runner{Registry: reg, Bind: bind}, close: closeAll, reg: reg, binder: binder, tools: tools}, nil
