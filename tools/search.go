@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/weftlang/weft/internal/redact"
 	"github.com/weftlang/weft/search"
 	blevesearch "github.com/weftlang/weft/search/bleve"
 	"github.com/weftlang/weft/search/es"
@@ -67,7 +68,7 @@ func (s *Set) searchBackend(ctx context.Context) (search.Backend, error) {
 	}
 	b, err := open(ctx, spec)
 	if err != nil {
-		return nil, &ResourceError{Tool: ESSearch, Resource: SearchBackend, Name: redactDSN(spec), Err: err}
+		return nil, &ResourceError{Tool: ESSearch, Resource: SearchBackend, Name: redact.DSN(spec), Err: err}
 	}
 	s.sb = b
 	return b, nil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/weftlang/weft/internal/redact"
 	"github.com/weftlang/weft/sqltool"
 )
 
@@ -71,7 +72,7 @@ func (s *Set) database(ctx context.Context, name string) (*sqltool.DB, error) {
 	}
 	db, err := sqltool.Open(ctx, s.cfg.DB, s.cfg.DBOptions)
 	if err != nil {
-		return nil, &ResourceError{Tool: name, Resource: Database, Name: redactDSN(s.cfg.DB), Err: err}
+		return nil, &ResourceError{Tool: name, Resource: Database, Name: redact.DSN(s.cfg.DB), Err: err}
 	}
 	if s.cfg.Warn != nil {
 		for _, w := range db.Warnings() {

@@ -236,16 +236,3 @@ func notConfigured(name string) error {
 	r, _ := Needs(name)
 	return &ResourceError{Tool: name, Resource: r, Err: ErrNotConfigured}
 }
-
-// redactDSN hides the password of a URL's user information.
-func redactDSN(dsn string) string {
-	at := strings.LastIndex(dsn, "@")
-	scheme := strings.Index(dsn, "://")
-	if at < 0 || scheme < 0 || at < scheme {
-		return dsn
-	}
-	if user, _, ok := strings.Cut(dsn[scheme+3:at], ":"); ok {
-		return dsn[:scheme+3] + user + ":xxxxx" + dsn[at:]
-	}
-	return dsn
-}

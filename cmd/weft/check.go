@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/weftlang/weft/flow"
+	"github.com/weftlang/weft/internal/redact"
 	"github.com/weftlang/weft/llm"
 	"github.com/weftlang/weft/llm/providers"
 )
@@ -87,7 +88,7 @@ func (p *prepared) checkConfig(e env, o *runOptions) error {
 	}
 	if ts.es != "" && (o.es != "" || uses(toolESSearch)) {
 		if err := checkES(ts.es); err != nil {
-			return usageErrorf("%s %s: %v", flagOrEnv(o.es, "--es", envES), redactDSN(ts.es), err)
+			return usageErrorf("%s %s: %v", flagOrEnv(o.es, "--es", envES), redact.DSN(ts.es), err)
 		}
 	}
 	return nil

@@ -15,6 +15,7 @@ import (
 	"github.com/weftlang/weft/engine"
 	"github.com/weftlang/weft/flow"
 	"github.com/weftlang/weft/internal/datadir"
+	"github.com/weftlang/weft/internal/redact"
 	"github.com/weftlang/weft/llm/providers"
 	"github.com/weftlang/weft/retrieval"
 	"github.com/weftlang/weft/sqltool"
@@ -150,7 +151,7 @@ func evalSpider(ctx context.Context, e env, path string, o *evalSpiderOptions) e
 	}
 	db, err := sqltool.Open(ctx, o.db, nil)
 	if err != nil {
-		return failed(fmt.Errorf("--db %s: %w", redactDSN(o.db), err))
+		return failed(fmt.Errorf("--db %s: %w", redact.DSN(o.db), err))
 	}
 	defer db.Close()
 	predict := func(ctx context.Context, q spider.Question) (string, error) {

@@ -22,6 +22,7 @@ import (
 
 	"github.com/weftlang/weft/engine"
 	"github.com/weftlang/weft/flow"
+	"github.com/weftlang/weft/internal/redact"
 	"github.com/weftlang/weft/internal/termtext"
 	"github.com/weftlang/weft/store"
 	"github.com/weftlang/weft/store/postgres"
@@ -106,9 +107,9 @@ func openStore(ctx context.Context, e env, flag string, create bool) (store.Stor
 	if strings.HasPrefix(spec, "postgres://") || strings.HasPrefix(spec, "postgresql://") {
 		s, err := postgres.Open(ctx, spec)
 		if err != nil {
-			return nil, spec, storeFailed(fmt.Errorf("opening the store %s: %w", redactDSN(spec), err))
+			return nil, spec, storeFailed(fmt.Errorf("opening the store %s: %w", redact.DSN(spec), err))
 		}
-		return s, redactDSN(spec), nil
+		return s, redact.DSN(spec), nil
 	}
 	path := strings.TrimPrefix(spec, "sqlite:")
 	if !create {
@@ -171,20 +172,6 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-// redactDSN hides a password in a connection URL.
-func redactDSN(dsn string) string {
-	at := strings.LastIndex(dsn, "@")
-	scheme := strings.Index(dsn, "://")
-	if at < 0 || scheme < 0 {
-		return dsn
-	}
-	userinfo := dsn[scheme+3 : at]
-	if user, _, ok := strings.Cut(userinfo, ":"); ok {
-		return dsn[:scheme+3] + user + ":xxxxx" + dsn[at:]
-	}
-	return dsn
 }
 
 // withoutPassword removes the password of a database URL (a file path is

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/weftlang/weft/flow"
+	"github.com/weftlang/weft/internal/redact"
 	"github.com/weftlang/weft/llm/providers"
 	"github.com/weftlang/weft/llm/tool"
 	"github.com/weftlang/weft/retrieval"
@@ -86,7 +87,7 @@ func newToolset(e env, o *runOptions) (*toolset, error) {
 		DB:           ts.db,
 		DBOptions:    &sqltool.Options{AllowUnsafeRole: o.dbUnsafe},
 		Warn: func(w string) {
-			fmt.Fprintf(warn, "weft: warning: --db %s: %s\n", redactDSN(db), termSafe(w, false))
+			fmt.Fprintf(warn, "weft: warning: --db %s: %s\n", redact.DSN(db), termSafe(w, false))
 		},
 		Search: ts.es,
 	})

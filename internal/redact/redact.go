@@ -226,3 +226,19 @@ func SafeURL(u *url.URL) string {
 	}
 	return c.String()
 }
+
+// DSN returns a connection string (postgres://user:pass@host/db, an
+// Elasticsearch URL with credentials) with its password replaced by
+// "xxxxx"; a string without user information, or that is not a URL, is
+// returned as is.
+func DSN(dsn string) string {
+	at := strings.LastIndex(dsn, "@")
+	scheme := strings.Index(dsn, "://")
+	if at < 0 || scheme < 0 || at < scheme {
+		return dsn
+	}
+	if user, _, ok := strings.Cut(dsn[scheme+3:at], ":"); ok {
+		return dsn[:scheme+3] + user + ":xxxxx" + dsn[at:]
+	}
+	return dsn
+}

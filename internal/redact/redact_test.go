@@ -76,3 +76,17 @@ func TestRedactorKeepsUserNamesAndFoldsBearer(t *testing.T) {
 		}
 	}
 }
+
+func TestDSN(t *testing.T) {
+	for in, want := range map[string]string{
+		"postgres://weft:s3cret@db.example:5432/weft": "postgres://weft:xxxxx@db.example:5432/weft",
+		"postgres://weft@db/weft":                     "postgres://weft@db/weft",
+		"http://u:p@a:b@es:9200":                      "http://u:xxxxx@es:9200",
+		"/var/lib/chinook.sqlite":                     "/var/lib/chinook.sqlite",
+		"user@host:/path://x":                         "user@host:/path://x",
+	} {
+		if got := DSN(in); got != want {
+			t.Errorf("DSN(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
