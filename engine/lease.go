@@ -20,8 +20,6 @@ func (th *Threads) ownerID() string {
 	return th.owner
 }
 
-func (th *Threads) leaseTTL() time.Duration { return th.LeaseTTL }
-
 // leased runs drive holding the thread's lease, when LeaseTTL is set and
 // the store is a store.Leaser, with the lease's fence (0 without a lease): it claims the
 // thread (creating it first from create, if it does not exist and create
@@ -61,7 +59,7 @@ func (th *Threads) claim(ctx context.Context, ls store.Leaser, threadID string, 
 	deadline := time.Now().Add(th.ClaimWait)
 	delay := 10 * time.Millisecond
 	for {
-		l, err := ls.Claim(ctx, threadID, th.ownerID(), th.leaseTTL())
+		l, err := ls.Claim(ctx, threadID, th.ownerID(), th.LeaseTTL)
 		switch {
 		case err == nil:
 			return l, nil
@@ -89,7 +87,7 @@ func (th *Threads) claim(ctx context.Context, ls store.Leaser, threadID string, 
 // renewal that fails otherwise (a store restarting) is tried again at the
 // next tick.
 func (th *Threads) heartbeat(ctx context.Context, ls store.Leaser, l store.Lease) {
-	ttl := th.leaseTTL()
+	ttl := th.LeaseTTL
 	t := time.NewTicker(max(ttl/3, time.Millisecond))
 	defer t.Stop()
 	for {
