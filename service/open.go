@@ -155,33 +155,11 @@ func Open(ctx context.Context, src Source, opts *OpenOptions) (*Workflow, error)
 	if src.Name == "" {
 		return nil, fmt.Errorf("service: open: %w", errNoName)
 	}
-	data, read, root, err := src.reader()
+	mod, format, ds, root, err := load(src)
 	if err != nil {
 		return nil, err
 	}
-	format := src.Format
-	if format == "" {
-		format = FormatWF
-		if strings.EqualFold(path.Ext(filepath.ToSlash(src.Name)), ".json") {
-			format = FormatOWF
-		}
-	}
-	var (
-		mod *lang.Module
-		ds  flow.Diagnostics
-	)
-	switch format {
-	case FormatWF:
-		mod, ds = lang.LoadSource(src.Name, data, read)
-	case FormatOWF:
-		mod, ds, err = loadOWF(src.Name, data)
-		if err != nil {
-			return nil, err
-		}
-	default:
-		return nil, fmt.Errorf("service: open %s: unknown format %q", src.Name, format)
-	}
-	wf := &Workflow{Format: format, Module: mod, Diagnostics: dedupe(ds)}
+	wf := &Workflow{Format: format, Module: mod, Diagnostics: ds}
 	if wf.Diagnostics.HasErrors() {
 		return wf, &DiagnosticsError{Name: src.Name, Diagnostics: wf.Diagnostics}
 	}
@@ -199,6 +177,63 @@ func Open(ctx context.Context, src Source, opts *OpenOptions) (*Workflow, error)
 	return compile(wf, w, opts)
 }
 
+// LoadModule loads the module src names (the root file and the files it
+// imports) without compiling its workflows: what `weft validate` checks
+// and tools that look at every workflow of a file need. The Module comes
+// back with diagnostics, for rendering them, unless the source cannot be
+// read at all (then the error says why).
+func LoadModule(ctx context.Context, src Source) (*lang.Module, Format, flow.Diagnostics, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, "", nil, err
+	}
+	if src.graph != nil {
+		return nil, FormatGo, nil, fmt.Errorf("service: load %s: a Go workflow has no module", src.Name)
+	}
+	if src.stored != nil {
+		b, err := decodeBundle(src.Data)
+		if err != nil {
+			return nil, "", nil, err
+		}
+		src = b.source()
+	}
+	if src.Name == "" {
+		return nil, "", nil, fmt.Errorf("service: load: %w", errNoName)
+	}
+	m, format, ds, _, err := load(src)
+	return m, format, ds, err
+}
+
+// load loads src's module; it returns the directory imports are relative
+// to as well.
+func load(src Source) (*lang.Module, Format, flow.Diagnostics, string, error) {
+	data, read, root, err := src.reader()
+	if err != nil {
+		return nil, "", nil, root, err
+	}
+	format := src.Format
+	if format == "" {
+		format = FormatWF
+		if strings.EqualFold(path.Ext(filepath.ToSlash(src.Name)), ".json") {
+			format = FormatOWF
+		}
+	}
+	var (
+		mod *lang.Module
+		ds  flow.Diagnostics
+	)
+	switch format {
+	case FormatWF:
+		mod, ds = lang.LoadSource(src.Name, data, read)
+	case FormatOWF:
+		if mod, ds, err = loadOWF(src.Name, data); err != nil {
+			return nil, format, nil, root, err
+		}
+	default:
+		return nil, format, nil, root, fmt.Errorf("service: open %s: unknown format %q", src.Name, format)
+	}
+	return mod, format, dedupe(ds), root, nil
+}
+
 // openGo compiles a workflow built in Go.
 func openGo(src Source, opts *OpenOptions) (*Workflow, error) {
 	if src.Name == "" {
@@ -214,23 +249,40 @@ func openGo(src Source, opts *OpenOptions) (*Workflow, error) {
 
 // compile compiles w with the standard options into wf.
 func compile(wf *Workflow, w *flow.Workflow, opts *OpenOptions) (*Workflow, error) {
-	fns, err := action.Functions()
+	plan, cds, err := Compile(w, opts)
 	if err != nil {
-		return wf, fmt.Errorf("service: the built-in functions: %w", err)
+		return wf, err
 	}
-	plan, cds := flow.Compile(w, &flow.CompileOptions{
-		HasAction:         opts.HasAction,
-		Reducers:          opts.Reducers,
-		Functions:         fns,
-		BindingReads:      action.TemplateReads,
-		OutputsFromInputs: action.OutputsFromInputs,
-	})
 	wf.Diagnostics = dedupe(append(wf.Diagnostics, cds...))
 	if plan == nil || wf.Diagnostics.HasErrors() {
 		return wf, &DiagnosticsError{Name: wf.Name, Diagnostics: wf.Diagnostics}
 	}
 	wf.Plan = plan
 	return wf, nil
+}
+
+// Compile compiles one workflow of a loaded module with weft's standard
+// options: the built-in expression functions, prompt templates' reads as
+// implicit inputs, the pass action's typing, and opts (nil: no action
+// check). It is the one place these options are put together; Open uses
+// it. The plan is nil when the diagnostics have errors; the error is
+// only for the built-in functions failing to load.
+func Compile(w *flow.Workflow, opts *OpenOptions) (*flow.Plan, flow.Diagnostics, error) {
+	if opts == nil {
+		opts = &OpenOptions{}
+	}
+	fns, err := action.Functions()
+	if err != nil {
+		return nil, nil, fmt.Errorf("service: the built-in functions: %w", err)
+	}
+	plan, ds := flow.Compile(w, &flow.CompileOptions{
+		HasAction:         opts.HasAction,
+		Reducers:          opts.Reducers,
+		Functions:         fns,
+		BindingReads:      action.TemplateReads,
+		OutputsFromInputs: action.OutputsFromInputs,
+	})
+	return plan, ds, nil
 }
 
 // Fingerprint identifies the structure of the workflow's plan that a
@@ -326,8 +378,12 @@ func pick(m *lang.Module, file, name string) (*flow.Workflow, error) {
 	return nil, e
 }
 
-// dedupe drops diagnostics that repeat an earlier one exactly (the same
-// subworkflow compiled from two places reports its findings twice).
+// Dedupe drops diagnostics that repeat an earlier one exactly (the same
+// subworkflow compiled from two places reports its findings twice),
+// keeping the order of the rest.
+func Dedupe(ds flow.Diagnostics) flow.Diagnostics { return dedupe(ds) }
+
+// dedupe is Dedupe.
 func dedupe(ds flow.Diagnostics) flow.Diagnostics {
 	type key struct {
 		pos  flow.Pos

@@ -20,6 +20,7 @@ import (
 	"github.com/weftlang/weft/flow"
 	"github.com/weftlang/weft/lang"
 	"github.com/weftlang/weft/owf"
+	"github.com/weftlang/weft/service"
 )
 
 // runOptions are the flags of `weft run`.
@@ -153,11 +154,10 @@ func prepare(e env, path string, o *runOptions) (*prepared, error) {
 			return nil, err
 		}
 	}
-	fns, err := action.Functions()
+	plan, cds, err := service.Compile(w, &service.OpenOptions{HasAction: reg.Has})
 	if err != nil {
 		return nil, internal(err)
 	}
-	plan, cds := flow.Compile(w, &flow.CompileOptions{HasAction: reg.Has, Functions: fns, BindingReads: action.TemplateReads, OutputsFromInputs: action.OutputsFromInputs})
 	printDiags(e.stderr, dedupe(append(ds, cds...)), m)
 	if plan == nil {
 		if missing := missingActions(cds, w); len(missing) > 0 {
