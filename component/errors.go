@@ -11,14 +11,14 @@ func (k ErrorKind) Error() string { return string(k) }
 
 // The kinds of *Error.
 const (
-	ErrBadID     ErrorKind = "bad module id"          // a malformed id or an unknown namespace
-	ErrDuplicate ErrorKind = "duplicate module"       // an id registered twice
-	ErrBadModule ErrorKind = "bad module"             // a Module whose New is nil or of the wrong kind
-	ErrUnknown   ErrorKind = "unknown module"         // a spec naming no registered module
-	ErrConfig    ErrorKind = "bad config"             // a config that does not decode: unknown field, wrong type, literal secret
-	ErrSecret    ErrorKind = "secret not set"         // a secret whose environment variable is unset or empty
-	ErrProvision ErrorKind = "provision failed"       // Provision returned an error
-	ErrInvalid   ErrorKind = "invalid config"         // Validate returned an error
+	ErrBadID     ErrorKind = "bad module id"           // a malformed id or an unknown namespace
+	ErrDuplicate ErrorKind = "duplicate module"        // an id registered twice
+	ErrBadModule ErrorKind = "bad module"              // a Module whose New is nil or of the wrong kind
+	ErrUnknown   ErrorKind = "unknown module"          // a spec naming no registered module
+	ErrConfig    ErrorKind = "bad config"              // a config that does not decode: unknown field, wrong type, literal secret
+	ErrSecret    ErrorKind = "secret not set"          // a secret whose environment variable is unset or empty
+	ErrProvision ErrorKind = "provision failed"        // Provision returned an error
+	ErrInvalid   ErrorKind = "invalid config"          // Validate returned an error
 	ErrWrongKind ErrorKind = "wrong kind of component" // a component of another namespace than asked for
 )
 
