@@ -83,7 +83,7 @@ type fakeLLM struct {
 func (f *fakeLLM) Provision(context.Context, *component.Context) error { return nil }
 func (f *fakeLLM) Provider() string                                    { return f.Name }
 func (f *fakeLLM) DefaultModel() string                                { return f.Def }
-func (f *fakeLLM) Model(name string) (llm.Model, error) {
+func (f *fakeLLM) Open(name string) (llm.Model, error) {
 	if name == "" {
 		name = f.Def
 	}

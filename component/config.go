@@ -1,6 +1,7 @@
 package component
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -9,32 +10,31 @@ import (
 	"strings"
 )
 
-var (
-	secretType      = reflect.TypeFor[Secret]()
-	unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
-)
+var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
 
 // checkConfig walks raw against the type of x, before it is decoded, and
 // returns the JSON path of the first member no field takes, or of the
-// first Secret given a literal value, with the problem. Other problems
+// first value that decodes itself (a Secret given a literal value,
+// a malformed Duration) and fails, with the problem. Other problems
 // (wrong types) are left to the decoder.
 func checkConfig(raw json.RawMessage, x any) (string, error) {
 	return walk(raw, reflect.TypeOf(x), "")
 }
 
 func walk(raw json.RawMessage, t reflect.Type, path string) (string, error) {
+	if string(bytes.TrimSpace(raw)) == "null" {
+		return "", nil
+	}
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	if t == secretType {
-		var s Secret
-		if err := s.UnmarshalJSON(raw); err != nil {
+	if reflect.PointerTo(t).Implements(unmarshalerType) {
+		// It decodes itself (a Secret, a Duration): decode into a fresh
+		// value here, so that its error gets the path.
+		if err := reflect.New(t).Interface().(json.Unmarshaler).UnmarshalJSON(raw); err != nil {
 			return path, err
 		}
 		return "", nil
-	}
-	if reflect.PointerTo(t).Implements(unmarshalerType) {
-		return "", nil // decodes itself
 	}
 	switch t.Kind() {
 	case reflect.Struct:

@@ -40,9 +40,10 @@ type ModelProvider interface {
 	// Provider is the provider's name in a model spec: "ollama" in
 	// "ollama:llama3.1".
 	Provider() string
-	// Model returns the model name (a recording's path, for replay);
-	// an empty name is DefaultModel.
-	Model(name string) (llm.Model, error)
+	// Open returns the model name (a recording's path, for replay); an
+	// empty name is DefaultModel. It opens no connection: a model
+	// connects at its first call.
+	Open(name string) (llm.Model, error)
 	// DefaultModel is the model of the component's config, or "".
 	DefaultModel() string
 }
@@ -221,5 +222,5 @@ func (m *Models) Open(spec string) (llm.Model, error) {
 		slices.Sort(known)
 		return nil, fmt.Errorf("model %q: %w (loaded: %s)", spec, ErrNoProvider, strings.Join(known, ", "))
 	}
-	return p.Model(strings.TrimSpace(model))
+	return p.Open(strings.TrimSpace(model))
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"time"
 )
 
 // Spec names a module and gives its config: in JSON,
@@ -108,3 +109,33 @@ func (s *Secret) UnmarshalJSON(b []byte) error {
 	s.Env = v.Env
 	return nil
 }
+
+// Duration is a time.Duration whose JSON form is a Go duration string,
+// "90s" or "5m"; a number is refused (its unit would be a guess).
+type Duration time.Duration
+
+// MarshalJSON writes the duration as a string, "1m30s".
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+// UnmarshalJSON reads a duration string.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	if string(bytes.TrimSpace(b)) == "null" {
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf(`want a duration string such as "90s" or "5m"`)
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	if v < 0 {
+		return fmt.Errorf("duration %s is negative", s)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// D returns d as a time.Duration.
+func (d Duration) D() time.Duration { return time.Duration(d) }
