@@ -45,7 +45,7 @@ func (p *Policy) wrap(m llm.Model) llm.Model {
 	return llm.Reliable(m, llm.Policy{Timeout: p.Timeout.D(), MaxAttempts: p.MaxAttempts, Jitter: p.Jitter, Concurrency: p.Concurrency})
 }
 
-// Ollama is the config of llm.ollama and embed.ollama.
+// Ollama is the config of llm.ollama.
 type Ollama struct {
 	// BaseURL is the server's root URL; empty means ollama.DefaultHost.
 	// Any form OLLAMA_HOST takes is accepted ("host:port", ":port").
@@ -53,7 +53,7 @@ type Ollama struct {
 	// APIKey is sent as a Bearer token (ollama.com, a proxy); by default
 	// $OLLAMA_API_KEY, sent only when it is set.
 	APIKey component.Secret `json:"api_key,omitzero"`
-	// Model is the default model ("llama3.1"); required for embed.ollama.
+	// Model is the default model ("llama3.1").
 	Model string `json:"model,omitempty"`
 	// KeepAlive is how long Ollama keeps the model loaded ("10m").
 	KeepAlive string `json:"keep_alive,omitempty"`
@@ -64,12 +64,10 @@ type Ollama struct {
 	// Policy, when set, retries and limits the model's calls.
 	Policy *Policy `json:"policy,omitempty"`
 
-	cfg   ollama.Config
-	embed bool
+	cfg ollama.Config
 }
 
-func newOllama() *Ollama      { return &Ollama{APIKey: component.Secret{Env: "OLLAMA_API_KEY"}} }
-func newOllamaEmbed() *Ollama { o := newOllama(); o.embed = true; return o }
+func newOllama() *Ollama { return &Ollama{APIKey: component.Secret{Env: "OLLAMA_API_KEY"}} }
 
 // Provision resolves the server's URL and key.
 func (o *Ollama) Provision(_ context.Context, c *component.Context) error {
@@ -85,13 +83,8 @@ func (o *Ollama) Provision(_ context.Context, c *component.Context) error {
 	return nil
 }
 
-// Validate checks the policy, and that an embedder names its model.
-func (o *Ollama) Validate() error {
-	if o.embed && o.Model == "" {
-		return errors.New("model: an embedding model must be named")
-	}
-	return o.Policy.validate()
-}
+// Validate checks the policy.
+func (o *Ollama) Validate() error { return o.Policy.validate() }
 
 // Provider returns "ollama".
 func (o *Ollama) Provider() string { return "ollama" }
@@ -111,10 +104,7 @@ func (o *Ollama) Open(name string) (llm.Model, error) {
 	return o.Policy.wrap(ollama.New(cfg)), nil
 }
 
-// Embedder returns the configured embedding model.
-func (o *Ollama) Embedder() llm.Embedder { return ollama.New(o.cfg) }
-
-// OpenAI is the config of llm.openai and embed.openai.
+// OpenAI is the config of llm.openai.
 type OpenAI struct {
 	// BaseURL is the API's base URL, the one before /chat/completions;
 	// empty means openai.DefaultBaseURL.
@@ -122,8 +112,7 @@ type OpenAI struct {
 	// APIKey is the key, by default $OPENAI_API_KEY; required for
 	// api.openai.com, sent to other servers when set.
 	APIKey component.Secret `json:"api_key,omitzero"`
-	// Model is the default model ("gpt-4o-mini"); required for
-	// embed.openai.
+	// Model is the default model ("gpt-4o-mini").
 	Model string `json:"model,omitempty"`
 	// MaxTokensField is "max_tokens" or "max_completion_tokens" (empty:
 	// chosen by server, see openai.Config).
@@ -135,12 +124,10 @@ type OpenAI struct {
 	// Policy, when set, retries and limits the model's calls.
 	Policy *Policy `json:"policy,omitempty"`
 
-	cfg   openai.Config
-	embed bool
+	cfg openai.Config
 }
 
-func newOpenAI() *OpenAI      { return &OpenAI{APIKey: component.Secret{Env: "OPENAI_API_KEY"}} }
-func newOpenAIEmbed() *OpenAI { o := newOpenAI(); o.embed = true; return o }
+func newOpenAI() *OpenAI { return &OpenAI{APIKey: component.Secret{Env: "OPENAI_API_KEY"}} }
 
 // Provision resolves the key.
 func (o *OpenAI) Provision(_ context.Context, c *component.Context) error {
@@ -168,9 +155,6 @@ func (o *OpenAI) Provision(_ context.Context, c *component.Context) error {
 
 // Validate checks the fields.
 func (o *OpenAI) Validate() error {
-	if o.embed && o.Model == "" {
-		return errors.New("model: an embedding model must be named")
-	}
 	switch o.MaxTokensField {
 	case "", "max_tokens", "max_completion_tokens":
 	default:
@@ -196,9 +180,6 @@ func (o *OpenAI) Open(name string) (llm.Model, error) {
 	}
 	return o.Policy.wrap(openai.New(cfg)), nil
 }
-
-// Embedder returns the configured embedding model.
-func (o *OpenAI) Embedder() llm.Embedder { return openai.New(o.cfg) }
 
 // Anthropic is the config of llm.anthropic.
 type Anthropic struct {
@@ -312,3 +293,75 @@ func missingSecret(c *component.Context, s component.Secret) error {
 	}
 	return err
 }
+
+// OllamaEmbed is the config of embed.ollama: an embedding model of an
+// Ollama server (POST /api/embed).
+type OllamaEmbed struct {
+	// BaseURL is the server's root URL, as for llm.ollama.
+	BaseURL string `json:"base_url,omitempty"`
+	// APIKey is sent as a Bearer token; by default $OLLAMA_API_KEY, sent
+	// only when it is set.
+	APIKey component.Secret `json:"api_key,omitzero"`
+	// Model is the embedding model ("nomic-embed-text"). Required.
+	Model string `json:"model"`
+	// MaxReplyBytes bounds one reply (0: llm.DefaultMaxReplyBytes).
+	MaxReplyBytes int64 `json:"max_reply_bytes,omitempty"`
+
+	em llm.Embedder
+}
+
+func newOllamaEmbed() *OllamaEmbed {
+	return &OllamaEmbed{APIKey: component.Secret{Env: "OLLAMA_API_KEY"}}
+}
+
+// Provision resolves the server's URL and key.
+func (o *OllamaEmbed) Provision(ctx context.Context, c *component.Context) error {
+	if o.Model == "" {
+		return errors.New("model: required")
+	}
+	m := &Ollama{BaseURL: o.BaseURL, APIKey: o.APIKey, Model: o.Model, MaxReplyBytes: o.MaxReplyBytes}
+	if err := m.Provision(ctx, c); err != nil {
+		return err
+	}
+	o.em = ollama.New(m.cfg)
+	return nil
+}
+
+// Embedder returns the embedding model.
+func (o *OllamaEmbed) Embedder() llm.Embedder { return o.em }
+
+// OpenAIEmbed is the config of embed.openai: an embedding model of an
+// OpenAI-compatible server (POST {base}/embeddings).
+type OpenAIEmbed struct {
+	// BaseURL is the API's base URL, as for llm.openai.
+	BaseURL string `json:"base_url,omitempty"`
+	// APIKey is the key, by default $OPENAI_API_KEY; required for
+	// api.openai.com.
+	APIKey component.Secret `json:"api_key,omitzero"`
+	// Model is the embedding model ("text-embedding-3-small"). Required.
+	Model string `json:"model"`
+	// MaxReplyBytes bounds one reply (0: llm.DefaultMaxReplyBytes).
+	MaxReplyBytes int64 `json:"max_reply_bytes,omitempty"`
+
+	em llm.Embedder
+}
+
+func newOpenAIEmbed() *OpenAIEmbed {
+	return &OpenAIEmbed{APIKey: component.Secret{Env: "OPENAI_API_KEY"}}
+}
+
+// Provision resolves the key.
+func (o *OpenAIEmbed) Provision(ctx context.Context, c *component.Context) error {
+	if o.Model == "" {
+		return errors.New("model: required")
+	}
+	m := &OpenAI{BaseURL: o.BaseURL, APIKey: o.APIKey, Model: o.Model, MaxReplyBytes: o.MaxReplyBytes}
+	if err := m.Provision(ctx, c); err != nil {
+		return err
+	}
+	o.em = openai.New(m.cfg)
+	return nil
+}
+
+// Embedder returns the embedding model.
+func (o *OpenAIEmbed) Embedder() llm.Embedder { return o.em }

@@ -9,9 +9,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/weftlang/weft/action"
 	"github.com/weftlang/weft/component"
 	"github.com/weftlang/weft/engine"
-	"github.com/weftlang/weft/action"
 	"github.com/weftlang/weft/llm/tool"
 	"github.com/weftlang/weft/retrieval"
 	"github.com/weftlang/weft/search"
