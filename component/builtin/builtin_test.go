@@ -90,8 +90,8 @@ func TestConformance(t *testing.T) {
 				componenttest.Invalid(`{"max_tokens_field":"tokens"}`, component.ErrInvalid),
 				componenttest.Invalid(`{"api_key":{"env":"UNSET_KEY"}}`, component.ErrSecret),
 			}},
-		"llm.replay":           {valid: `{"file":"` + rec + `"}`},
-		"search.bleve":         {valid: `{}`},
+		"llm.replay":   {valid: `{"file":"` + rec + `"}`},
+		"search.bleve": {valid: `{}`},
 		"search.elasticsearch": {valid: `{"addresses":["http://127.0.0.1:9"],"username":"u","password":{"env":"PG_PW"}}`,
 			opts: []componenttest.Option{
 				componenttest.Invalid(`{"password":{"env":"PG_PW"}}`, component.ErrInvalid),
