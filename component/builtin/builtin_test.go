@@ -320,3 +320,5 @@ func TestDSNPasswords(t *testing.T) {
 		t.Errorf("store.postgres with an unset password variable: err = %v, want ErrSecret", err)
 	}
 }
+
+func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }
