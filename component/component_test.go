@@ -334,3 +334,20 @@ func TestSetModels(t *testing.T) {
 		t.Errorf("Of[StoreProvider] has %d", got)
 	}
 }
+
+func TestSetRefusesTwoProvidersOfOneName(t *testing.T) {
+	r := newRegistry(t, &journal{})
+	set, err := r.LoadAll(context.Background(), []component.Spec{
+		{ID: "llm.fake", Config: json.RawMessage(`{"model":"a"}`)},
+		{ID: "llm.fake", Config: json.RawMessage(`{"model":"b"}`)},
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer set.Close()
+	_, err = set.Models()
+	var ce *component.Error
+	if !errors.Is(err, component.ErrDuplicate) || !errors.As(err, &ce) || ce.ID != "llm.fake" || !strings.Contains(err.Error(), `"fake"`) {
+		t.Errorf("Models() err = %v, want ErrDuplicate naming the provider", err)
+	}
+}

@@ -12,7 +12,7 @@ func (k ErrorKind) Error() string { return string(k) }
 // The kinds of *Error.
 const (
 	ErrBadID     ErrorKind = "bad module id"           // a malformed id or an unknown namespace
-	ErrDuplicate ErrorKind = "duplicate module"        // an id registered twice
+	ErrDuplicate ErrorKind = "duplicate module"        // an id registered twice; two tools or model providers of one name in a Set
 	ErrBadModule ErrorKind = "bad module"              // a Module whose New is nil or of the wrong kind
 	ErrUnknown   ErrorKind = "unknown module"          // a spec naming no registered module
 	ErrConfig    ErrorKind = "bad config"              // a config that does not decode: unknown field, wrong type, literal secret
@@ -26,7 +26,7 @@ const (
 // the cause, kept for errors.Is and errors.As (a Provision error of a
 // provider stays an *llm.Error, say).
 type Error struct {
-	Op   string    // "register" or "load"
+	Op   string    // "register", "load", "tools" or "models"
 	ID   string    // the module's id
 	Path string    // the JSON path in the module's config, when the error is about one field, e.g. ".retry.timeout"
 	Kind ErrorKind // what went wrong

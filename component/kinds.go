@@ -152,18 +152,23 @@ func Of[T any](s *Set) []T {
 }
 
 // Tools returns the tools of every ToolProvider in s, in order. Two tools
-// of one name are an error (tool.NewRegistry refuses them too).
+// of one name are an *Error of kind ErrDuplicate naming the component of
+// the second (tool.NewRegistry would refuse them too).
 func (s *Set) Tools(ctx context.Context) ([]*tool.Tool, error) {
 	var all []*tool.Tool
 	seen := map[string]bool{}
-	for _, p := range Of[ToolProvider](s) {
+	for i, x := range s.items {
+		p, ok := x.(ToolProvider)
+		if !ok {
+			continue
+		}
 		ts, err := p.Tools(ctx)
 		if err != nil {
 			return nil, err
 		}
 		for _, t := range ts {
 			if seen[t.Def.Name] {
-				return nil, fmt.Errorf("component: two tools named %q", t.Def.Name)
+				return nil, &Error{Op: "tools", ID: s.specs[i].ID, Kind: ErrDuplicate, Err: fmt.Errorf("a tool named %q comes from an earlier component too", t.Def.Name)}
 			}
 			seen[t.Def.Name] = true
 			all = append(all, t)
@@ -182,13 +187,17 @@ type Models struct {
 
 // Models returns the models of the Set's ModelProviders. Its Default is
 // the spec of the first provider that names a default model. Two
-// providers of one name are an error.
+// providers of one name are an *Error of kind ErrDuplicate.
 func (s *Set) Models() (*Models, error) {
 	m := &Models{byName: map[string]ModelProvider{}}
-	for _, p := range Of[ModelProvider](s) {
+	for i, x := range s.items {
+		p, ok := x.(ModelProvider)
+		if !ok {
+			continue
+		}
 		name := p.Provider()
 		if _, dup := m.byName[name]; dup {
-			return nil, fmt.Errorf("component: two model providers named %q", name)
+			return nil, &Error{Op: "models", ID: s.specs[i].ID, Kind: ErrDuplicate, Err: fmt.Errorf("model provider %q comes from an earlier component too", name)}
 		}
 		m.byName[name] = p
 		if m.def == "" && p.DefaultModel() != "" {

@@ -322,3 +322,14 @@ func TestDSNPasswords(t *testing.T) {
 }
 
 func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }
+
+func TestSetToolsRefusesTwoToolsOfOneName(t *testing.T) {
+	set, err := registry(t).LoadAll(context.Background(), []component.Spec{{ID: "tool.http"}, {ID: "tool.retrieve", Config: json.RawMessage(`{"docs":"testdata/docs.json"}`)}, {ID: "tool.http"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer set.Close()
+	if _, err := set.Tools(context.Background()); !errors.Is(err, component.ErrDuplicate) || !strings.Contains(err.Error(), `"http_request"`) {
+		t.Errorf("Tools() err = %v, want ErrDuplicate naming http_request", err)
+	}
+}
