@@ -13,6 +13,9 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -45,10 +48,18 @@ type BatchWriter interface {
 // Store keeps threads, runs, records and pending questions. Implementations
 // are safe for concurrent use.
 type Store interface {
-	// CreateThread stores a new thread; an existing ID is ErrExists.
+	// CreateThread stores a new thread; an existing ID is ErrExists. A
+	// thread that names a Source must name one PutSource stored: a
+	// source the store does not hold is ErrNotFound.
 	CreateThread(ctx context.Context, t *Thread) error
 	// Thread returns a thread, or ErrNotFound.
 	Thread(ctx context.Context, id string) (*Thread, error)
+	// UpdateThread replaces the Workflow, Source, Spec and Meta of an
+	// existing thread (else ErrNotFound), and sets its Updated to
+	// t.Updated, or to the store's time when zero (then written back
+	// into t). Created stays. A Source not stored is ErrNotFound, as in
+	// CreateThread.
+	UpdateThread(ctx context.Context, t *Thread) error
 	// Threads lists threads, most recently updated first.
 	Threads(ctx context.Context, opts ListOptions) ([]*Thread, error)
 	// DeleteThread removes a thread with its runs, records and pending
@@ -96,17 +107,103 @@ type Store interface {
 	// numbering. Prune returns the number of records removed.
 	Prune(ctx context.Context, threadID string, opts PruneOptions) (int, error)
 
+	// PutSource stores a workflow's canonical source under its digest,
+	// "sha256:" and the lowercase hex SHA-256 of src (see Digest), so
+	// that any process sharing the store can load the exact workflow a
+	// thread runs. The store computes the digest itself: a digest that
+	// does not match src is a *DigestError, and nothing is stored.
+	// Putting a source again is not an error (the digest names the
+	// content). Sources are never removed by Prune or DeleteThread:
+	// they are small, content-addressed and shared by threads.
+	PutSource(ctx context.Context, digest string, src []byte) error
+	// Source returns the source stored under digest, or ErrNotFound.
+	Source(ctx context.Context, digest string) ([]byte, error)
+
 	// Close releases the store's resources.
 	Close() error
+}
+
+// Digest returns the content digest of a workflow source, as PutSource
+// keys it: "sha256:" followed by 64 lowercase hex digits.
+func Digest(src []byte) string {
+	sum := sha256.Sum256(src)
+	return digestPrefix + hex.EncodeToString(sum[:])
+}
+
+const digestPrefix = "sha256:"
+
+// ErrDigestMismatch is wrapped by the *DigestError of a PutSource whose
+// digest is not the source's.
+var ErrDigestMismatch = errors.New("store: digest does not match the source")
+
+// DigestError is a PutSource refused: Digest is what the caller gave,
+// Actual the digest of the source it gave with it.
+type DigestError struct {
+	Digest string
+	Actual string
+}
+
+// Error names both digests.
+func (e *DigestError) Error() string {
+	return fmt.Sprintf("store: source digest %q, but the source's digest is %s", e.Digest, e.Actual)
+}
+
+// Unwrap returns ErrDigestMismatch.
+func (e *DigestError) Unwrap() error { return ErrDigestMismatch }
+
+// CheckSource checks PutSource's arguments: nil if digest is
+// Digest(src), else a *DigestError. Implementations call it first.
+func CheckSource(digest string, src []byte) error {
+	if d := Digest(src); d != digest {
+		return &DigestError{Digest: digest, Actual: d}
+	}
+	return nil
+}
+
+// CheckThread checks a thread for CreateThread and UpdateThread: an ID,
+// a Source that is empty or a well-formed digest, and a Spec that is
+// empty or JSON; anything else wraps ErrInvalid.
+func CheckThread(t *Thread) error {
+	switch {
+	case t == nil || t.ID == "":
+		return fmt.Errorf("thread without an ID: %w", ErrInvalid)
+	case t.Source != "" && !validDigest(t.Source):
+		return fmt.Errorf("thread %s: source %q is not a digest (sha256:<64 hex digits>): %w", t.ID, t.Source, ErrInvalid)
+	case len(t.Spec) > 0 && !json.Valid(t.Spec):
+		return fmt.Errorf("thread %s: spec is not JSON: %w", t.ID, ErrInvalid)
+	}
+	return nil
+}
+
+// validDigest reports whether d is "sha256:" and 64 lowercase hex digits.
+func validDigest(d string) bool {
+	h, ok := strings.CutPrefix(d, digestPrefix)
+	if !ok || len(h) != 2*sha256.Size {
+		return false
+	}
+	for _, c := range h {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // Thread is a conversation: a sequence of runs sharing state.
 type Thread struct {
 	ID       string
 	Workflow string // the workflow's name
-	Created  time.Time
-	Updated  time.Time
-	Meta     map[string]string // free-form labels
+	// Source is the digest of the workflow's canonical source, which
+	// PutSource stored (see Digest), or "" for a thread that names none.
+	// Threads can be listed by it (ListOptions.Source).
+	Source string
+	// Spec is the thread's run spec, as the layer that runs threads
+	// writes it (the workflow's digest, the components a run uses,
+	// secrets by reference): JSON, or empty. The store keeps it as is.
+	Spec    json.RawMessage
+	Created time.Time
+	Updated time.Time
+	Meta    map[string]string // free-form labels
 }
 
 // Run is one run of a workflow in a thread.

@@ -24,6 +24,7 @@ type Store struct {
 	mu      sync.RWMutex
 	threads map[string]*thread
 	runs    map[string]*store.Run // by run ID
+	sources map[string][]byte     // by digest
 	closed  bool
 }
 
@@ -52,7 +53,7 @@ func WithClock(now func() time.Time) Option {
 
 // New returns an empty store.
 func New(opts ...Option) *Store {
-	s := &Store{now: time.Now, threads: map[string]*thread{}, runs: map[string]*store.Run{}}
+	s := &Store{now: time.Now, threads: map[string]*thread{}, runs: map[string]*store.Run{}, sources: map[string][]byte{}}
 	for _, o := range opts {
 		o(s)
 	}
@@ -79,6 +80,7 @@ func (s *Store) check(ctx context.Context) error {
 func copyThread(t *store.Thread) *store.Thread {
 	c := *t
 	c.Meta = maps.Clone(t.Meta)
+	c.Spec = bytes.Clone(t.Spec)
 	return &c
 }
 
@@ -109,8 +111,8 @@ func (s *Store) thread(id string) (*thread, error) {
 
 // CreateThread stores a new thread, filling in zero Created and Updated.
 func (s *Store) CreateThread(ctx context.Context, t *store.Thread) error {
-	if t == nil || t.ID == "" {
-		return fmt.Errorf("memory store: create thread without an ID: %w", store.ErrInvalid)
+	if err := store.CheckThread(t); err != nil {
+		return fmt.Errorf("memory store: create %w", err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -119,6 +121,9 @@ func (s *Store) CreateThread(ctx context.Context, t *store.Thread) error {
 	}
 	if _, ok := s.threads[t.ID]; ok {
 		return fmt.Errorf("memory store: thread %s: %w", t.ID, store.ErrExists)
+	}
+	if err := s.sourceExists(t); err != nil {
+		return err
 	}
 	n := s.clock()
 	if t.Created.IsZero() {
@@ -143,6 +148,72 @@ func (s *Store) Thread(ctx context.Context, id string) (*store.Thread, error) {
 		return nil, err
 	}
 	return copyThread(&th.t), nil
+}
+
+// sourceExists checks that the source a thread names is stored.
+func (s *Store) sourceExists(t *store.Thread) error {
+	if _, ok := s.sources[t.Source]; t.Source != "" && !ok {
+		return fmt.Errorf("memory store: thread %s: source %s: %w", t.ID, t.Source, store.ErrNotFound)
+	}
+	return nil
+}
+
+// UpdateThread replaces a thread's Workflow, Source, Spec and Meta; see
+// store.Store.
+func (s *Store) UpdateThread(ctx context.Context, t *store.Thread) error {
+	if err := store.CheckThread(t); err != nil {
+		return fmt.Errorf("memory store: update %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(ctx); err != nil {
+		return err
+	}
+	th, err := s.thread(t.ID)
+	if err != nil {
+		return err
+	}
+	if err := s.sourceExists(t); err != nil {
+		return err
+	}
+	if t.Updated.IsZero() {
+		t.Updated = s.clock()
+	}
+	c := copyThread(t)
+	c.Created = th.t.Created
+	th.t = *c
+	t.Created = c.Created
+	return nil
+}
+
+// PutSource stores a workflow source under its digest; see store.Store.
+func (s *Store) PutSource(ctx context.Context, digest string, src []byte) error {
+	if err := store.CheckSource(digest, src); err != nil {
+		return fmt.Errorf("memory store: put source: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(ctx); err != nil {
+		return err
+	}
+	if _, ok := s.sources[digest]; !ok {
+		s.sources[digest] = bytes.Clone(src)
+	}
+	return nil
+}
+
+// Source returns a copy of the source stored under digest.
+func (s *Store) Source(ctx context.Context, digest string) ([]byte, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if err := s.check(ctx); err != nil {
+		return nil, err
+	}
+	src, ok := s.sources[digest]
+	if !ok {
+		return nil, fmt.Errorf("memory store: source %s: %w", digest, store.ErrNotFound)
+	}
+	return bytes.Clone(src), nil
 }
 
 // Threads lists threads, most recently updated first (ties by ID).
@@ -501,6 +572,7 @@ func (s *Store) Close() error {
 	s.closed = true
 	s.threads = nil
 	s.runs = nil
+	s.sources = nil
 	return nil
 }
 

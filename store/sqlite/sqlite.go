@@ -67,6 +67,7 @@ var _ store.Store = (*Store)(nil)
 // writeStmts are prepared on the writer.
 type writeStmts struct {
 	insertThread, deleteThread, threadExists *sql.Stmt
+	updateThread, putSource, sourceExists    *sql.Stmt
 	runThread, upsertRun, putRun             *sql.Stmt
 	lastSeq, insertRecord                    *sql.Stmt
 	upsertPending, deletePending             *sql.Stmt
@@ -77,6 +78,7 @@ type writeStmts struct {
 // readStmts are prepared on the reader.
 type readStmts struct {
 	thread, threads, threadExists *sql.Stmt
+	source                        *sql.Stmt
 	run, runs                     *sql.Stmt
 	records, lastSnapshot         *sql.Stmt
 	pending                       *sql.Stmt
@@ -168,6 +170,21 @@ func (s *Store) statements() (w, r []stmtSQL) {
 	recordCols := `seq, run_id, step, kind, data, checksum, time, fence`
 	insertRecord := `INSERT INTO records (thread_id, ` + recordCols + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	lastSeq := `SELECT coalesce((SELECT max(seq) FROM records WHERE thread_id = t.id), 0), lease_owner, lease_fence, lease_expires FROM threads t WHERE t.id = ?`
+	insertThread := `INSERT INTO threads (id, workflow, created, updated, meta, source, spec) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`
+	threadCols := `id, workflow, created, updated, meta, source, spec`
+	if s.schema < 6 {
+		// Before sources and specs (tests only, as below): the two
+		// arguments are taken and dropped.
+		insertThread = `INSERT INTO threads (id, workflow, created, updated, meta) VALUES (?1, ?2, ?3, ?4, ?5 || substr(coalesce(?6, '') || ?7, 1, 0)) ON CONFLICT (id) DO NOTHING`
+		threadCols = `id, workflow, created, updated, meta, NULL, x''`
+	}
+	// ifSchema is q, or nothing to prepare at a schema before v.
+	ifSchema := func(v int, q string) string {
+		if s.schema < v {
+			return ""
+		}
+		return q
+	}
 	if s.schema < 5 {
 		// A database at a version before leases, which only tests open
 		// (to write a file as an older weft did): no fences, no leases.
@@ -176,7 +193,10 @@ func (s *Store) statements() (w, r []stmtSQL) {
 		lastSeq = `SELECT coalesce((SELECT max(seq) FROM records WHERE thread_id = t.id), 0), '', 0, 0 FROM threads t WHERE t.id = ?`
 	}
 	w = []stmtSQL{
-		{&s.w.insertThread, `INSERT INTO threads (id, workflow, created, updated, meta) VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`},
+		{&s.w.insertThread, insertThread},
+		{&s.w.updateThread, ifSchema(6, `UPDATE threads SET workflow = ?2, updated = ?3, meta = ?4, source = ?5, spec = ?6 WHERE id = ?1 RETURNING created`)},
+		{&s.w.putSource, ifSchema(6, `INSERT INTO sources (digest, source) VALUES (?, ?) ON CONFLICT (digest) DO NOTHING`)},
+		{&s.w.sourceExists, ifSchema(6, `SELECT 1 FROM sources WHERE digest = ?`)},
 		{&s.w.deleteThread, `DELETE FROM threads WHERE id = ?`},
 		{&s.w.threadExists, `SELECT 1 FROM threads WHERE id = ?`},
 		{&s.w.runThread, `SELECT thread_id, created FROM runs WHERE id = ?`},
@@ -199,8 +219,9 @@ func (s *Store) statements() (w, r []stmtSQL) {
 		{&s.w.deleteRunPending, `DELETE FROM pending WHERE thread_id = ? AND run_id = ?`},
 	}
 	r = []stmtSQL{
-		{&s.r.thread, `SELECT id, workflow, created, updated, meta FROM threads WHERE id = ?`},
-		{&s.r.threads, `SELECT id, workflow, created, updated, meta FROM threads ORDER BY updated DESC, id LIMIT ? OFFSET ?`},
+		{&s.r.thread, `SELECT ` + threadCols + ` FROM threads WHERE id = ?`},
+		{&s.r.threads, `SELECT ` + threadCols + ` FROM threads ORDER BY updated DESC, id LIMIT ? OFFSET ?`},
+		{&s.r.source, ifSchema(6, `SELECT source FROM sources WHERE digest = ?`)},
 		{&s.r.threadExists, `SELECT 1 FROM threads WHERE id = ?`},
 		{&s.r.run, `SELECT ` + runCols + ` FROM runs WHERE id = ?`},
 		{&s.r.runs, `SELECT ` + runCols + ` FROM runs WHERE thread_id = ? ORDER BY number, created, id`},
@@ -217,6 +238,9 @@ func (s *Store) statements() (w, r []stmtSQL) {
 func (s *Store) prepare(ctx context.Context) error {
 	w, r := s.statements()
 	for _, p := range w {
+		if p.sql == "" {
+			continue // not at this (old) schema
+		}
 		st, err := s.writer.PrepareContext(ctx, p.sql)
 		if err != nil {
 			return fmt.Errorf("sqlite store: prepare %q: %w", p.sql, err)
@@ -225,6 +249,9 @@ func (s *Store) prepare(ctx context.Context) error {
 		s.stmts = append(s.stmts, st)
 	}
 	for _, p := range r {
+		if p.sql == "" {
+			continue
+		}
 		st, err := s.reader.PrepareContext(ctx, p.sql)
 		if err != nil {
 			return fmt.Errorf("sqlite store: prepare %q: %w", p.sql, err)
@@ -326,8 +353,8 @@ func nonNil(b []byte) []byte {
 
 // CreateThread stores a new thread, filling in zero Created and Updated.
 func (s *Store) CreateThread(ctx context.Context, t *store.Thread) error {
-	if t == nil || t.ID == "" {
-		return fmt.Errorf("sqlite store: create thread without an ID: %w", store.ErrInvalid)
+	if err := store.CheckThread(t); err != nil {
+		return fmt.Errorf("sqlite store: create %w", err)
 	}
 	meta, created, updated, err := threadRow(t, now())
 	if err != nil {
@@ -335,9 +362,13 @@ func (s *Store) CreateThread(ctx context.Context, t *store.Thread) error {
 	}
 	var res sql.Result
 	err = s.write(ctx, func() (err error) {
-		res, err = s.w.insertThread.ExecContext(ctx, t.ID, t.Workflow, unix(created), unix(updated), string(meta))
+		res, err = s.w.insertThread.ExecContext(ctx, t.ID, t.Workflow, unix(created), unix(updated), string(meta), source(t.Source), nonNil(t.Spec))
 		return err
 	})
+	if code(err) == sqliteConstraint && t.Source != "" {
+		// The one constraint ON CONFLICT leaves: the source's foreign key.
+		return fmt.Errorf("sqlite store: create thread %s: source %s: %w", t.ID, t.Source, store.ErrNotFound)
+	}
 	if err != nil {
 		return fmt.Errorf("sqlite store: create thread %s: %w", t.ID, err)
 	}
@@ -350,16 +381,30 @@ func (s *Store) CreateThread(ctx context.Context, t *store.Thread) error {
 	return nil
 }
 
+// source is a thread's source column: NULL for none.
+func source(digest string) any {
+	if digest == "" {
+		return nil
+	}
+	return digest
+}
+
 type scanner interface{ Scan(...any) error }
 
-func scanThread(sc scanner) (*store.Thread, error) {
+func scanThread(sc scanner, more ...any) (*store.Thread, error) {
 	var (
 		t                store.Thread
 		created, updated int64
 		meta             string
+		src              sql.NullString
+		spec             []byte
 	)
-	if err := sc.Scan(&t.ID, &t.Workflow, &created, &updated, &meta); err != nil {
+	if err := sc.Scan(append([]any{&t.ID, &t.Workflow, &created, &updated, &meta, &src, &spec}, more...)...); err != nil {
 		return nil, err
+	}
+	t.Source = src.String
+	if len(spec) > 0 {
+		t.Spec = spec
 	}
 	t.Created, t.Updated = fromUnix(created), fromUnix(updated)
 	if err := json.Unmarshal([]byte(meta), &t.Meta); err != nil {
@@ -378,6 +423,67 @@ func (s *Store) Thread(ctx context.Context, id string) (*store.Thread, error) {
 		return nil, fmt.Errorf("sqlite store: thread %s: %w", id, err)
 	}
 	return t, nil
+}
+
+// UpdateThread replaces a thread's Workflow, Source, Spec and Meta; see
+// store.Store.
+func (s *Store) UpdateThread(ctx context.Context, t *store.Thread) error {
+	if err := store.CheckThread(t); err != nil {
+		return fmt.Errorf("sqlite store: update %w", err)
+	}
+	meta, err := json.Marshal(t.Meta)
+	if err != nil {
+		return fmt.Errorf("sqlite store: thread %s meta: %w", t.ID, err)
+	}
+	updated := t.Updated
+	if updated.IsZero() {
+		updated = now()
+	}
+	var created int64
+	err = s.write(ctx, func() error {
+		return s.w.updateThread.QueryRowContext(ctx, t.ID, t.Workflow, unix(updated), string(meta), source(t.Source), nonNil(t.Spec)).Scan(&created)
+	})
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return notFound("thread", t.ID)
+	case code(err) == sqliteConstraint && t.Source != "":
+		return fmt.Errorf("sqlite store: update thread %s: source %s: %w", t.ID, t.Source, store.ErrNotFound)
+	case err != nil:
+		return fmt.Errorf("sqlite store: update thread %s: %w", t.ID, err)
+	}
+	t.Created, t.Updated = fromUnix(created), updated
+	return nil
+}
+
+// PutSource stores a workflow source under its digest; see store.Store.
+func (s *Store) PutSource(ctx context.Context, digest string, src []byte) error {
+	if err := store.CheckSource(digest, src); err != nil {
+		return fmt.Errorf("sqlite store: put source: %w", err)
+	}
+	err := s.write(ctx, func() error {
+		_, err := s.w.putSource.ExecContext(ctx, digest, nonNil(src))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite store: put source %s: %w", digest, err)
+	}
+	return nil
+}
+
+// Source returns the source stored under digest.
+func (s *Store) Source(ctx context.Context, digest string) ([]byte, error) {
+	var src []byte
+	err := s.r.source.QueryRowContext(ctx, digest).Scan(&src)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, notFound("source", digest)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sqlite store: source %s: %w", digest, err)
+	}
+	if src == nil {
+		src = []byte{}
+	}
+	return src, nil
 }
 
 // Threads lists threads, most recently updated first (ties by ID).
@@ -695,8 +801,13 @@ func threadRow(t *store.Thread, now time.Time) (meta []byte, created, updated ti
 // WriteBatch implements store.BatchWriter: the thread (unless it
 // exists), the records and the run, in one transaction.
 func (s *Store) WriteBatch(ctx context.Context, b *store.Batch) error {
-	if b.Thread != nil && b.Thread.ID == "" || b.Run != nil && b.Run.ID == "" {
-		return fmt.Errorf("sqlite store: batch with a thread or run without an ID: %w", store.ErrInvalid)
+	if b.Run != nil && b.Run.ID == "" {
+		return fmt.Errorf("sqlite store: batch with a run without an ID: %w", store.ErrInvalid)
+	}
+	if b.Thread != nil {
+		if err := store.CheckThread(b.Thread); err != nil {
+			return fmt.Errorf("sqlite store: batch: %w", err)
+		}
 	}
 	if len(b.Records) > 0 {
 		if err := store.CheckAppend(b.Records); err != nil {
@@ -727,7 +838,10 @@ func (s *Store) WriteBatch(ctx context.Context, b *store.Batch) error {
 	}
 	err := s.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		if th := b.Thread; th != nil {
-			if _, err := tx.StmtContext(ctx, s.w.insertThread).ExecContext(ctx, th.ID, th.Workflow, unix(created), unix(updated), string(meta)); err != nil {
+			if _, err := tx.StmtContext(ctx, s.w.insertThread).ExecContext(ctx, th.ID, th.Workflow, unix(created), unix(updated), string(meta), source(th.Source), nonNil(th.Spec)); err != nil {
+				if code(err) == sqliteConstraint && th.Source != "" {
+					return fmt.Errorf("thread %s: source %s: %w", th.ID, th.Source, store.ErrNotFound)
+				}
 				return err
 			}
 		}

@@ -78,6 +78,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Corruption", testCorruption},
 		{"Gap", testGap},
 		{"WriteBatch", testWriteBatch},
+		{"Sources", testSources},
+		{"ThreadSource", testThreadSource},
 		{"LeaseLifecycle", testLeaseLifecycle},
 		{"LeaseSecondOwner", testLeaseSecondOwner},
 		{"LeaseStalled", testLeaseStalled},
@@ -879,6 +881,9 @@ func testContextCanceled(t *testing.T, s store.Store) {
 	calls := map[string]func() error{
 		"CreateThread": func() error { return s.CreateThread(ctx, &store.Thread{ID: "c"}) },
 		"Thread":       func() error { _, err := s.Thread(ctx, "t"); return err },
+		"UpdateThread": func() error { return s.UpdateThread(ctx, &store.Thread{ID: "t", Workflow: "changed"}) },
+		"PutSource":    func() error { return s.PutSource(ctx, store.Digest([]byte("x")), []byte("x")) },
+		"Source":       func() error { _, err := s.Source(ctx, store.Digest([]byte("x"))); return err },
 		"Threads":      func() error { _, err := s.Threads(ctx, store.ListOptions{}); return err },
 		"DeleteThread": func() error { return s.DeleteThread(ctx, "t") },
 		"PutRun":       func() error { return s.PutRun(ctx, &store.Run{ID: "r2", ThreadID: "t", Number: 2}) },
