@@ -683,7 +683,7 @@ func (th *Threads) resume(ctx context.Context, plan *flow.Plan, threadID string,
 		} else if len(pend) > 0 {
 			advanced = true
 		}
-		if r, err := th.Store.Run(ctx, ts.Run); err == nil && r.Status != Running.String() {
+		if r, err := th.Store.Run(ctx, ts.Run); err == nil && r.Status != store.Running {
 			advanced = true
 		} else if err != nil && !errors.Is(err, store.ErrNotFound) {
 			return nil, err
@@ -997,7 +997,7 @@ func (d *durable) finish(ctx context.Context, res *Result, err error) (*Result, 
 	if d.err == nil && m.Status() == Failed && d.lastStatus != Failed {
 		d.commitStep(ctx, m, &stepData{Error: errText(m.Err())}, m.step)
 	}
-	run := &store.Run{ID: d.info.ID, ThreadID: d.ts.Thread, Number: d.info.Number, Status: m.Status().String(), Created: d.created, Updated: time.Now()}
+	run := &store.Run{ID: d.info.ID, ThreadID: d.ts.Thread, Number: d.info.Number, Status: storeStatus(m.Status()), Created: d.created, Updated: time.Now()}
 	if m.Err() != nil {
 		run.Error = m.Err().Error()
 	}
@@ -1074,3 +1074,7 @@ func question(t *Task) flow.Value {
 	}
 	return q
 }
+
+// storeStatus is the store's name of a run status; the store refuses a
+// status it does not know (store.Status.Valid).
+func storeStatus(s Status) store.Status { return store.Status(s.String()) }

@@ -211,10 +211,55 @@ type Run struct {
 	ID       string
 	ThreadID string
 	Number   int    // 1 for the thread's first run
-	Status   string // "running", "waiting", "completed", "failed"
+	Status   Status // one of the Status constants
 	Error    string // why a failed run failed
 	Created  time.Time
 	Updated  time.Time
+}
+
+// Status is a run's status as the store keeps it: one of the constants
+// below. PutRun refuses any other value with ErrInvalid, and a stored
+// value that is none of them reads back as a *CorruptError of Field
+// "status".
+type Status string
+
+// The run statuses.
+const (
+	Running   Status = "running"   // the run is being driven (or its driver died)
+	Waiting   Status = "waiting"   // suspended at questions for a person
+	Completed Status = "completed" // a final node ran
+	Failed    Status = "failed"    // an error ended the run
+	Cancelled Status = "cancelled" // cancelled before it ended
+)
+
+// Valid reports whether s is one of the run statuses.
+func (s Status) Valid() bool {
+	switch s {
+	case Running, Waiting, Completed, Failed, Cancelled:
+		return true
+	}
+	return false
+}
+
+// CheckRun checks a run for PutRun: an ID and a valid Status; anything
+// else wraps ErrInvalid.
+func CheckRun(r *Run) error {
+	switch {
+	case r == nil || r.ID == "":
+		return fmt.Errorf("run without an ID: %w", ErrInvalid)
+	case !r.Status.Valid():
+		return fmt.Errorf("run %s: status %q is not a run status: %w", r.ID, r.Status, ErrInvalid)
+	}
+	return nil
+}
+
+// CheckStatus checks a run status read back from storage: nil, or a
+// *CorruptError of Field "status" naming the thread and the run.
+func CheckStatus(threadID, runID string, s Status) error {
+	if s.Valid() {
+		return nil
+	}
+	return &CorruptError{ThreadID: threadID, Field: "status", Detail: fmt.Sprintf("run %s has status %q, not a run status", runID, s)}
 }
 
 // Kind says what a record holds.

@@ -504,7 +504,7 @@ func noQuestion(ctx context.Context, st store.Store, id string, ts *engine.Threa
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return storeFailed(err)
 	}
-	if len(pend) > 0 || err == nil && r.Status != engine.Running.String() {
+	if len(pend) > 0 || err == nil && r.Status != store.Running {
 		return failed(fmt.Errorf("thread %s asks no question: %w, answering its question first; it holds the thread (it is running the run on, or it stopped before the run ended). See where it is with: %s", id, engine.ErrThreadAdvanced, resumeHint(storeFlag, "threads", "show", id)))
 	}
 	return usageErrorf("thread %s asks no question: its run did not end (another process runs it, or it stopped in the middle); once no other process runs it, continue it without --answer: %s", id, resumeHint(storeFlag, "resume", id))
@@ -596,7 +596,7 @@ func threadsList(e env, o *threadsOptions) *cobra.Command {
 					}
 					if len(runs) > 0 {
 						last := runs[len(runs)-1]
-						r.Runs, r.Status = last.Number, last.Status
+						r.Runs, r.Status = last.Number, string(last.Status)
 					}
 					rows = append(rows, r)
 				}

@@ -266,8 +266,8 @@ func (s *Store) DeleteThread(ctx context.Context, id string) error {
 // PutRun creates or updates a run, filling in zero Created and Updated.
 // A run cannot move to another thread.
 func (s *Store) PutRun(ctx context.Context, r *store.Run) error {
-	if r == nil || r.ID == "" {
-		return fmt.Errorf("memory store: put run without an ID: %w", store.ErrInvalid)
+	if err := store.CheckRun(r); err != nil {
+		return fmt.Errorf("memory store: put %w", err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -442,8 +442,8 @@ func (s *Store) DeleteThread(ctx context.Context, id string) error {
 // (store.ErrInvalid). Zero Created and Updated are set to now; an update
 // keeps the stored Created.
 func (s *Store) PutRun(ctx context.Context, r *store.Run) error {
-	if r.ID == "" {
-		return fmt.Errorf("store/postgres: run without an ID: %w", store.ErrInvalid)
+	if err := store.CheckRun(r); err != nil {
+		return fmt.Errorf("store/postgres: put %w", err)
 	}
 	n := now()
 	created, updated := r.Created, r.Updated
@@ -483,6 +483,9 @@ func scanRun(row pgx.Row) (*store.Run, error) {
 	}
 	r.Number = int(number)
 	r.Created, r.Updated = r.Created.UTC(), r.Updated.UTC()
+	if err := store.CheckStatus(r.ThreadID, r.ID, r.Status); err != nil {
+		return nil, err
+	}
 	return &r, nil
 }
 

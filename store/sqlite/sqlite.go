@@ -564,8 +564,8 @@ func (s *Store) exists(ctx context.Context, tx *sql.Tx, id string) error {
 // PutRun creates or updates a run, filling in zero Created and Updated.
 // A run cannot move to another thread.
 func (s *Store) PutRun(ctx context.Context, r *store.Run) error {
-	if r == nil || r.ID == "" {
-		return fmt.Errorf("sqlite store: put run without an ID: %w", store.ErrInvalid)
+	if err := store.CheckRun(r); err != nil {
+		return fmt.Errorf("sqlite store: put %w", err)
 	}
 	created, updated := r.Created, r.Updated
 	if !created.IsZero() && !updated.IsZero() {
@@ -624,6 +624,9 @@ func scanRun(sc scanner) (*store.Run, error) {
 		created, updated int64
 	)
 	if err := sc.Scan(&r.ID, &r.ThreadID, &r.Number, &r.Status, &r.Error, &created, &updated); err != nil {
+		return nil, err
+	}
+	if err := store.CheckStatus(r.ThreadID, r.ID, r.Status); err != nil {
 		return nil, err
 	}
 	r.Created, r.Updated = fromUnix(created), fromUnix(updated)
@@ -801,8 +804,10 @@ func threadRow(t *store.Thread, now time.Time) (meta []byte, created, updated ti
 // WriteBatch implements store.BatchWriter: the thread (unless it
 // exists), the records and the run, in one transaction.
 func (s *Store) WriteBatch(ctx context.Context, b *store.Batch) error {
-	if b.Run != nil && b.Run.ID == "" {
-		return fmt.Errorf("sqlite store: batch with a run without an ID: %w", store.ErrInvalid)
+	if b.Run != nil {
+		if err := store.CheckRun(b.Run); err != nil {
+			return fmt.Errorf("sqlite store: batch: %w", err)
+		}
 	}
 	if b.Thread != nil {
 		if err := store.CheckThread(b.Thread); err != nil {
