@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"slices"
 	"strings"
 	"time"
 )
@@ -60,7 +61,9 @@ type Store interface {
 	// into t). Created stays. A Source not stored is ErrNotFound, as in
 	// CreateThread.
 	UpdateThread(ctx context.Context, t *Thread) error
-	// Threads lists threads, most recently updated first.
+	// Threads lists the threads opts selects, in its Order (most
+	// recently updated first by default), each with its latest run's
+	// Number and Status, in one query.
 	Threads(ctx context.Context, opts ListOptions) ([]*Thread, error)
 	// DeleteThread removes a thread with its runs, records and pending
 	// questions.
@@ -204,7 +207,17 @@ type Thread struct {
 	Created time.Time
 	Updated time.Time
 	Meta    map[string]string // free-form labels
+
+	// LastRun and Status are the Number and Status of the thread's
+	// latest run (the last that Runs lists), or 0 and "" while it has
+	// none. Thread and Threads set them; writes ignore them.
+	LastRun int
+	Status  Status
 }
+
+// Cursor returns the thread's position in a listing, for
+// ListOptions.After: the next page starts after it.
+func (t *Thread) Cursor() Cursor { return Cursor{Updated: t.Updated, ID: t.ID} }
 
 // Run is one run of a workflow in a thread.
 type Run struct {
@@ -318,10 +331,95 @@ type PruneOptions struct {
 	Before time.Time
 }
 
-// ListOptions bound a listing.
+// ListOptions select and order the threads Threads lists. The filters
+// all apply: a thread is listed when it matches every one that is set.
 type ListOptions struct {
-	Limit  int // 0: no limit
+	// Status lists the threads whose latest run has one of these
+	// statuses (a thread without a run has none); empty: any thread.
+	Status []Status
+	// Workflow lists the threads of the workflow of this name; "": any.
+	Workflow string
+	// Source lists the threads that name this source digest; "": any.
+	Source string
+	// Meta lists the threads whose Meta has every one of these pairs.
+	Meta map[string]string
+	// Order is the order of the listing.
+	Order Order
+	// After, when not zero, starts the listing after this position (a
+	// listed thread's Cursor), in Order: keyset paging, which does not
+	// skip or repeat a thread when others are created or deleted
+	// between pages (a thread whose Updated moves meanwhile may).
+	After Cursor
+	// Limit is the most threads listed; 0: no limit.
+	Limit int
+	// Offset skips this many threads (after After) first.
 	Offset int
+}
+
+// Order is the order Threads lists threads in.
+type Order int
+
+// The orders of a listing. Ties of Updated go by ID, ascending (bytewise).
+const (
+	NewestFirst Order = iota // Updated descending: the most recently updated first
+	OldestFirst              // Updated ascending
+)
+
+// Cursor is a position in a listing of threads: the Updated and ID of
+// the thread at it (see Thread.Cursor). The zero Cursor is the start.
+type Cursor struct {
+	Updated time.Time
+	ID      string
+}
+
+// IsZero reports whether c is the start of a listing.
+func (c Cursor) IsZero() bool { return c.ID == "" && c.Updated.IsZero() }
+
+// Check checks the options: known statuses and order, a Limit and an
+// Offset not negative; anything else wraps ErrInvalid.
+func (o ListOptions) Check() error {
+	for _, s := range o.Status {
+		if !s.Valid() {
+			return fmt.Errorf("list threads with status %q, not a run status: %w", s, ErrInvalid)
+		}
+	}
+	switch {
+	case o.Order != NewestFirst && o.Order != OldestFirst:
+		return fmt.Errorf("list threads in order %d: %w", o.Order, ErrInvalid)
+	case o.Limit < 0 || o.Offset < 0:
+		return fmt.Errorf("list threads with limit %d and offset %d: %w", o.Limit, o.Offset, ErrInvalid)
+	}
+	return nil
+}
+
+// Match reports whether t, with its LastRun and Status set, passes the
+// filters of o (Status, Workflow, Source, Meta; not After).
+func (o ListOptions) Match(t *Thread) bool {
+	if len(o.Status) > 0 && !slices.Contains(o.Status, t.Status) {
+		return false
+	}
+	if o.Workflow != "" && t.Workflow != o.Workflow || o.Source != "" && t.Source != o.Source {
+		return false
+	}
+	for k, v := range o.Meta {
+		if got, ok := t.Meta[k]; !ok || got != v {
+			return false
+		}
+	}
+	return true
+}
+
+// Compare orders two threads as a listing in o.Order does: negative when
+// a comes first.
+func (o ListOptions) Compare(a, b Cursor) int {
+	c := a.Updated.Compare(b.Updated)
+	if o.Order == NewestFirst {
+		c = -c
+	}
+	if c != 0 {
+		return c
+	}
+	return strings.Compare(a.ID, b.ID)
 }
 
 // ErrNotFound is returned for a thread, run, snapshot or question that does

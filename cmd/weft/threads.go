@@ -589,14 +589,9 @@ func threadsList(e env, o *threadsOptions) *cobra.Command {
 				}
 				rows := []row{}
 				for _, t := range ths {
-					r := row{ID: t.ID, Workflow: t.Workflow, Updated: t.Updated, Status: "-"}
-					runs, err := st.Runs(ctx, t.ID)
-					if err != nil {
-						return storeFailed(err)
-					}
-					if len(runs) > 0 {
-						last := runs[len(runs)-1]
-						r.Runs, r.Status = last.Number, string(last.Status)
+					r := row{ID: t.ID, Workflow: t.Workflow, Updated: t.Updated, Status: "-", Runs: t.LastRun}
+					if t.Status != "" {
+						r.Status = string(t.Status)
 					}
 					rows = append(rows, r)
 				}

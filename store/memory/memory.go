@@ -147,7 +147,7 @@ func (s *Store) Thread(ctx context.Context, id string) (*store.Thread, error) {
 	if err != nil {
 		return nil, err
 	}
-	return copyThread(&th.t), nil
+	return s.withLastRun(&th.t), nil
 }
 
 // sourceExists checks that the source a thread names is stored.
@@ -216,32 +216,53 @@ func (s *Store) Source(ctx context.Context, digest string) ([]byte, error) {
 	return bytes.Clone(src), nil
 }
 
-// Threads lists threads, most recently updated first (ties by ID).
+// Threads lists the threads opts selects, in its order, with their
+// latest runs; see store.Store.
 func (s *Store) Threads(ctx context.Context, opts store.ListOptions) ([]*store.Thread, error) {
+	if err := opts.Check(); err != nil {
+		return nil, fmt.Errorf("memory store: %w", err)
+	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if err := s.check(ctx); err != nil {
 		return nil, err
 	}
-	all := make([]*store.Thread, 0, len(s.threads))
-	for _, th := range s.threads {
-		all = append(all, &th.t)
-	}
-	slices.SortFunc(all, func(a, b *store.Thread) int {
-		if c := b.Updated.Compare(a.Updated); c != 0 {
-			return c
+	// The latest run of each thread, in one pass over the runs.
+	latest := map[string]*store.Run{}
+	for _, r := range s.runs {
+		if l, ok := latest[r.ThreadID]; !ok || runOrder(l, r) < 0 {
+			latest[r.ThreadID] = r
 		}
-		return cmp.Compare(a.ID, b.ID)
-	})
-	all = all[min(max(opts.Offset, 0), len(all)):]
+	}
+	var all []*store.Thread
+	for _, th := range s.threads {
+		t := copyThread(&th.t)
+		t.LastRun, t.Status = 0, ""
+		if l := latest[t.ID]; l != nil {
+			t.LastRun, t.Status = l.Number, l.Status
+		}
+		if opts.Match(t) && (opts.After.IsZero() || opts.Compare(opts.After, t.Cursor()) < 0) {
+			all = append(all, t)
+		}
+	}
+	slices.SortFunc(all, func(a, b *store.Thread) int { return opts.Compare(a.Cursor(), b.Cursor()) })
+	all = all[min(opts.Offset, len(all)):]
 	if opts.Limit > 0 && opts.Limit < len(all) {
 		all = all[:opts.Limit]
 	}
-	out := make([]*store.Thread, len(all))
-	for i, t := range all {
-		out[i] = copyThread(t)
+	return all, nil
+}
+
+// withLastRun returns a copy of t with its latest run's Number and
+// Status.
+func (s *Store) withLastRun(t *store.Thread) *store.Thread {
+	c := copyThread(t)
+	c.LastRun, c.Status = 0, ""
+	if runs := s.runsOf(t.ID); len(runs) > 0 {
+		last := runs[len(runs)-1]
+		c.LastRun, c.Status = last.Number, last.Status
 	}
-	return out, nil
+	return c
 }
 
 // DeleteThread removes a thread with its runs, records and questions.
@@ -331,16 +352,20 @@ func (s *Store) runsOf(threadID string) []*store.Run {
 			out = append(out, copyRun(r))
 		}
 	}
-	slices.SortFunc(out, func(a, b *store.Run) int {
-		if c := cmp.Compare(a.Number, b.Number); c != 0 {
-			return c
-		}
-		if c := a.Created.Compare(b.Created); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.ID, b.ID)
-	})
+	slices.SortFunc(out, runOrder)
 	return out
+}
+
+// runOrder orders a thread's runs as Runs lists them: by Number, then
+// Created, then ID.
+func runOrder(a, b *store.Run) int {
+	if c := cmp.Compare(a.Number, b.Number); c != 0 {
+		return c
+	}
+	if c := a.Created.Compare(b.Created); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.ID, b.ID)
 }
 
 // Append adds records to a thread, all or none; see store.Store.

@@ -276,7 +276,32 @@ func nonNil(b []byte) []byte {
 	return b
 }
 
-const threadCols = "id, workflow, created, updated, meta::text, coalesce(source, ''), spec"
+// selectThreads selects threads (t) with their latest runs (r): the last
+// that Runs lists.
+const selectThreads = `SELECT t.id, t.workflow, t.created, t.updated, t.meta::text, coalesce(t.source, ''), t.spec,
+	coalesce(r.id, ''), coalesce(r.number, 0), coalesce(r.status, '')
+FROM weft_threads t LEFT JOIN LATERAL (
+	SELECT id, number, status FROM weft_runs WHERE thread_id = t.id ORDER BY number DESC, created DESC, id DESC LIMIT 1
+) r ON true`
+
+// scanListed reads a thread selected by selectThreads, with its latest
+// run.
+func scanListed(row pgx.Row) (*store.Thread, error) {
+	var run string
+	var status store.Status
+	var number int32
+	t, err := scanThread(row, &run, &number, &status)
+	if err != nil {
+		return nil, err
+	}
+	if run != "" {
+		if err := store.CheckStatus(t.ID, run, status); err != nil {
+			return nil, err
+		}
+		t.LastRun, t.Status = int(number), status
+	}
+	return t, nil
+}
 
 func scanThread(row pgx.Row, more ...any) (*store.Thread, error) {
 	var t store.Thread
@@ -302,7 +327,7 @@ func (s *Store) Thread(ctx context.Context, id string) (*store.Thread, error) {
 	var t *store.Thread
 	err := s.retry(ctx, func() error {
 		var err error
-		t, err = scanThread(s.pool.QueryRow(ctx, "SELECT "+threadCols+" FROM weft_threads WHERE id = $1", id))
+		t, err = scanListed(s.pool.QueryRow(ctx, selectThreads+" WHERE t.id = $1", id))
 		return err
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -385,23 +410,69 @@ func (s *Store) Source(ctx context.Context, digest string) ([]byte, error) {
 	return src, nil
 }
 
-// Threads lists threads, most recently updated first.
+// Threads lists the threads opts selects, in its order, with their
+// latest runs, in one query; see store.Store. IDs compare bytewise
+// (COLLATE "C"), as in the other stores, whatever the database's
+// collation.
 func (s *Store) Threads(ctx context.Context, opts store.ListOptions) ([]*store.Thread, error) {
+	if err := opts.Check(); err != nil {
+		return nil, fmt.Errorf("store/postgres: %w", err)
+	}
+	var (
+		where []string
+		args  []any
+	)
+	arg := func(v any, cast string) string {
+		args = append(args, v)
+		return fmt.Sprintf("$%d::%s", len(args), cast)
+	}
+	if len(opts.Status) > 0 {
+		sts := make([]string, len(opts.Status))
+		for i, st := range opts.Status {
+			sts[i] = string(st)
+		}
+		where = append(where, "coalesce(r.status, '') = ANY("+arg(sts, "text[]")+")")
+	}
+	if opts.Workflow != "" {
+		where = append(where, "t.workflow = "+arg(opts.Workflow, "text"))
+	}
+	if opts.Source != "" {
+		where = append(where, "t.source = "+arg(opts.Source, "text"))
+	}
+	if len(opts.Meta) > 0 {
+		meta, err := json.Marshal(opts.Meta)
+		if err != nil {
+			return nil, fmt.Errorf("store/postgres: list threads by meta: %v: %w", err, store.ErrInvalid)
+		}
+		where = append(where, "t.meta @> "+arg(string(meta), "text")+"::jsonb")
+	}
+	dir, cmp := "DESC", "<"
+	if opts.Order == store.OldestFirst {
+		dir, cmp = "ASC", ">"
+	}
+	if !opts.After.IsZero() {
+		u := arg(opts.After.Updated, "timestamptz")
+		where = append(where, "(t.updated "+cmp+" "+u+" OR t.updated = "+u+` AND t.id COLLATE "C" > `+arg(opts.After.ID, "text")+")")
+	}
+	q := selectThreads
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
 	var limit any // NULL: no limit
 	if opts.Limit > 0 {
 		limit = int64(opts.Limit)
 	}
+	q += " ORDER BY t.updated " + dir + `, t.id COLLATE "C" LIMIT ` + arg(limit, "bigint") + " OFFSET " + arg(int64(opts.Offset), "bigint")
 	var out []*store.Thread
 	err := s.retry(ctx, func() error {
 		out = nil
-		rows, err := s.pool.Query(ctx, "SELECT "+threadCols+" FROM weft_threads ORDER BY updated DESC, id LIMIT $1::bigint OFFSET $2::bigint",
-			limit, int64(opts.Offset))
+		rows, err := s.pool.Query(ctx, q, args...)
 		if err != nil {
 			return err
 		}
 		defer rows.Close()
 		for rows.Next() {
-			t, err := scanThread(rows)
+			t, err := scanListed(rows)
 			if err != nil {
 				return err
 			}

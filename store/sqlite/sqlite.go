@@ -21,7 +21,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -60,6 +62,8 @@ type Store struct {
 	w      writeStmts
 	r      readStmts
 	stmts  []*sql.Stmt // all of the above, to close
+	// selectThreads selects threads (t) with their latest runs (r).
+	selectThreads string
 }
 
 var _ store.Store = (*Store)(nil)
@@ -77,11 +81,11 @@ type writeStmts struct {
 
 // readStmts are prepared on the reader.
 type readStmts struct {
-	thread, threads, threadExists *sql.Stmt
-	source                        *sql.Stmt
-	run, runs                     *sql.Stmt
-	records, lastSnapshot         *sql.Stmt
-	pending                       *sql.Stmt
+	thread, threadExists  *sql.Stmt
+	source                *sql.Stmt
+	run, runs             *sql.Stmt
+	records, lastSnapshot *sql.Stmt
+	pending               *sql.Stmt
 }
 
 // dsn builds a modernc.org/sqlite data source name for path: a file: URI
@@ -171,13 +175,17 @@ func (s *Store) statements() (w, r []stmtSQL) {
 	insertRecord := `INSERT INTO records (thread_id, ` + recordCols + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	lastSeq := `SELECT coalesce((SELECT max(seq) FROM records WHERE thread_id = t.id), 0), lease_owner, lease_fence, lease_expires FROM threads t WHERE t.id = ?`
 	insertThread := `INSERT INTO threads (id, workflow, created, updated, meta, source, spec) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`
-	threadCols := `id, workflow, created, updated, meta, source, spec`
+	threadCols := `t.id, t.workflow, t.created, t.updated, t.meta, t.source, t.spec`
 	if s.schema < 6 {
 		// Before sources and specs (tests only, as below): the two
 		// arguments are taken and dropped.
 		insertThread = `INSERT INTO threads (id, workflow, created, updated, meta) VALUES (?1, ?2, ?3, ?4, ?5 || substr(coalesce(?6, '') || ?7, 1, 0)) ON CONFLICT (id) DO NOTHING`
-		threadCols = `id, workflow, created, updated, meta, NULL, x''`
+		threadCols = `t.id, t.workflow, t.created, t.updated, t.meta, NULL, x''`
 	}
+	// A thread with its latest run (the last Runs lists), which the
+	// index runs_thread finds.
+	s.selectThreads = `SELECT ` + threadCols + `, coalesce(r.id, ''), coalesce(r.number, 0), coalesce(r.status, '')
+		FROM threads t LEFT JOIN runs r ON r.id = (SELECT id FROM runs WHERE thread_id = t.id ORDER BY number DESC, created DESC, id DESC LIMIT 1)`
 	// ifSchema is q, or nothing to prepare at a schema before v.
 	ifSchema := func(v int, q string) string {
 		if s.schema < v {
@@ -219,8 +227,7 @@ func (s *Store) statements() (w, r []stmtSQL) {
 		{&s.w.deleteRunPending, `DELETE FROM pending WHERE thread_id = ? AND run_id = ?`},
 	}
 	r = []stmtSQL{
-		{&s.r.thread, `SELECT ` + threadCols + ` FROM threads WHERE id = ?`},
-		{&s.r.threads, `SELECT ` + threadCols + ` FROM threads ORDER BY updated DESC, id LIMIT ? OFFSET ?`},
+		{&s.r.thread, s.selectThreads + ` WHERE t.id = ?`},
 		{&s.r.source, ifSchema(6, `SELECT source FROM sources WHERE digest = ?`)},
 		{&s.r.threadExists, `SELECT 1 FROM threads WHERE id = ?`},
 		{&s.r.run, `SELECT ` + runCols + ` FROM runs WHERE id = ?`},
@@ -413,9 +420,28 @@ func scanThread(sc scanner, more ...any) (*store.Thread, error) {
 	return &t, nil
 }
 
-// Thread returns a thread.
+// scanListed reads a thread selected by selectThreads, with its latest
+// run.
+func scanListed(sc scanner) (*store.Thread, error) {
+	var run string
+	var status store.Status
+	var number int
+	t, err := scanThread(sc, &run, &number, &status)
+	if err != nil {
+		return nil, err
+	}
+	if run != "" {
+		if err := store.CheckStatus(t.ID, run, status); err != nil {
+			return nil, err
+		}
+		t.LastRun, t.Status = number, status
+	}
+	return t, nil
+}
+
+// Thread returns a thread, with its latest run.
 func (s *Store) Thread(ctx context.Context, id string) (*store.Thread, error) {
-	t, err := scanThread(s.r.thread.QueryRowContext(ctx, id))
+	t, err := scanListed(s.r.thread.QueryRowContext(ctx, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound("thread", id)
 	}
@@ -486,20 +512,61 @@ func (s *Store) Source(ctx context.Context, digest string) ([]byte, error) {
 	return src, nil
 }
 
-// Threads lists threads, most recently updated first (ties by ID).
+// Threads lists the threads opts selects, in its order, with their
+// latest runs, in one query; see store.Store.
 func (s *Store) Threads(ctx context.Context, opts store.ListOptions) ([]*store.Thread, error) {
+	if err := opts.Check(); err != nil {
+		return nil, fmt.Errorf("sqlite store: %w", err)
+	}
+	var (
+		where []string
+		args  []any
+	)
+	if len(opts.Status) > 0 {
+		where = append(where, `coalesce(r.status, '') IN (?`+strings.Repeat(", ?", len(opts.Status)-1)+`)`)
+		for _, st := range opts.Status {
+			args = append(args, string(st))
+		}
+	}
+	if opts.Workflow != "" {
+		where, args = append(where, `t.workflow = ?`), append(args, opts.Workflow)
+	}
+	if opts.Source != "" {
+		where, args = append(where, `t.source = ?`), append(args, opts.Source)
+	}
+	// json_each takes any key as it is, where a json_extract path would
+	// need quoting.
+	for _, k := range slices.Sorted(maps.Keys(opts.Meta)) {
+		where = append(where, `EXISTS (SELECT 1 FROM json_each(t.meta) m WHERE m.key = ? AND m.type = 'text' AND m.value = ?)`)
+		args = append(args, k, opts.Meta[k])
+	}
+	dir, cmp := "DESC", "<"
+	if opts.Order == store.OldestFirst {
+		dir, cmp = "ASC", ">"
+	}
+	if !opts.After.IsZero() {
+		where = append(where, `(t.updated `+cmp+` ? OR t.updated = ? AND t.id > ?)`)
+		u := unix(opts.After.Updated)
+		args = append(args, u, u, opts.After.ID)
+	}
+	q := s.selectThreads
+	if len(where) > 0 {
+		q += ` WHERE ` + strings.Join(where, ` AND `)
+	}
+	q += ` ORDER BY t.updated ` + dir + `, t.id LIMIT ? OFFSET ?`
 	limit := int64(-1)
 	if opts.Limit > 0 {
 		limit = int64(opts.Limit)
 	}
-	rows, err := s.r.threads.QueryContext(ctx, limit, max(opts.Offset, 0))
+	args = append(args, limit, opts.Offset)
+	rows, err := s.reader.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite store: list threads: %w", err)
 	}
 	defer rows.Close()
 	var out []*store.Thread
 	for rows.Next() {
-		t, err := scanThread(rows)
+		t, err := scanListed(rows)
 		if err != nil {
 			return nil, fmt.Errorf("sqlite store: list threads: %w", err)
 		}

@@ -61,6 +61,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	}{
 		{"ThreadCRUD", testThreadCRUD},
 		{"ThreadListing", testThreadListing},
+		{"ThreadFilters", testThreadFilters},
 		{"ThreadUpdatedByAppend", testThreadUpdatedByAppend},
 		{"Runs", testRuns},
 		{"RunStatus", testRunStatus},
