@@ -110,8 +110,8 @@ func (th *Threads) fingerprint(plan *flow.Plan) string { return th.info(plan).fp
 
 // Answer is a person's answer to a question a waiting run asks.
 type Answer struct {
-	// ID is the question's id (Pending.Task, as a decimal string); empty
-	// when the run asks one question only.
+	// ID is the question's id (Pending.ID, Task.QuestionID); empty when
+	// the run asks one question only.
 	ID string
 	// Outputs are the human node's outputs, by name.
 	Outputs map[string]flow.Value
@@ -747,7 +747,7 @@ func questionIDs(ts *ThreadState) string {
 	}
 	s := ": questions"
 	for _, t := range w {
-		s += fmt.Sprintf(" %d (%s)", t.ID, ts.NodeOf(t))
+		s += fmt.Sprintf(" %s (%s)", t.QuestionID(), ts.NodeOf(t))
 	}
 	return s
 }
@@ -762,11 +762,11 @@ func waitingTask(m *Machine, ts *ThreadState, id string) (*Task, error) {
 		return nil, &ThreadError{Thread: ts.Thread, Run: ts.RunNumber, Status: Waiting, Detail: "asks several questions; answer each by id" + questionIDs(ts)}
 	}
 	for _, t := range w {
-		if strconv.Itoa(t.ID) == id {
+		if t.QuestionID() == id {
 			return t, nil
 		}
 	}
-	return nil, &ThreadError{Thread: ts.Thread, Run: ts.RunNumber, Status: Waiting, Detail: fmt.Sprintf("no question %q waits%s", id, questionIDs(ts))}
+	return nil, &ThreadError{Thread: ts.Thread, Run: ts.RunNumber, Status: Waiting, Detail: fmt.Sprintf("no question %q waits%s", id, questionIDs(ts)), Err: questionError(m, id)}
 }
 
 func newRunID() string {
@@ -1042,7 +1042,7 @@ func (d *durable) pending(ctx context.Context, m *Machine) error {
 	}
 	waiting := map[string]*Task{}
 	for _, t := range m.Waiting() {
-		waiting[strconv.Itoa(t.ID)] = t
+		waiting[t.QuestionID()] = t
 	}
 	for _, p := range have {
 		if _, ok := waiting[p.ID]; ok {

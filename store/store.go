@@ -409,8 +409,8 @@ func (o ListOptions) Match(t *Thread) bool {
 	return true
 }
 
-// Compare orders two threads as a listing in o.Order does: negative when
-// a comes first.
+// Compare orders two positions (threads' Cursors) as a listing in
+// o.Order does: negative when a comes first.
 func (o ListOptions) Compare(a, b Cursor) int {
 	c := a.Updated.Compare(b.Updated)
 	if o.Order == NewestFirst {
