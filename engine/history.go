@@ -159,7 +159,7 @@ func (th *Threads) Fork(ctx context.Context, from string, at int64, to string, o
 		meta = map[string]string{}
 	}
 	meta["forked_from"] = fmt.Sprintf("%s@%d", from, at)
-	if err := th.Store.CreateThread(ctx, &store.Thread{ID: to, Workflow: src.Workflow, Meta: meta}); err != nil {
+	if err := th.Store.CreateThread(ctx, &store.Thread{ID: to, Workflow: src.Workflow, Source: src.Source, Spec: src.Spec, Meta: meta}); err != nil {
 		return nil, fmt.Errorf("fork of %s into %s: %w", from, to, err)
 	}
 	origin := &ForkOrigin{Thread: from, Seq: at}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/weftlang/weft/engine"
 	"github.com/weftlang/weft/flow"
+	"github.com/weftlang/weft/store"
 	"github.com/weftlang/weft/store/memory"
 )
 
@@ -66,5 +67,41 @@ func TestQuestionIDOneType(t *testing.T) {
 	}
 	if pend, err := st.Pending(ctx, "t"); err != nil || len(pend) != 0 {
 		t.Errorf("questions after the answer: %+v, %v; want none", pend, err)
+	}
+}
+
+// TestForkKeepsSource checks that a fork names the source and keeps the
+// run spec of the thread it was forked from: it runs the same workflow.
+func TestForkKeepsSource(t *testing.T) {
+	ctx := context.Background()
+	plan := compile(t, "ask.wf", yearWF)
+	st := memory.New()
+	th := &engine.Threads{Runner: askRunner(t), Store: st}
+	if _, err := th.Run(ctx, plan, "src", nil, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	wf := []byte(yearWF)
+	d := store.Digest(wf)
+	if err := st.PutSource(ctx, d, wf); err != nil {
+		t.Fatal(err)
+	}
+	thr, err := st.Thread(ctx, "src")
+	if err != nil {
+		t.Fatal(err)
+	}
+	thr.Source, thr.Spec = d, []byte(`{"workflow":"`+d+`"}`)
+	if err := st.UpdateThread(ctx, thr); err != nil {
+		t.Fatal(err)
+	}
+	ts, err := th.Load(ctx, "src")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := th.Fork(ctx, "src", ts.Seq, "dst", nil); err != nil {
+		t.Fatalf("Fork: %v", err)
+	}
+	got, err := st.Thread(ctx, "dst")
+	if err != nil || got.Source != d || string(got.Spec) != string(thr.Spec) {
+		t.Errorf("forked thread names source %q, spec %s (%v); want %s, %s", got.Source, got.Spec, err, d, thr.Spec)
 	}
 }
