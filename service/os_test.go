@@ -1,0 +1,5 @@
+package service
+
+import "os"
+
+func osWriteFile(path string, data []byte) error { return os.WriteFile(path, data, 0o644) }
