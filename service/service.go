@@ -17,6 +17,7 @@ import (
 	"github.com/weftlang/weft/component"
 	"github.com/weftlang/weft/engine"
 	"github.com/weftlang/weft/flow"
+	"github.com/weftlang/weft/llm"
 	"github.com/weftlang/weft/llm/tool"
 	"github.com/weftlang/weft/store"
 )
@@ -74,6 +75,14 @@ type Options struct {
 	// subscribers that reconnect (0: 4096); ThreadsKept how many threads'
 	// events (0: 1024; idle threads seen longest ago go first).
 	EventsKept, ThreadsKept int
+	// WrapAction, when set, wraps every action a run carries out
+	// (registered, bound in the source, of a component): an interceptor
+	// that redacts errors, traces attempts or counts calls. It is called
+	// once per action, when the runtime is built or the action bound.
+	WrapAction func(name string, a engine.Action) engine.Action
+	// WrapModel, when set, wraps every model a run opens (recording its
+	// exchanges, say); spec is the model's "PROVIDER:MODEL".
+	WrapModel func(spec string, m llm.Model) llm.Model
 	// SubscriberBuffer is how many events a subscriber may fall behind
 	// before it is dropped with ErrSlowSubscriber (0: 1024).
 	SubscriberBuffer int
@@ -265,11 +274,6 @@ func (s *Service) build(ctx context.Context, spec *Spec) (*runtime, error) {
 func (s *Service) assemble(ctx context.Context, set *component.Set, spec *Spec) (*runtime, error) {
 	reg := engine.NewRegistry()
 	action.Register(reg)
-	for _, ap := range component.Of[component.ActionProvider](set) {
-		if err := ap.RegisterActions(reg); err != nil {
-			return nil, err
-		}
-	}
 	ts, err := set.Tools(ctx)
 	if err != nil {
 		return nil, err
@@ -286,13 +290,43 @@ func (s *Service) assemble(ctx context.Context, set *component.Set, spec *Spec) 
 			}
 		}
 	}
+	for _, ap := range component.Of[component.ActionProvider](set) {
+		// Last: a component's actions (stubs) answer in place of the
+		// others.
+		if err := ap.RegisterActions(reg); err != nil {
+			return nil, err
+		}
+	}
 	binder := &action.Binder{Tools: treg, ContextTokens: spec.ContextTokens}
 	models, err := set.Models()
 	if err != nil {
 		return nil, err
 	}
 	binder.Open, binder.Default = models.Open, models.Default()
-	runner := &engine.Runner{Registry: reg, Bind: binder.Bind}
+	if wrap := s.opts.WrapModel; wrap != nil {
+		binder.Open = func(spec string) (llm.Model, error) {
+			m, err := models.Open(spec)
+			if err != nil {
+				return nil, err
+			}
+			return wrap(spec, m), nil
+		}
+	}
+	bind := binder.Bind
+	if wrap := s.opts.WrapAction; wrap != nil {
+		for _, name := range reg.Names() {
+			a, _ := reg.Lookup(name)
+			reg.Replace(name, wrap(name, a))
+		}
+		bind = func(b *flow.Binding) (engine.Action, error) {
+			a, err := binder.Bind(b)
+			if err != nil || a == nil {
+				return a, err
+			}
+			return wrap(b.Name, a), nil
+		}
+	}
+	runner := &engine.Runner{Registry: reg, Bind: bind}
 	th := &engine.Threads{Runner: runner, Store: s.opts.Store, LeaseTTL: s.opts.LeaseTTL, ClaimWait: s.opts.ClaimWait, Owner: s.owner, Durability: s.opts.Durability}
 	return &runtime{set: set, runner: runner, threads: th, reg: reg, binder: binder}, nil
 }

@@ -283,3 +283,57 @@ func TestCancel(t *testing.T) {
 		t.Fatalf("Cancel after the end: %v", err)
 	}
 }
+
+// WrapAction sees every action a run carries out: here it redacts a
+// credential an action's error quotes.
+func TestWrapActionRedacts(t *testing.T) {
+	ctx := context.Background()
+	st, _ := openStore(t)
+	acts := engine.NewRegistry()
+	if err := acts.Register("call_api", engine.Func(func(context.Context, map[string]flow.Value) (map[string]flow.Value, error) {
+		return nil, errors.New("401 from https://api.example.com?key=SECRET-123")
+	})); err != nil {
+		t.Fatal(err)
+	}
+	var wrapped []string
+	s, err := New(Options{Store: st, Actions: acts, LeaseTTL: -1, WrapAction: func(name string, a engine.Action) engine.Action {
+		wrapped = append(wrapped, name)
+		return engine.ActionFunc(func(ctx context.Context, c *engine.Call) error {
+			err := a.Run(ctx, c)
+			if err != nil {
+				return errors.New(strings.ReplaceAll(err.Error(), "SECRET-123", "[redacted]"))
+			}
+			return nil
+		})
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	wf, err := s.Open(ctx, Bytes("w.wf", []byte(`workflow W {
+  nodes {
+    node a {
+      type: FUNCTION
+      action: "call_api"
+      outputs { x: String }
+    }
+  }
+  initial: a
+  finals: [ a ]
+}
+`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Start(ctx, StartRequest{Workflow: wf, Thread: "r"})
+	if err == nil || res.Status != "failed" || strings.Contains(err.Error(), "SECRET") || !strings.Contains(*res.Error, "[redacted]") {
+		t.Fatalf("run: %v, %+v", err, res)
+	}
+	if !slicesContains(wrapped, "call_api") || !slicesContains(wrapped, "pass") {
+		t.Errorf("wrapped %v", wrapped)
+	}
+	runs, err := st.Runs(ctx, "r")
+	if err != nil || len(runs) != 1 || strings.Contains(runs[0].Error, "SECRET") {
+		t.Fatalf("stored run: %+v %v", runs, err)
+	}
+}
