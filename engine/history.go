@@ -159,7 +159,7 @@ func (th *Threads) Fork(ctx context.Context, from string, at int64, to string, o
 		meta = map[string]string{}
 	}
 	meta["forked_from"] = fmt.Sprintf("%s@%d", from, at)
-	if err := th.Store.CreateThread(ctx, &store.Thread{ID: to, Workflow: src.Workflow, Meta: meta}); err != nil {
+	if err := th.Store.CreateThread(ctx, &store.Thread{ID: to, Workflow: src.Workflow, Source: src.Source, Spec: src.Spec, Meta: meta}); err != nil {
 		return nil, fmt.Errorf("fork of %s into %s: %w", from, to, err)
 	}
 	origin := &ForkOrigin{Thread: from, Seq: at}
@@ -179,7 +179,7 @@ func (th *Threads) Fork(ctx context.Context, from string, at int64, to string, o
 	// The new thread's run, as Runs lists it (a later Resume updates it):
 	// the store's list of runs agrees with the state Load gives.
 	now := time.Now()
-	if err := th.Store.PutRun(ctx, &store.Run{ID: sd.ID, ThreadID: to, Number: nts.RunNumber, Status: nts.Status().String(), Created: now, Updated: now}); err != nil {
+	if err := th.Store.PutRun(ctx, &store.Run{ID: sd.ID, ThreadID: to, Number: nts.RunNumber, Status: storeStatus(nts.Status()), Created: now, Updated: now}); err != nil {
 		return nil, fmt.Errorf("fork of %s into %s: %w", from, to, err)
 	}
 	if err := th.forkPending(ctx, nts, sd.ID, opts.Plan); err != nil {

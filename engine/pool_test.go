@@ -138,8 +138,8 @@ func askRunner(t *testing.T) *engine.Runner {
 	})}
 }
 
-func yearAnswer(res *engine.Result, year int64) map[int]map[string]flow.Value {
-	return map[int]map[string]flow.Value{res.Waiting[0].Task: {"year": flow.IntValue(year)}}
+func yearAnswer(res *engine.Result, year int64) map[string]map[string]flow.Value {
+	return map[string]map[string]flow.Value{res.Waiting[0].ID: {"year": flow.IntValue(year)}}
 }
 
 // TestResumeStaleResult resumes a Result a second time after its run
@@ -241,10 +241,10 @@ func TestResumeRefusals(t *testing.T) {
 	if err != nil || res.Status != engine.Waiting {
 		t.Fatalf("run: %v, %v", res.Status, err)
 	}
-	task := res.Waiting[0].Task
-	for _, bad := range []map[int]map[string]flow.Value{
-		{task: {"yeer": flow.IntValue(2019)}},                                       // no such output
-		{task: {"year": flow.IntValue(2019)}, task + 7: {"year": flow.IntValue(1)}}, // a task that does not wait
+	id := res.Waiting[0].ID
+	for _, bad := range []map[string]map[string]flow.Value{
+		{id: {"yeer": flow.IntValue(2019)}},                                       // no such output
+		{id: {"year": flow.IntValue(2019)}, id + "7": {"year": flow.IntValue(1)}}, // a question that does not wait
 	} {
 		if got, err := r.Resume(ctx, res, bad, nil); err == nil || errors.Is(err, engine.ErrStale) || got != res {
 			t.Fatalf("resume with %v: %v, %v; want an answer error and res back", bad, got.Status, err)

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -129,7 +130,7 @@ func (r *Result) Output(name string) flow.Value {
 
 // Pending is a question a suspended run waits on.
 type Pending struct {
-	Task     int
+	ID       string // the question's id (Task.QuestionID), which answers name
 	Node     string
 	Question flow.Value
 }
@@ -155,7 +156,7 @@ func (r *Runner) RunWith(ctx context.Context, plan *flow.Plan, params map[string
 }
 
 // Resume continues a Waiting run of Run, RunWith or Resume: answers maps
-// a pending task id (Pending.Task) to the outputs of its node by name.
+// a question's id (Pending.ID) to the outputs of its node by name.
 // Tasks without an answer stay pending. It returns the run's new Result,
 // which a run that waits again resumes next.
 //
@@ -164,12 +165,12 @@ func (r *Runner) RunWith(ctx context.Context, plan *flow.Plan, params map[string
 // ran concurrently and lost, returns res and an error that errors.Is finds
 // ErrStale, and changes nothing. Resumes of the same Result may run
 // concurrently: they are serialised, and at most one of them takes the
-// run. An answer for a task that does not wait, or that does not fit its
-// node's outputs, is an error that changes nothing: res stays waiting
+// run. An answer to a question the run does not ask (a *QuestionError),
+// or one that does not fit its node's outputs, is an error that changes nothing: res stays waiting
 // and can be resumed again. The Result of a run kept in a thread
 // (Threads) is refused: resume it with Threads.Resume, which records the
 // answers.
-func (r *Runner) Resume(ctx context.Context, res *Result, answers map[int]map[string]flow.Value, obs Observer) (*Result, error) {
+func (r *Runner) Resume(ctx context.Context, res *Result, answers map[string]map[string]flow.Value, obs Observer) (*Result, error) {
 	switch {
 	case res == nil || res.Status != Waiting:
 		return res, errors.New("engine: Resume needs a Waiting result")
@@ -204,25 +205,26 @@ func (r *Runner) Resume(ctx context.Context, res *Result, answers map[int]map[st
 	return res, err
 }
 
-// answerOutputs checks answers against the tasks m waits on, without
-// changing m, and returns the answered task ids, in order, with their
-// outputs.
-func answerOutputs(m *Machine, answers map[int]map[string]flow.Value) ([]int, [][]flow.Value, error) {
-	ids := slices.Sorted(maps.Keys(answers))
-	outs := make([][]flow.Value, len(ids))
-	for i, id := range ids {
-		var task *Task
-		for _, t := range m.Waiting() {
-			if t.ID == id {
-				task = t
-			}
+// answerOutputs checks answers against the questions m waits on,
+// without changing m, and returns the answered task ids, in task order,
+// with their outputs.
+func answerOutputs(m *Machine, answers map[string]map[string]flow.Value) ([]int, [][]flow.Value, error) {
+	var tasks []*Task
+	for _, id := range slices.Sorted(maps.Keys(answers)) {
+		i := slices.IndexFunc(m.Waiting(), func(t *Task) bool { return t.QuestionID() == id })
+		if i < 0 {
+			return nil, nil, questionError(m, id)
 		}
-		if task == nil {
-			return nil, nil, fmt.Errorf("engine: task %d is not waiting", id)
-		}
+		tasks = append(tasks, m.Waiting()[i])
+	}
+	slices.SortFunc(tasks, func(a, b *Task) int { return cmp.Compare(a.ID, b.ID) })
+	ids := make([]int, len(tasks))
+	outs := make([][]flow.Value, len(tasks))
+	for i, task := range tasks {
+		ids[i] = task.ID
 		outs[i] = make([]flow.Value, len(task.Node.Outputs))
 		c := &Call{Node: task.Node, Outputs: outs[i]}
-		if err := c.SetOutputs(answers[id]); err != nil {
+		if err := c.SetOutputs(answers[task.QuestionID()]); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -353,7 +355,7 @@ func (st *runState) result() *Result {
 		res.Outputs = named(outputNames(pn), out)
 	}
 	for _, t := range m.Waiting() {
-		res.Waiting = append(res.Waiting, Pending{Task: t.ID, Node: t.Node.Name, Question: question(t)})
+		res.Waiting = append(res.Waiting, Pending{ID: t.QuestionID(), Node: t.Node.Name, Question: question(t)})
 	}
 	return res
 }

@@ -339,7 +339,7 @@ func TestRunnerResume(t *testing.T) {
 	if err != nil || res.Status != engine.Waiting || len(res.Waiting) != 1 || res.Waiting[0].Question.Str() != "Which year?" {
 		t.Fatalf("first run: %v %+v %v", res.Status, res.Waiting, err)
 	}
-	res, err = r.Resume(context.Background(), res, map[int]map[string]flow.Value{res.Waiting[0].Task: {"year": flow.IntValue(2019)}}, nil)
+	res, err = r.Resume(context.Background(), res, map[string]map[string]flow.Value{res.Waiting[0].ID: {"year": flow.IntValue(2019)}}, nil)
 	if err != nil || res.Status != engine.Completed || res.Output("text").Str() != "revenue in 2019" || answered != 1 {
 		t.Fatalf("resume: %v %v %v answered=%d", res.Status, res.Outputs, err, answered)
 	}

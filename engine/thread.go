@@ -110,8 +110,8 @@ func (th *Threads) fingerprint(plan *flow.Plan) string { return th.info(plan).fp
 
 // Answer is a person's answer to a question a waiting run asks.
 type Answer struct {
-	// ID is the question's id (Pending.Task, as a decimal string); empty
-	// when the run asks one question only.
+	// ID is the question's id (Pending.ID, Task.QuestionID); empty when
+	// the run asks one question only.
 	ID string
 	// Outputs are the human node's outputs, by name.
 	Outputs map[string]flow.Value
@@ -683,7 +683,7 @@ func (th *Threads) resume(ctx context.Context, plan *flow.Plan, threadID string,
 		} else if len(pend) > 0 {
 			advanced = true
 		}
-		if r, err := th.Store.Run(ctx, ts.Run); err == nil && r.Status != Running.String() {
+		if r, err := th.Store.Run(ctx, ts.Run); err == nil && r.Status != store.Running {
 			advanced = true
 		} else if err != nil && !errors.Is(err, store.ErrNotFound) {
 			return nil, err
@@ -747,7 +747,7 @@ func questionIDs(ts *ThreadState) string {
 	}
 	s := ": questions"
 	for _, t := range w {
-		s += fmt.Sprintf(" %d (%s)", t.ID, ts.NodeOf(t))
+		s += fmt.Sprintf(" %s (%s)", t.QuestionID(), ts.NodeOf(t))
 	}
 	return s
 }
@@ -762,11 +762,11 @@ func waitingTask(m *Machine, ts *ThreadState, id string) (*Task, error) {
 		return nil, &ThreadError{Thread: ts.Thread, Run: ts.RunNumber, Status: Waiting, Detail: "asks several questions; answer each by id" + questionIDs(ts)}
 	}
 	for _, t := range w {
-		if strconv.Itoa(t.ID) == id {
+		if t.QuestionID() == id {
 			return t, nil
 		}
 	}
-	return nil, &ThreadError{Thread: ts.Thread, Run: ts.RunNumber, Status: Waiting, Detail: fmt.Sprintf("no question %q waits%s", id, questionIDs(ts))}
+	return nil, &ThreadError{Thread: ts.Thread, Run: ts.RunNumber, Status: Waiting, Detail: fmt.Sprintf("no question %q waits%s", id, questionIDs(ts)), Err: questionError(m, id)}
 }
 
 func newRunID() string {
@@ -997,7 +997,7 @@ func (d *durable) finish(ctx context.Context, res *Result, err error) (*Result, 
 	if d.err == nil && m.Status() == Failed && d.lastStatus != Failed {
 		d.commitStep(ctx, m, &stepData{Error: errText(m.Err())}, m.step)
 	}
-	run := &store.Run{ID: d.info.ID, ThreadID: d.ts.Thread, Number: d.info.Number, Status: m.Status().String(), Created: d.created, Updated: time.Now()}
+	run := &store.Run{ID: d.info.ID, ThreadID: d.ts.Thread, Number: d.info.Number, Status: storeStatus(m.Status()), Created: d.created, Updated: time.Now()}
 	if m.Err() != nil {
 		run.Error = m.Err().Error()
 	}
@@ -1042,7 +1042,7 @@ func (d *durable) pending(ctx context.Context, m *Machine) error {
 	}
 	waiting := map[string]*Task{}
 	for _, t := range m.Waiting() {
-		waiting[strconv.Itoa(t.ID)] = t
+		waiting[t.QuestionID()] = t
 	}
 	for _, p := range have {
 		if _, ok := waiting[p.ID]; ok {
@@ -1074,3 +1074,7 @@ func question(t *Task) flow.Value {
 	}
 	return q
 }
+
+// storeStatus is the store's name of a run status; the store refuses a
+// status it does not know (store.Status.Valid).
+func storeStatus(s Status) store.Status { return store.Status(s.String()) }

@@ -13,9 +13,13 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"slices"
 	"strings"
 	"time"
 )
@@ -45,11 +49,21 @@ type BatchWriter interface {
 // Store keeps threads, runs, records and pending questions. Implementations
 // are safe for concurrent use.
 type Store interface {
-	// CreateThread stores a new thread; an existing ID is ErrExists.
+	// CreateThread stores a new thread; an existing ID is ErrExists. A
+	// thread that names a Source must name one PutSource stored: a
+	// source the store does not hold is ErrNotFound.
 	CreateThread(ctx context.Context, t *Thread) error
 	// Thread returns a thread, or ErrNotFound.
 	Thread(ctx context.Context, id string) (*Thread, error)
-	// Threads lists threads, most recently updated first.
+	// UpdateThread replaces the Workflow, Source, Spec and Meta of an
+	// existing thread (else ErrNotFound), and sets its Updated to
+	// t.Updated, or to the store's time when zero (then written back
+	// into t). Created stays. A Source not stored is ErrNotFound, as in
+	// CreateThread.
+	UpdateThread(ctx context.Context, t *Thread) error
+	// Threads lists the threads opts selects, in its Order (most
+	// recently updated first by default), each with its latest run's
+	// Number and Status, in one query.
 	Threads(ctx context.Context, opts ListOptions) ([]*Thread, error)
 	// DeleteThread removes a thread with its runs, records and pending
 	// questions.
@@ -96,28 +110,169 @@ type Store interface {
 	// numbering. Prune returns the number of records removed.
 	Prune(ctx context.Context, threadID string, opts PruneOptions) (int, error)
 
+	// PutSource stores a workflow's canonical source under its digest,
+	// "sha256:" and the lowercase hex SHA-256 of src (see Digest), so
+	// that any process sharing the store can load the exact workflow a
+	// thread runs. The store computes the digest itself: a digest that
+	// does not match src is a *DigestError, and nothing is stored.
+	// Putting a source again is not an error (the digest names the
+	// content). Sources are never removed by Prune or DeleteThread:
+	// they are small, content-addressed and shared by threads.
+	PutSource(ctx context.Context, digest string, src []byte) error
+	// Source returns the source stored under digest, or ErrNotFound.
+	Source(ctx context.Context, digest string) ([]byte, error)
+
 	// Close releases the store's resources.
 	Close() error
+}
+
+// Digest returns the content digest of a workflow source, as PutSource
+// keys it: "sha256:" followed by 64 lowercase hex digits.
+func Digest(src []byte) string {
+	sum := sha256.Sum256(src)
+	return digestPrefix + hex.EncodeToString(sum[:])
+}
+
+const digestPrefix = "sha256:"
+
+// ErrDigestMismatch is wrapped by the *DigestError of a PutSource whose
+// digest is not the source's.
+var ErrDigestMismatch = errors.New("store: digest does not match the source")
+
+// DigestError is a PutSource refused: Digest is what the caller gave,
+// Actual the digest of the source it gave with it.
+type DigestError struct {
+	Digest string
+	Actual string
+}
+
+// Error names both digests.
+func (e *DigestError) Error() string {
+	return fmt.Sprintf("store: source digest %q, but the source's digest is %s", e.Digest, e.Actual)
+}
+
+// Unwrap returns ErrDigestMismatch.
+func (e *DigestError) Unwrap() error { return ErrDigestMismatch }
+
+// CheckSource checks PutSource's arguments: nil if digest is
+// Digest(src), else a *DigestError. Implementations call it first.
+func CheckSource(digest string, src []byte) error {
+	if d := Digest(src); d != digest {
+		return &DigestError{Digest: digest, Actual: d}
+	}
+	return nil
+}
+
+// CheckThread checks a thread for CreateThread and UpdateThread: an ID,
+// a Source that is empty or a well-formed digest, and a Spec that is
+// empty or JSON; anything else wraps ErrInvalid.
+func CheckThread(t *Thread) error {
+	switch {
+	case t == nil || t.ID == "":
+		return fmt.Errorf("thread without an ID: %w", ErrInvalid)
+	case t.Source != "" && !validDigest(t.Source):
+		return fmt.Errorf("thread %s: source %q is not a digest (sha256:<64 hex digits>): %w", t.ID, t.Source, ErrInvalid)
+	case len(t.Spec) > 0 && !json.Valid(t.Spec):
+		return fmt.Errorf("thread %s: spec is not JSON: %w", t.ID, ErrInvalid)
+	}
+	return nil
+}
+
+// validDigest reports whether d is "sha256:" and 64 lowercase hex digits.
+func validDigest(d string) bool {
+	h, ok := strings.CutPrefix(d, digestPrefix)
+	if !ok || len(h) != 2*sha256.Size {
+		return false
+	}
+	for _, c := range h {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // Thread is a conversation: a sequence of runs sharing state.
 type Thread struct {
 	ID       string
 	Workflow string // the workflow's name
-	Created  time.Time
-	Updated  time.Time
-	Meta     map[string]string // free-form labels
+	// Source is the digest of the workflow's canonical source, which
+	// PutSource stored (see Digest), or "" for a thread that names none.
+	// Threads can be listed by it (ListOptions.Source).
+	Source string
+	// Spec is the thread's run spec, as the layer that runs threads
+	// writes it (the workflow's digest, the components a run uses,
+	// secrets by reference): JSON, or empty. The store keeps it as is.
+	Spec    json.RawMessage
+	Created time.Time
+	Updated time.Time
+	Meta    map[string]string // free-form labels
+
+	// LastRun and Status are the Number and Status of the thread's
+	// latest run (the last that Runs lists), or 0 and "" while it has
+	// none. Thread and Threads set them; writes ignore them.
+	LastRun int
+	Status  Status
 }
+
+// Cursor returns the thread's position in a listing, for
+// ListOptions.After: the next page starts after it.
+func (t *Thread) Cursor() Cursor { return Cursor{Updated: t.Updated, ID: t.ID} }
 
 // Run is one run of a workflow in a thread.
 type Run struct {
 	ID       string
 	ThreadID string
 	Number   int    // 1 for the thread's first run
-	Status   string // "running", "waiting", "completed", "failed"
+	Status   Status // one of the Status constants
 	Error    string // why a failed run failed
 	Created  time.Time
 	Updated  time.Time
+}
+
+// Status is a run's status as the store keeps it: one of the constants
+// below. PutRun refuses any other value with ErrInvalid, and a stored
+// value that is none of them reads back as a *CorruptError of Field
+// "status".
+type Status string
+
+// The run statuses.
+const (
+	Running   Status = "running"   // the run is being driven (or its driver died)
+	Waiting   Status = "waiting"   // suspended at questions for a person
+	Completed Status = "completed" // a final node ran
+	Failed    Status = "failed"    // an error ended the run
+	Cancelled Status = "cancelled" // cancelled before it ended
+)
+
+// Valid reports whether s is one of the run statuses.
+func (s Status) Valid() bool {
+	switch s {
+	case Running, Waiting, Completed, Failed, Cancelled:
+		return true
+	}
+	return false
+}
+
+// CheckRun checks a run for PutRun: an ID and a valid Status; anything
+// else wraps ErrInvalid.
+func CheckRun(r *Run) error {
+	switch {
+	case r == nil || r.ID == "":
+		return fmt.Errorf("run without an ID: %w", ErrInvalid)
+	case !r.Status.Valid():
+		return fmt.Errorf("run %s: status %q is not a run status: %w", r.ID, r.Status, ErrInvalid)
+	}
+	return nil
+}
+
+// CheckStatus checks a run status read back from storage: nil, or a
+// *CorruptError of Field "status" naming the thread and the run.
+func CheckStatus(threadID, runID string, s Status) error {
+	if s.Valid() {
+		return nil
+	}
+	return &CorruptError{ThreadID: threadID, Field: "status", Detail: fmt.Sprintf("run %s has status %q, not a run status", runID, s)}
 }
 
 // Kind says what a record holds.
@@ -176,10 +331,95 @@ type PruneOptions struct {
 	Before time.Time
 }
 
-// ListOptions bound a listing.
+// ListOptions select and order the threads Threads lists. The filters
+// all apply: a thread is listed when it matches every one that is set.
 type ListOptions struct {
-	Limit  int // 0: no limit
+	// Status lists the threads whose latest run has one of these
+	// statuses (a thread without a run has none); empty: any thread.
+	Status []Status
+	// Workflow lists the threads of the workflow of this name; "": any.
+	Workflow string
+	// Source lists the threads that name this source digest; "": any.
+	Source string
+	// Meta lists the threads whose Meta has every one of these pairs.
+	Meta map[string]string
+	// Order is the order of the listing.
+	Order Order
+	// After, when not zero, starts the listing after this position (a
+	// listed thread's Cursor), in Order: keyset paging, which does not
+	// skip or repeat a thread when others are created or deleted
+	// between pages (a thread whose Updated moves meanwhile may).
+	After Cursor
+	// Limit is the most threads listed; 0: no limit.
+	Limit int
+	// Offset skips this many threads (after After) first.
 	Offset int
+}
+
+// Order is the order Threads lists threads in.
+type Order int
+
+// The orders of a listing. Ties of Updated go by ID, ascending (bytewise).
+const (
+	NewestFirst Order = iota // Updated descending: the most recently updated first
+	OldestFirst              // Updated ascending
+)
+
+// Cursor is a position in a listing of threads: the Updated and ID of
+// the thread at it (see Thread.Cursor). The zero Cursor is the start.
+type Cursor struct {
+	Updated time.Time
+	ID      string
+}
+
+// IsZero reports whether c is the start of a listing.
+func (c Cursor) IsZero() bool { return c.ID == "" && c.Updated.IsZero() }
+
+// Check checks the options: known statuses and order, a Limit and an
+// Offset not negative; anything else wraps ErrInvalid.
+func (o ListOptions) Check() error {
+	for _, s := range o.Status {
+		if !s.Valid() {
+			return fmt.Errorf("list threads with status %q, not a run status: %w", s, ErrInvalid)
+		}
+	}
+	switch {
+	case o.Order != NewestFirst && o.Order != OldestFirst:
+		return fmt.Errorf("list threads in order %d: %w", o.Order, ErrInvalid)
+	case o.Limit < 0 || o.Offset < 0:
+		return fmt.Errorf("list threads with limit %d and offset %d: %w", o.Limit, o.Offset, ErrInvalid)
+	}
+	return nil
+}
+
+// Match reports whether t, with its LastRun and Status set, passes the
+// filters of o (Status, Workflow, Source, Meta; not After).
+func (o ListOptions) Match(t *Thread) bool {
+	if len(o.Status) > 0 && !slices.Contains(o.Status, t.Status) {
+		return false
+	}
+	if o.Workflow != "" && t.Workflow != o.Workflow || o.Source != "" && t.Source != o.Source {
+		return false
+	}
+	for k, v := range o.Meta {
+		if got, ok := t.Meta[k]; !ok || got != v {
+			return false
+		}
+	}
+	return true
+}
+
+// Compare orders two positions (threads' Cursors) as a listing in
+// o.Order does: negative when a comes first.
+func (o ListOptions) Compare(a, b Cursor) int {
+	c := a.Updated.Compare(b.Updated)
+	if o.Order == NewestFirst {
+		c = -c
+	}
+	if c != 0 {
+		return c
+	}
+	return strings.Compare(a.ID, b.ID)
 }
 
 // ErrNotFound is returned for a thread, run, snapshot or question that does

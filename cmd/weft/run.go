@@ -244,9 +244,9 @@ func runWorkflow(ctx context.Context, e env, path string, o *runOptions, inputSe
 	// Each Resume takes the Result the last one returned: a Result is
 	// resumed once (engine.ErrStale).
 	cur := res
-	res, err = answerLoop(ctx, e, o, p.plan, res, err, func(task int, out map[string]flow.Value) (*engine.Result, error) {
+	res, err = answerLoop(ctx, e, o, p.plan, res, err, func(id string, out map[string]flow.Value) (*engine.Result, error) {
 		next, err := withStatus(status, e.tick, func() (*engine.Result, error) {
-			return p.runner.Resume(ctx, cur, map[int]map[string]flow.Value{task: out}, obs.observer())
+			return p.runner.Resume(ctx, cur, map[string]map[string]flow.Value{id: out}, obs.observer())
 		})
 		if next != nil {
 			cur = next
@@ -260,7 +260,7 @@ func runWorkflow(ctx context.Context, e env, path string, o *runOptions, inputSe
 // or, on a terminal, from stdin, resuming it with resume after each. It
 // returns the run's result once it no longer waits, or an exit error when
 // it waits and nothing can answer (after printing the question).
-func answerLoop(ctx context.Context, e env, o *runOptions, plan *flow.Plan, res *engine.Result, err error, resume func(task int, out map[string]flow.Value) (*engine.Result, error)) (*engine.Result, error) {
+func answerLoop(ctx context.Context, e env, o *runOptions, plan *flow.Plan, res *engine.Result, err error, resume func(id string, out map[string]flow.Value) (*engine.Result, error)) (*engine.Result, error) {
 	var stdin *bufio.Reader
 	if e.stdinTTY {
 		stdin = bufio.NewReader(e.stdin)
@@ -291,7 +291,7 @@ func answerLoop(ctx context.Context, e env, o *runOptions, plan *flow.Plan, res 
 		default:
 			return res, waiting(e, o, res)
 		}
-		res, err = resume(p.Task, out)
+		res, err = resume(p.ID, out)
 		if err != nil && res != nil && res.Status == engine.Waiting {
 			return res, internal(fmt.Errorf("resuming %s: %w", p.Node, err))
 		}
@@ -369,7 +369,7 @@ func waiting(e env, o *runOptions, res *engine.Result) error {
 			// The question may come from a model or the store: escaped.
 			node, q := termSafe(p.Node, false), termSafe(p.Question.Text(), true)
 			if res.Thread != "" {
-				fmt.Fprintf(e.stdout, "waiting at %s (question %d): %s\n", node, p.Task, q)
+				fmt.Fprintf(e.stdout, "waiting at %s (question %s): %s\n", node, termSafe(p.ID, false), q)
 			} else {
 				fmt.Fprintf(e.stdout, "waiting at %s: %s\n", node, q)
 			}
@@ -667,7 +667,7 @@ type resultJSON struct {
 }
 
 type pendingJSON struct {
-	Task     int        `json:"task"`
+	ID       string     `json:"id"`
 	Node     string     `json:"node"`
 	Question flow.Value `json:"question"`
 }
@@ -687,7 +687,7 @@ func writeResultJSON(w io.Writer, res *engine.Result) error {
 	}
 	out.Notices, out.Fallbacks = noticesJSON(res)
 	for _, p := range res.Waiting {
-		out.Waiting = append(out.Waiting, pendingJSON{Task: p.Task, Node: p.Node, Question: p.Question})
+		out.Waiting = append(out.Waiting, pendingJSON{ID: p.ID, Node: p.Node, Question: p.Question})
 	}
 	if res.Err != nil {
 		s := res.Err.Error()

@@ -12,7 +12,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -270,9 +269,9 @@ func runInThread(ctx context.Context, e env, path string, o *runOptions, p *prep
 		}
 		return threadErr(err)
 	}
-	res, err = answerLoop(ctx, e, o, p.plan, res, err, func(task int, out map[string]flow.Value) (*engine.Result, error) {
+	res, err = answerLoop(ctx, e, o, p.plan, res, err, func(qid string, out map[string]flow.Value) (*engine.Result, error) {
 		return withStatus(status, e.tick, func() (*engine.Result, error) {
-			return th.Resume(ctx, p.plan, id, []engine.Answer{{ID: strconv.Itoa(task), Outputs: out}}, obs.observer())
+			return th.Resume(ctx, p.plan, id, []engine.Answer{{ID: qid, Outputs: out}}, obs.observer())
 		})
 	})
 	return report(e, o, res, err)
@@ -404,7 +403,7 @@ func resumeThread(ctx context.Context, e env, id string, o *resumeOptions, stubs
 		asks := ts.Waiting()
 		node := func(taskID string) (*flow.PlanNode, error) {
 			for _, t := range asks {
-				if strconv.Itoa(t.ID) != taskID {
+				if t.QuestionID() != taskID {
 					continue
 				}
 				if pn := findPlanNode(p.plan, ts.NodeOf(t)); pn != nil {
@@ -431,7 +430,7 @@ func resumeThread(ctx context.Context, e env, id string, o *resumeOptions, stubs
 		case len(o.answers) > 0 && len(asks) > 1:
 			return usageErrorf("thread %s asks %d questions: answer each with --id ID --answer TEXT%s", id, len(asks), questionList(ts))
 		case len(o.answers) > 0:
-			qid := strconv.Itoa(asks[0].ID)
+			qid := asks[0].QuestionID()
 			pn, err := node(qid)
 			if err != nil {
 				return err
@@ -457,12 +456,12 @@ func resumeThread(ctx context.Context, e env, id string, o *resumeOptions, stubs
 			}
 			res := &engine.Result{Status: engine.Waiting, Thread: id, Run: ts.RunNumber}
 			for _, t := range asks {
-				res.Waiting = append(res.Waiting, engine.Pending{Task: t.ID, Node: ts.NodeOf(t), Question: questions[strconv.Itoa(t.ID)]})
+				res.Waiting = append(res.Waiting, engine.Pending{ID: t.QuestionID(), Node: ts.NodeOf(t), Question: questions[t.QuestionID()]})
 			}
 			if e.stdinTTY && len(asks) == 1 {
 				// Ask on the terminal, as run does.
-				res, err := answerLoop(ctx, e, &o.runOptions, p.plan, res, nil, func(task int, out map[string]flow.Value) (*engine.Result, error) {
-					return th.Resume(ctx, p.plan, id, []engine.Answer{{ID: strconv.Itoa(task), Outputs: out}}, nil)
+				res, err := answerLoop(ctx, e, &o.runOptions, p.plan, res, nil, func(qid string, out map[string]flow.Value) (*engine.Result, error) {
+					return th.Resume(ctx, p.plan, id, []engine.Answer{{ID: qid, Outputs: out}}, nil)
 				})
 				return report(e, &o.runOptions, res, err)
 			}
@@ -478,9 +477,9 @@ func resumeThread(ctx context.Context, e env, id string, o *resumeOptions, stubs
 	if err != nil && res == nil {
 		return threadErr(err)
 	}
-	res, err = answerLoop(ctx, e, &o.runOptions, p.plan, res, err, func(task int, out map[string]flow.Value) (*engine.Result, error) {
+	res, err = answerLoop(ctx, e, &o.runOptions, p.plan, res, err, func(qid string, out map[string]flow.Value) (*engine.Result, error) {
 		return withStatus(status, e.tick, func() (*engine.Result, error) {
-			return th.Resume(ctx, p.plan, id, []engine.Answer{{ID: strconv.Itoa(task), Outputs: out}}, obs.observer())
+			return th.Resume(ctx, p.plan, id, []engine.Answer{{ID: qid, Outputs: out}}, obs.observer())
 		})
 	})
 	return report(e, &o.runOptions, res, err)
@@ -504,7 +503,7 @@ func noQuestion(ctx context.Context, st store.Store, id string, ts *engine.Threa
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return storeFailed(err)
 	}
-	if len(pend) > 0 || err == nil && r.Status != engine.Running.String() {
+	if len(pend) > 0 || err == nil && r.Status != store.Running {
 		return failed(fmt.Errorf("thread %s asks no question: %w, answering its question first; it holds the thread (it is running the run on, or it stopped before the run ended). See where it is with: %s", id, engine.ErrThreadAdvanced, resumeHint(storeFlag, "threads", "show", id)))
 	}
 	return usageErrorf("thread %s asks no question: its run did not end (another process runs it, or it stopped in the middle); once no other process runs it, continue it without --answer: %s", id, resumeHint(storeFlag, "resume", id))
@@ -589,14 +588,9 @@ func threadsList(e env, o *threadsOptions) *cobra.Command {
 				}
 				rows := []row{}
 				for _, t := range ths {
-					r := row{ID: t.ID, Workflow: t.Workflow, Updated: t.Updated, Status: "-"}
-					runs, err := st.Runs(ctx, t.ID)
-					if err != nil {
-						return storeFailed(err)
-					}
-					if len(runs) > 0 {
-						last := runs[len(runs)-1]
-						r.Runs, r.Status = last.Number, last.Status
+					r := row{ID: t.ID, Workflow: t.Workflow, Updated: t.Updated, Status: "-", Runs: t.LastRun}
+					if t.Status != "" {
+						r.Status = string(t.Status)
 					}
 					rows = append(rows, r)
 				}

@@ -24,6 +24,7 @@ type Store struct {
 	mu      sync.RWMutex
 	threads map[string]*thread
 	runs    map[string]*store.Run // by run ID
+	sources map[string][]byte     // by digest
 	closed  bool
 }
 
@@ -52,7 +53,7 @@ func WithClock(now func() time.Time) Option {
 
 // New returns an empty store.
 func New(opts ...Option) *Store {
-	s := &Store{now: time.Now, threads: map[string]*thread{}, runs: map[string]*store.Run{}}
+	s := &Store{now: time.Now, threads: map[string]*thread{}, runs: map[string]*store.Run{}, sources: map[string][]byte{}}
 	for _, o := range opts {
 		o(s)
 	}
@@ -79,6 +80,7 @@ func (s *Store) check(ctx context.Context) error {
 func copyThread(t *store.Thread) *store.Thread {
 	c := *t
 	c.Meta = maps.Clone(t.Meta)
+	c.Spec = bytes.Clone(t.Spec)
 	return &c
 }
 
@@ -109,8 +111,8 @@ func (s *Store) thread(id string) (*thread, error) {
 
 // CreateThread stores a new thread, filling in zero Created and Updated.
 func (s *Store) CreateThread(ctx context.Context, t *store.Thread) error {
-	if t == nil || t.ID == "" {
-		return fmt.Errorf("memory store: create thread without an ID: %w", store.ErrInvalid)
+	if err := store.CheckThread(t); err != nil {
+		return fmt.Errorf("memory store: create %w", err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -119,6 +121,9 @@ func (s *Store) CreateThread(ctx context.Context, t *store.Thread) error {
 	}
 	if _, ok := s.threads[t.ID]; ok {
 		return fmt.Errorf("memory store: thread %s: %w", t.ID, store.ErrExists)
+	}
+	if err := s.sourceExists(t); err != nil {
+		return err
 	}
 	n := s.clock()
 	if t.Created.IsZero() {
@@ -142,35 +147,122 @@ func (s *Store) Thread(ctx context.Context, id string) (*store.Thread, error) {
 	if err != nil {
 		return nil, err
 	}
-	return copyThread(&th.t), nil
+	return s.withLastRun(&th.t), nil
 }
 
-// Threads lists threads, most recently updated first (ties by ID).
-func (s *Store) Threads(ctx context.Context, opts store.ListOptions) ([]*store.Thread, error) {
+// sourceExists checks that the source a thread names is stored.
+func (s *Store) sourceExists(t *store.Thread) error {
+	if _, ok := s.sources[t.Source]; t.Source != "" && !ok {
+		return fmt.Errorf("memory store: thread %s: source %s: %w", t.ID, t.Source, store.ErrNotFound)
+	}
+	return nil
+}
+
+// UpdateThread replaces a thread's Workflow, Source, Spec and Meta; see
+// store.Store.
+func (s *Store) UpdateThread(ctx context.Context, t *store.Thread) error {
+	if err := store.CheckThread(t); err != nil {
+		return fmt.Errorf("memory store: update %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(ctx); err != nil {
+		return err
+	}
+	th, err := s.thread(t.ID)
+	if err != nil {
+		return err
+	}
+	if err := s.sourceExists(t); err != nil {
+		return err
+	}
+	if t.Updated.IsZero() {
+		t.Updated = s.clock()
+	}
+	c := copyThread(t)
+	c.Created = th.t.Created
+	th.t = *c
+	t.Created = c.Created
+	return nil
+}
+
+// PutSource stores a workflow source under its digest; see store.Store.
+func (s *Store) PutSource(ctx context.Context, digest string, src []byte) error {
+	if err := store.CheckSource(digest, src); err != nil {
+		return fmt.Errorf("memory store: put source: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(ctx); err != nil {
+		return err
+	}
+	if _, ok := s.sources[digest]; !ok {
+		s.sources[digest] = bytes.Clone(src)
+	}
+	return nil
+}
+
+// Source returns a copy of the source stored under digest.
+func (s *Store) Source(ctx context.Context, digest string) ([]byte, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if err := s.check(ctx); err != nil {
 		return nil, err
 	}
-	all := make([]*store.Thread, 0, len(s.threads))
-	for _, th := range s.threads {
-		all = append(all, &th.t)
+	src, ok := s.sources[digest]
+	if !ok {
+		return nil, fmt.Errorf("memory store: source %s: %w", digest, store.ErrNotFound)
 	}
-	slices.SortFunc(all, func(a, b *store.Thread) int {
-		if c := b.Updated.Compare(a.Updated); c != 0 {
-			return c
+	return bytes.Clone(src), nil
+}
+
+// Threads lists the threads opts selects, in its order, with their
+// latest runs; see store.Store.
+func (s *Store) Threads(ctx context.Context, opts store.ListOptions) ([]*store.Thread, error) {
+	if err := opts.Check(); err != nil {
+		return nil, fmt.Errorf("memory store: %w", err)
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if err := s.check(ctx); err != nil {
+		return nil, err
+	}
+	// The latest run of each thread, in one pass over the runs.
+	latest := map[string]*store.Run{}
+	for _, r := range s.runs {
+		if l, ok := latest[r.ThreadID]; !ok || runOrder(l, r) < 0 {
+			latest[r.ThreadID] = r
 		}
-		return cmp.Compare(a.ID, b.ID)
-	})
-	all = all[min(max(opts.Offset, 0), len(all)):]
+	}
+	var all []*store.Thread
+	for _, th := range s.threads {
+		t := copyThread(&th.t)
+		t.LastRun, t.Status = 0, ""
+		if l := latest[t.ID]; l != nil {
+			t.LastRun, t.Status = l.Number, l.Status
+		}
+		if opts.Match(t) && (opts.After.IsZero() || opts.Compare(opts.After, t.Cursor()) < 0) {
+			all = append(all, t)
+		}
+	}
+	slices.SortFunc(all, func(a, b *store.Thread) int { return opts.Compare(a.Cursor(), b.Cursor()) })
+	all = all[min(opts.Offset, len(all)):]
 	if opts.Limit > 0 && opts.Limit < len(all) {
 		all = all[:opts.Limit]
 	}
-	out := make([]*store.Thread, len(all))
-	for i, t := range all {
-		out[i] = copyThread(t)
+	return all, nil
+}
+
+// withLastRun returns a copy of t with its latest run's Number and
+// Status.
+func (s *Store) withLastRun(t *store.Thread) *store.Thread {
+	c := copyThread(t)
+	c.LastRun, c.Status = 0, ""
+	if runs := s.runsOf(t.ID); len(runs) > 0 {
+		last := runs[len(runs)-1]
+		c.LastRun, c.Status = last.Number, last.Status
 	}
-	return out, nil
+	return c
 }
 
 // DeleteThread removes a thread with its runs, records and questions.
@@ -195,8 +287,8 @@ func (s *Store) DeleteThread(ctx context.Context, id string) error {
 // PutRun creates or updates a run, filling in zero Created and Updated.
 // A run cannot move to another thread.
 func (s *Store) PutRun(ctx context.Context, r *store.Run) error {
-	if r == nil || r.ID == "" {
-		return fmt.Errorf("memory store: put run without an ID: %w", store.ErrInvalid)
+	if err := store.CheckRun(r); err != nil {
+		return fmt.Errorf("memory store: put %w", err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -260,16 +352,20 @@ func (s *Store) runsOf(threadID string) []*store.Run {
 			out = append(out, copyRun(r))
 		}
 	}
-	slices.SortFunc(out, func(a, b *store.Run) int {
-		if c := cmp.Compare(a.Number, b.Number); c != 0 {
-			return c
-		}
-		if c := a.Created.Compare(b.Created); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.ID, b.ID)
-	})
+	slices.SortFunc(out, runOrder)
 	return out
+}
+
+// runOrder orders a thread's runs as Runs lists them: by Number, then
+// Created, then ID.
+func runOrder(a, b *store.Run) int {
+	if c := cmp.Compare(a.Number, b.Number); c != 0 {
+		return c
+	}
+	if c := a.Created.Compare(b.Created); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.ID, b.ID)
 }
 
 // Append adds records to a thread, all or none; see store.Store.
@@ -501,6 +597,7 @@ func (s *Store) Close() error {
 	s.closed = true
 	s.threads = nil
 	s.runs = nil
+	s.sources = nil
 	return nil
 }
 

@@ -80,7 +80,8 @@ var ErrSchemaTooNew = errors.New("schema newer than this weft")
 
 // Store is a store.Store in PostgreSQL. It is safe for concurrent use.
 type Store struct {
-	pool *pgxpool.Pool
+	pool   *pgxpool.Pool
+	schema int // the schema version opened (SchemaVersion, but for tests)
 }
 
 var _ store.Store = (*Store)(nil)
@@ -123,7 +124,7 @@ func openAt(ctx context.Context, cfg *pgxpool.Config, version int) (*Store, erro
 	if err != nil {
 		return nil, &Error{Op: "open", Err: err}
 	}
-	s := &Store{pool: pool}
+	s := &Store{pool: pool, schema: version}
 	if err := s.retry(ctx, func() error { return migrate(ctx, pool, version) }); err != nil {
 		pool.Close()
 		return nil, err
@@ -205,8 +206,8 @@ func now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
 
 // CreateThread stores a new thread; Created and Updated are set when zero.
 func (s *Store) CreateThread(ctx context.Context, t *store.Thread) error {
-	if t.ID == "" {
-		return fmt.Errorf("store/postgres: thread without an ID: %w", store.ErrInvalid)
+	if err := store.CheckThread(t); err != nil {
+		return fmt.Errorf("store/postgres: create %w", err)
 	}
 	n := now()
 	created, updated := t.Created, t.Updated
@@ -225,8 +226,17 @@ func (s *Store) CreateThread(ctx context.Context, t *store.Thread) error {
 	}
 	lost := false
 	err = s.retry(ctx, func() error {
-		_, err := s.pool.Exec(ctx, `INSERT INTO weft_threads (id, workflow, created, updated, meta)
-VALUES ($1, $2, $3, $4, $5::text::jsonb)`, t.ID, t.Workflow, created, updated, string(meta))
+		q := `INSERT INTO weft_threads (id, workflow, created, updated, meta, source, spec)
+VALUES ($1, $2, $3, $4, $5::text::jsonb, $6::text, $7::bytea)`
+		if s.schema < 4 {
+			// Before sources (tests only, writing as an older weft did).
+			q = `INSERT INTO weft_threads (id, workflow, created, updated, meta)
+SELECT $1, $2, $3, $4, $5::text::jsonb WHERE $6::text IS NULL OR $7::bytea IS NOT NULL`
+		}
+		_, err := s.pool.Exec(ctx, q, t.ID, t.Workflow, created, updated, string(meta), source(t.Source), nonNil(t.Spec))
+		if pgCode(err) == foreignKeyViolation {
+			return fmt.Errorf("store/postgres: thread %s: source %s: %w", t.ID, t.Source, store.ErrNotFound)
+		}
 		if pgCode(err) == uniqueViolation {
 			if lost {
 				// The previous try's commit may have been lost in flight:
@@ -250,13 +260,58 @@ VALUES ($1, $2, $3, $4, $5::text::jsonb)`, t.ID, t.Workflow, created, updated, s
 	return nil
 }
 
-const threadCols = "id, workflow, created, updated, meta::text"
+// source is a thread's source column: NULL for none.
+func source(digest string) any {
+	if digest == "" {
+		return nil
+	}
+	return digest
+}
 
-func scanThread(row pgx.Row) (*store.Thread, error) {
+// nonNil makes a nil slice empty, for NOT NULL bytea columns.
+func nonNil(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
+}
+
+// selectThreads selects threads (t) with their latest runs (r): the last
+// that Runs lists.
+const selectThreads = `SELECT t.id, t.workflow, t.created, t.updated, t.meta::text, coalesce(t.source, ''), t.spec,
+	coalesce(r.id, ''), coalesce(r.number, 0), coalesce(r.status, '')
+FROM weft_threads t LEFT JOIN LATERAL (
+	SELECT id, number, status FROM weft_runs WHERE thread_id = t.id ORDER BY number DESC, created DESC, id DESC LIMIT 1
+) r ON true`
+
+// scanListed reads a thread selected by selectThreads, with its latest
+// run.
+func scanListed(row pgx.Row) (*store.Thread, error) {
+	var run string
+	var status store.Status
+	var number int32
+	t, err := scanThread(row, &run, &number, &status)
+	if err != nil {
+		return nil, err
+	}
+	if run != "" {
+		if err := store.CheckStatus(t.ID, run, status); err != nil {
+			return nil, err
+		}
+		t.LastRun, t.Status = int(number), status
+	}
+	return t, nil
+}
+
+func scanThread(row pgx.Row, more ...any) (*store.Thread, error) {
 	var t store.Thread
 	var meta string
-	if err := row.Scan(&t.ID, &t.Workflow, &t.Created, &t.Updated, &meta); err != nil {
+	var spec []byte
+	if err := row.Scan(append([]any{&t.ID, &t.Workflow, &t.Created, &t.Updated, &meta, &t.Source, &spec}, more...)...); err != nil {
 		return nil, err
+	}
+	if len(spec) > 0 {
+		t.Spec = spec
 	}
 	t.Created, t.Updated = t.Created.UTC(), t.Updated.UTC()
 	if meta != "{}" {
@@ -272,7 +327,7 @@ func (s *Store) Thread(ctx context.Context, id string) (*store.Thread, error) {
 	var t *store.Thread
 	err := s.retry(ctx, func() error {
 		var err error
-		t, err = scanThread(s.pool.QueryRow(ctx, "SELECT "+threadCols+" FROM weft_threads WHERE id = $1", id))
+		t, err = scanListed(s.pool.QueryRow(ctx, selectThreads+" WHERE t.id = $1", id))
 		return err
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -288,23 +343,136 @@ func (s *Store) Thread(ctx context.Context, id string) (*store.Thread, error) {
 	return t, nil
 }
 
-// Threads lists threads, most recently updated first.
+// UpdateThread replaces a thread's Workflow, Source, Spec and Meta; see
+// store.Store.
+func (s *Store) UpdateThread(ctx context.Context, t *store.Thread) error {
+	if err := store.CheckThread(t); err != nil {
+		return fmt.Errorf("store/postgres: update %w", err)
+	}
+	meta, err := json.Marshal(t.Meta)
+	if err != nil {
+		return fmt.Errorf("store/postgres: thread %s meta: %v: %w", t.ID, err, store.ErrInvalid)
+	}
+	if t.Meta == nil {
+		meta = []byte("{}")
+	}
+	updated := t.Updated
+	if updated.IsZero() {
+		updated = now()
+	}
+	var created time.Time
+	err = s.retry(ctx, func() error {
+		return s.pool.QueryRow(ctx, `UPDATE weft_threads SET workflow = $2, updated = $3, meta = $4::text::jsonb, source = $5::text, spec = $6::bytea
+WHERE id = $1 RETURNING created`, t.ID, t.Workflow, updated, string(meta), source(t.Source), nonNil(t.Spec)).Scan(&created)
+	})
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return fmt.Errorf("store/postgres: thread %s: %w", t.ID, store.ErrNotFound)
+	case pgCode(err) == foreignKeyViolation:
+		return fmt.Errorf("store/postgres: thread %s: source %s: %w", t.ID, t.Source, store.ErrNotFound)
+	case err != nil:
+		return &Error{Op: "update thread " + t.ID, Err: err}
+	}
+	t.Created, t.Updated = created.UTC(), updated
+	return nil
+}
+
+// PutSource stores a workflow source under its digest; see store.Store.
+func (s *Store) PutSource(ctx context.Context, digest string, src []byte) error {
+	if err := store.CheckSource(digest, src); err != nil {
+		return fmt.Errorf("store/postgres: put source: %w", err)
+	}
+	err := s.retry(ctx, func() error {
+		_, err := s.pool.Exec(ctx, `INSERT INTO weft_sources (digest, source) VALUES ($1, $2::bytea) ON CONFLICT (digest) DO NOTHING`, digest, nonNil(src))
+		return err
+	})
+	if err != nil {
+		return &Error{Op: "put source " + digest, Err: err}
+	}
+	return nil
+}
+
+// Source returns the source stored under digest, or store.ErrNotFound.
+func (s *Store) Source(ctx context.Context, digest string) ([]byte, error) {
+	var src []byte
+	err := s.retry(ctx, func() error {
+		return s.pool.QueryRow(ctx, `SELECT source FROM weft_sources WHERE digest = $1`, digest).Scan(&src)
+	})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("store/postgres: source %s: %w", digest, store.ErrNotFound)
+	}
+	if err != nil {
+		return nil, &Error{Op: "source " + digest, Err: err}
+	}
+	if src == nil {
+		src = []byte{}
+	}
+	return src, nil
+}
+
+// Threads lists the threads opts selects, in its order, with their
+// latest runs, in one query; see store.Store. IDs compare bytewise
+// (COLLATE "C"), as in the other stores, whatever the database's
+// collation.
 func (s *Store) Threads(ctx context.Context, opts store.ListOptions) ([]*store.Thread, error) {
+	if err := opts.Check(); err != nil {
+		return nil, fmt.Errorf("store/postgres: %w", err)
+	}
+	var (
+		where []string
+		args  []any
+	)
+	arg := func(v any, cast string) string {
+		args = append(args, v)
+		return fmt.Sprintf("$%d::%s", len(args), cast)
+	}
+	if len(opts.Status) > 0 {
+		sts := make([]string, len(opts.Status))
+		for i, st := range opts.Status {
+			sts[i] = string(st)
+		}
+		where = append(where, "coalesce(r.status, '') = ANY("+arg(sts, "text[]")+")")
+	}
+	if opts.Workflow != "" {
+		where = append(where, "t.workflow = "+arg(opts.Workflow, "text"))
+	}
+	if opts.Source != "" {
+		where = append(where, "t.source = "+arg(opts.Source, "text"))
+	}
+	if len(opts.Meta) > 0 {
+		meta, err := json.Marshal(opts.Meta)
+		if err != nil {
+			return nil, fmt.Errorf("store/postgres: list threads by meta: %v: %w", err, store.ErrInvalid)
+		}
+		where = append(where, "t.meta @> "+arg(string(meta), "text")+"::jsonb")
+	}
+	dir, cmp := "DESC", "<"
+	if opts.Order == store.OldestFirst {
+		dir, cmp = "ASC", ">"
+	}
+	if !opts.After.IsZero() {
+		u := arg(opts.After.Updated, "timestamptz")
+		where = append(where, "(t.updated "+cmp+" "+u+" OR t.updated = "+u+` AND t.id COLLATE "C" > `+arg(opts.After.ID, "text")+")")
+	}
+	q := selectThreads
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
 	var limit any // NULL: no limit
 	if opts.Limit > 0 {
 		limit = int64(opts.Limit)
 	}
+	q += " ORDER BY t.updated " + dir + `, t.id COLLATE "C" LIMIT ` + arg(limit, "bigint") + " OFFSET " + arg(int64(opts.Offset), "bigint")
 	var out []*store.Thread
 	err := s.retry(ctx, func() error {
 		out = nil
-		rows, err := s.pool.Query(ctx, "SELECT "+threadCols+" FROM weft_threads ORDER BY updated DESC, id LIMIT $1::bigint OFFSET $2::bigint",
-			limit, int64(opts.Offset))
+		rows, err := s.pool.Query(ctx, q, args...)
 		if err != nil {
 			return err
 		}
 		defer rows.Close()
 		for rows.Next() {
-			t, err := scanThread(rows)
+			t, err := scanListed(rows)
 			if err != nil {
 				return err
 			}
@@ -345,8 +513,8 @@ func (s *Store) DeleteThread(ctx context.Context, id string) error {
 // (store.ErrInvalid). Zero Created and Updated are set to now; an update
 // keeps the stored Created.
 func (s *Store) PutRun(ctx context.Context, r *store.Run) error {
-	if r.ID == "" {
-		return fmt.Errorf("store/postgres: run without an ID: %w", store.ErrInvalid)
+	if err := store.CheckRun(r); err != nil {
+		return fmt.Errorf("store/postgres: put %w", err)
 	}
 	n := now()
 	created, updated := r.Created, r.Updated
@@ -386,6 +554,9 @@ func scanRun(row pgx.Row) (*store.Run, error) {
 	}
 	r.Number = int(number)
 	r.Created, r.Updated = r.Created.UTC(), r.Updated.UTC()
+	if err := store.CheckStatus(r.ThreadID, r.ID, r.Status); err != nil {
+		return nil, err
+	}
 	return &r, nil
 }
 

@@ -178,8 +178,8 @@ func TestMigrateFromV2Leases(t *testing.T) {
 		t.Fatalf("Open on a v2 database: %v", err)
 	}
 	defer s.Close()
-	if v, err := s.Version(ctx); err != nil || v != 3 || SchemaVersion != 3 {
-		t.Fatalf("version %d (%v), want 3", v, err)
+	if v, err := s.Version(ctx); err != nil || v != SchemaVersion {
+		t.Fatalf("version %d (%v), want %d", v, err, SchemaVersion)
 	}
 	rs, err := s.Records(ctx, "t", 1)
 	if err != nil || len(rs) != 3 {
@@ -209,6 +209,97 @@ func TestMigrateFromV2Leases(t *testing.T) {
 	if rs, err := s.Records(ctx, "t", 4); err != nil || len(rs) != 2 || rs[0].Fence != 0 || rs[1].Fence != l.Fence {
 		t.Errorf("records 4 and 5: %+v, %v; want fences 0 and %d", rs, err, l.Fence)
 	}
+}
+
+// TestMigrateFromV3Sources writes a database at schema version 3 (before
+// sources and run specs) with a thread, a run and its log, then opens
+// it: Open migrates to version 4, the old thread reads back with no
+// source and no spec and its log unchanged, it can be given a source and
+// a spec, and the foreign key refuses a source not stored.
+func TestMigrateFromV3Sources(t *testing.T) {
+	ctx := t.Context()
+	db := pgtest.New(t)
+	cfg, err := Config(db.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v3, err := openAt(ctx, cfg, 3)
+	if err != nil {
+		t.Fatalf("open at v3: %v", err)
+	}
+	if err := v3.CreateThread(ctx, &store.Thread{ID: "t", Workflow: "w", Meta: map[string]string{"a": "b"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := v3.PutRun(ctx, &store.Run{ID: "r", ThreadID: "t", Number: 1, Status: "waiting"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := v3.Append(ctx, &store.Record{ThreadID: "t", RunID: "r", Seq: 1, Kind: store.Snapshot, Data: []byte(`{"x":1}`)}); err != nil {
+		t.Fatal(err)
+	}
+	v3.Close()
+
+	s, err := Open(ctx, db.DSN)
+	if err != nil {
+		t.Fatalf("Open on a v3 database: %v", err)
+	}
+	defer s.Close()
+	if v, err := s.Version(ctx); err != nil || v != 4 || SchemaVersion != 4 {
+		t.Fatalf("version %d (%v), want 4", v, err)
+	}
+	th, err := s.Thread(ctx, "t")
+	if err != nil || th.Workflow != "w" || th.Meta["a"] != "b" || th.Source != "" || th.Spec != nil {
+		t.Fatalf("old thread after migration = %+v, %v; want workflow w, meta a=b, no source, no spec", th, err)
+	}
+	if rs, err := s.Records(ctx, "t", 1); err != nil || len(rs) != 1 || string(rs[0].Data) != `{"x":1}` {
+		t.Fatalf("records after migration: %+v, %v", rs, err)
+	}
+	src := []byte("workflow w {}")
+	d := store.Digest(src)
+	if err := s.UpdateThread(ctx, &store.Thread{ID: "t", Workflow: "w", Source: d}); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("UpdateThread to a source not stored: %v, want ErrNotFound", err)
+	}
+	if err := s.PutSource(ctx, d, src); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.UpdateThread(ctx, &store.Thread{ID: "t", Workflow: "w", Source: d, Spec: []byte(`{"x":1}`), Meta: th.Meta}); err != nil {
+		t.Fatalf("UpdateThread after migration: %v", err)
+	}
+	if th, err := s.Thread(ctx, "t"); err != nil || th.Source != d || string(th.Spec) != `{"x":1}` || th.Meta["a"] != "b" {
+		t.Errorf("thread given a source = %+v, %v", th, err)
+	}
+	var idx int
+	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM pg_indexes WHERE indexname = 'weft_threads_source'`).Scan(&idx); err != nil || idx != 1 {
+		t.Errorf("index weft_threads_source: %d (%v), want 1", idx, err)
+	}
+}
+
+// TestUnknownRunStatus stores a run status that is none of
+// store.Status's behind the store's back: Run and Runs refuse it with a
+// *store.CorruptError of Field "status" naming the thread and the run,
+// never map it to another status.
+func TestUnknownRunStatus(t *testing.T) {
+	ctx := t.Context()
+	s := open(t)
+	if err := s.CreateThread(ctx, &store.Thread{ID: "t", Workflow: "w"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutRun(ctx, &store.Run{ID: "r", ThreadID: "t", Number: 1, Status: store.Completed}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.pool.Exec(ctx, `UPDATE weft_runs SET status = 'done' WHERE id = 'r'`); err != nil {
+		t.Fatal(err)
+	}
+	check := func(what string, err error) {
+		t.Helper()
+		var ce *store.CorruptError
+		if !errors.As(err, &ce) || ce.Field != "status" || ce.ThreadID != "t" || ce.Detail != `run r has status "done", not a run status` {
+			t.Errorf("%s of a run with status done: %v, want a *CorruptError of field status", what, err)
+		}
+	}
+	_, err := s.Run(ctx, "r")
+	check("Run", err)
+	_, err = s.Runs(ctx, "t")
+	check("Runs", err)
 }
 
 func TestConcurrentOpen(t *testing.T) {

@@ -72,6 +72,21 @@ ALTER TABLE weft_threads ADD COLUMN lease_fence bigint NOT NULL DEFAULT 0;
 ALTER TABLE weft_threads ADD COLUMN lease_expires timestamptz;
 ALTER TABLE weft_records ADD COLUMN fence bigint NOT NULL DEFAULT 0;
 `,
+	// v4: workflow sources, content-addressed (store.Store.PutSource),
+	// and what a thread names of them: the digest of its source (NULL:
+	// none; a foreign key, so that a thread cannot name a source the
+	// store does not hold, and a source a thread names cannot go) and
+	// its run spec (opaque JSON, empty when none). The index lists
+	// threads by source.
+	`
+CREATE TABLE weft_sources (
+	digest text PRIMARY KEY,
+	source bytea NOT NULL
+);
+ALTER TABLE weft_threads ADD COLUMN source text REFERENCES weft_sources (digest);
+ALTER TABLE weft_threads ADD COLUMN spec bytea NOT NULL DEFAULT '';
+CREATE INDEX weft_threads_source ON weft_threads (source, updated DESC, id) WHERE source IS NOT NULL;
+`,
 }
 
 // SchemaVersion is the schema version this package writes.

@@ -44,8 +44,8 @@ func TestMigrateFromV4Leases(t *testing.T) {
 		t.Fatalf("Open of a v4 database: %v", err)
 	}
 	defer s.Close()
-	if v, _ := version(ctx, s.writer); v != 5 {
-		t.Fatalf("after Open, version %d, want 5", v)
+	if v, _ := version(ctx, s.writer); v != SchemaVersion {
+		t.Fatalf("after Open, version %d, want %d", v, SchemaVersion)
 	}
 	checkSchema(t, s)
 	got, err := s.Records(ctx, "t", 1)

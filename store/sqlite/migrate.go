@@ -138,6 +138,21 @@ func migrations() []migration {
 				UPDATE threads SET updated = NEW.time WHERE id = NEW.thread_id AND updated < NEW.time - 1000000000;
 			END`,
 		}},
+		// Workflow sources, content-addressed (store.Store.PutSource),
+		// and what a thread names of them: the digest of its source
+		// (NULL: none; a foreign key, so a thread cannot name a source
+		// the store does not hold, and a source a thread names cannot
+		// go) and its run spec (opaque JSON, '' when none). The index
+		// lists threads by source.
+		{Version: 6, Name: "sources and run specs", SQL: []string{
+			`CREATE TABLE sources (
+				digest TEXT PRIMARY KEY,
+				source BLOB NOT NULL
+			) STRICT`,
+			`ALTER TABLE threads ADD COLUMN source TEXT REFERENCES sources(digest)`,
+			`ALTER TABLE threads ADD COLUMN spec BLOB NOT NULL DEFAULT x''`,
+			`CREATE INDEX threads_source ON threads (source, updated DESC, id) WHERE source IS NOT NULL`,
+		}},
 	}
 }
 
@@ -146,7 +161,7 @@ func migrations() []migration {
 const updateGrain = time.Second
 
 // SchemaVersion is the version of the schema this package writes.
-const SchemaVersion = 5
+const SchemaVersion = 6
 
 // ErrNewerSchema is returned by Open for a database written by a newer
 // weft than this one.

@@ -21,7 +21,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -60,6 +62,8 @@ type Store struct {
 	w      writeStmts
 	r      readStmts
 	stmts  []*sql.Stmt // all of the above, to close
+	// selectThreads selects threads (t) with their latest runs (r).
+	selectThreads string
 }
 
 var _ store.Store = (*Store)(nil)
@@ -67,6 +71,7 @@ var _ store.Store = (*Store)(nil)
 // writeStmts are prepared on the writer.
 type writeStmts struct {
 	insertThread, deleteThread, threadExists *sql.Stmt
+	updateThread, putSource, sourceExists    *sql.Stmt
 	runThread, upsertRun, putRun             *sql.Stmt
 	lastSeq, insertRecord                    *sql.Stmt
 	upsertPending, deletePending             *sql.Stmt
@@ -76,10 +81,11 @@ type writeStmts struct {
 
 // readStmts are prepared on the reader.
 type readStmts struct {
-	thread, threads, threadExists *sql.Stmt
-	run, runs                     *sql.Stmt
-	records, lastSnapshot         *sql.Stmt
-	pending                       *sql.Stmt
+	thread, threadExists  *sql.Stmt
+	source                *sql.Stmt
+	run, runs             *sql.Stmt
+	records, lastSnapshot *sql.Stmt
+	pending               *sql.Stmt
 }
 
 // dsn builds a modernc.org/sqlite data source name for path: a file: URI
@@ -168,6 +174,25 @@ func (s *Store) statements() (w, r []stmtSQL) {
 	recordCols := `seq, run_id, step, kind, data, checksum, time, fence`
 	insertRecord := `INSERT INTO records (thread_id, ` + recordCols + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	lastSeq := `SELECT coalesce((SELECT max(seq) FROM records WHERE thread_id = t.id), 0), lease_owner, lease_fence, lease_expires FROM threads t WHERE t.id = ?`
+	insertThread := `INSERT INTO threads (id, workflow, created, updated, meta, source, spec) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`
+	threadCols := `t.id, t.workflow, t.created, t.updated, t.meta, t.source, t.spec`
+	if s.schema < 6 {
+		// Before sources and specs (tests only, as below): the two
+		// arguments are taken and dropped.
+		insertThread = `INSERT INTO threads (id, workflow, created, updated, meta) VALUES (?1, ?2, ?3, ?4, ?5 || substr(coalesce(?6, '') || ?7, 1, 0)) ON CONFLICT (id) DO NOTHING`
+		threadCols = `t.id, t.workflow, t.created, t.updated, t.meta, NULL, x''`
+	}
+	// A thread with its latest run (the last Runs lists), which the
+	// index runs_thread finds.
+	s.selectThreads = `SELECT ` + threadCols + `, coalesce(r.id, ''), coalesce(r.number, 0), coalesce(r.status, '')
+		FROM threads t LEFT JOIN runs r ON r.id = (SELECT id FROM runs WHERE thread_id = t.id ORDER BY number DESC, created DESC, id DESC LIMIT 1)`
+	// ifSchema is q, or nothing to prepare at a schema before v.
+	ifSchema := func(v int, q string) string {
+		if s.schema < v {
+			return ""
+		}
+		return q
+	}
 	if s.schema < 5 {
 		// A database at a version before leases, which only tests open
 		// (to write a file as an older weft did): no fences, no leases.
@@ -176,7 +201,10 @@ func (s *Store) statements() (w, r []stmtSQL) {
 		lastSeq = `SELECT coalesce((SELECT max(seq) FROM records WHERE thread_id = t.id), 0), '', 0, 0 FROM threads t WHERE t.id = ?`
 	}
 	w = []stmtSQL{
-		{&s.w.insertThread, `INSERT INTO threads (id, workflow, created, updated, meta) VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`},
+		{&s.w.insertThread, insertThread},
+		{&s.w.updateThread, ifSchema(6, `UPDATE threads SET workflow = ?2, updated = ?3, meta = ?4, source = ?5, spec = ?6 WHERE id = ?1 RETURNING created`)},
+		{&s.w.putSource, ifSchema(6, `INSERT INTO sources (digest, source) VALUES (?, ?) ON CONFLICT (digest) DO NOTHING`)},
+		{&s.w.sourceExists, ifSchema(6, `SELECT 1 FROM sources WHERE digest = ?`)},
 		{&s.w.deleteThread, `DELETE FROM threads WHERE id = ?`},
 		{&s.w.threadExists, `SELECT 1 FROM threads WHERE id = ?`},
 		{&s.w.runThread, `SELECT thread_id, created FROM runs WHERE id = ?`},
@@ -199,8 +227,8 @@ func (s *Store) statements() (w, r []stmtSQL) {
 		{&s.w.deleteRunPending, `DELETE FROM pending WHERE thread_id = ? AND run_id = ?`},
 	}
 	r = []stmtSQL{
-		{&s.r.thread, `SELECT id, workflow, created, updated, meta FROM threads WHERE id = ?`},
-		{&s.r.threads, `SELECT id, workflow, created, updated, meta FROM threads ORDER BY updated DESC, id LIMIT ? OFFSET ?`},
+		{&s.r.thread, s.selectThreads + ` WHERE t.id = ?`},
+		{&s.r.source, ifSchema(6, `SELECT source FROM sources WHERE digest = ?`)},
 		{&s.r.threadExists, `SELECT 1 FROM threads WHERE id = ?`},
 		{&s.r.run, `SELECT ` + runCols + ` FROM runs WHERE id = ?`},
 		{&s.r.runs, `SELECT ` + runCols + ` FROM runs WHERE thread_id = ? ORDER BY number, created, id`},
@@ -217,6 +245,9 @@ func (s *Store) statements() (w, r []stmtSQL) {
 func (s *Store) prepare(ctx context.Context) error {
 	w, r := s.statements()
 	for _, p := range w {
+		if p.sql == "" {
+			continue // not at this (old) schema
+		}
 		st, err := s.writer.PrepareContext(ctx, p.sql)
 		if err != nil {
 			return fmt.Errorf("sqlite store: prepare %q: %w", p.sql, err)
@@ -225,6 +256,9 @@ func (s *Store) prepare(ctx context.Context) error {
 		s.stmts = append(s.stmts, st)
 	}
 	for _, p := range r {
+		if p.sql == "" {
+			continue
+		}
 		st, err := s.reader.PrepareContext(ctx, p.sql)
 		if err != nil {
 			return fmt.Errorf("sqlite store: prepare %q: %w", p.sql, err)
@@ -326,8 +360,8 @@ func nonNil(b []byte) []byte {
 
 // CreateThread stores a new thread, filling in zero Created and Updated.
 func (s *Store) CreateThread(ctx context.Context, t *store.Thread) error {
-	if t == nil || t.ID == "" {
-		return fmt.Errorf("sqlite store: create thread without an ID: %w", store.ErrInvalid)
+	if err := store.CheckThread(t); err != nil {
+		return fmt.Errorf("sqlite store: create %w", err)
 	}
 	meta, created, updated, err := threadRow(t, now())
 	if err != nil {
@@ -335,9 +369,13 @@ func (s *Store) CreateThread(ctx context.Context, t *store.Thread) error {
 	}
 	var res sql.Result
 	err = s.write(ctx, func() (err error) {
-		res, err = s.w.insertThread.ExecContext(ctx, t.ID, t.Workflow, unix(created), unix(updated), string(meta))
+		res, err = s.w.insertThread.ExecContext(ctx, t.ID, t.Workflow, unix(created), unix(updated), string(meta), source(t.Source), nonNil(t.Spec))
 		return err
 	})
+	if code(err) == sqliteConstraint && t.Source != "" {
+		// The one constraint ON CONFLICT leaves: the source's foreign key.
+		return fmt.Errorf("sqlite store: create thread %s: source %s: %w", t.ID, t.Source, store.ErrNotFound)
+	}
 	if err != nil {
 		return fmt.Errorf("sqlite store: create thread %s: %w", t.ID, err)
 	}
@@ -350,16 +388,30 @@ func (s *Store) CreateThread(ctx context.Context, t *store.Thread) error {
 	return nil
 }
 
+// source is a thread's source column: NULL for none.
+func source(digest string) any {
+	if digest == "" {
+		return nil
+	}
+	return digest
+}
+
 type scanner interface{ Scan(...any) error }
 
-func scanThread(sc scanner) (*store.Thread, error) {
+func scanThread(sc scanner, more ...any) (*store.Thread, error) {
 	var (
 		t                store.Thread
 		created, updated int64
 		meta             string
+		src              sql.NullString
+		spec             []byte
 	)
-	if err := sc.Scan(&t.ID, &t.Workflow, &created, &updated, &meta); err != nil {
+	if err := sc.Scan(append([]any{&t.ID, &t.Workflow, &created, &updated, &meta, &src, &spec}, more...)...); err != nil {
 		return nil, err
+	}
+	t.Source = src.String
+	if len(spec) > 0 {
+		t.Spec = spec
 	}
 	t.Created, t.Updated = fromUnix(created), fromUnix(updated)
 	if err := json.Unmarshal([]byte(meta), &t.Meta); err != nil {
@@ -368,9 +420,28 @@ func scanThread(sc scanner) (*store.Thread, error) {
 	return &t, nil
 }
 
-// Thread returns a thread.
+// scanListed reads a thread selected by selectThreads, with its latest
+// run.
+func scanListed(sc scanner) (*store.Thread, error) {
+	var run string
+	var status store.Status
+	var number int
+	t, err := scanThread(sc, &run, &number, &status)
+	if err != nil {
+		return nil, err
+	}
+	if run != "" {
+		if err := store.CheckStatus(t.ID, run, status); err != nil {
+			return nil, err
+		}
+		t.LastRun, t.Status = number, status
+	}
+	return t, nil
+}
+
+// Thread returns a thread, with its latest run.
 func (s *Store) Thread(ctx context.Context, id string) (*store.Thread, error) {
-	t, err := scanThread(s.r.thread.QueryRowContext(ctx, id))
+	t, err := scanListed(s.r.thread.QueryRowContext(ctx, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound("thread", id)
 	}
@@ -380,20 +451,122 @@ func (s *Store) Thread(ctx context.Context, id string) (*store.Thread, error) {
 	return t, nil
 }
 
-// Threads lists threads, most recently updated first (ties by ID).
+// UpdateThread replaces a thread's Workflow, Source, Spec and Meta; see
+// store.Store.
+func (s *Store) UpdateThread(ctx context.Context, t *store.Thread) error {
+	if err := store.CheckThread(t); err != nil {
+		return fmt.Errorf("sqlite store: update %w", err)
+	}
+	meta, err := json.Marshal(t.Meta)
+	if err != nil {
+		return fmt.Errorf("sqlite store: thread %s meta: %w", t.ID, err)
+	}
+	updated := t.Updated
+	if updated.IsZero() {
+		updated = now()
+	}
+	var created int64
+	err = s.write(ctx, func() error {
+		return s.w.updateThread.QueryRowContext(ctx, t.ID, t.Workflow, unix(updated), string(meta), source(t.Source), nonNil(t.Spec)).Scan(&created)
+	})
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return notFound("thread", t.ID)
+	case code(err) == sqliteConstraint && t.Source != "":
+		return fmt.Errorf("sqlite store: update thread %s: source %s: %w", t.ID, t.Source, store.ErrNotFound)
+	case err != nil:
+		return fmt.Errorf("sqlite store: update thread %s: %w", t.ID, err)
+	}
+	t.Created, t.Updated = fromUnix(created), updated
+	return nil
+}
+
+// PutSource stores a workflow source under its digest; see store.Store.
+func (s *Store) PutSource(ctx context.Context, digest string, src []byte) error {
+	if err := store.CheckSource(digest, src); err != nil {
+		return fmt.Errorf("sqlite store: put source: %w", err)
+	}
+	err := s.write(ctx, func() error {
+		_, err := s.w.putSource.ExecContext(ctx, digest, nonNil(src))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite store: put source %s: %w", digest, err)
+	}
+	return nil
+}
+
+// Source returns the source stored under digest.
+func (s *Store) Source(ctx context.Context, digest string) ([]byte, error) {
+	var src []byte
+	err := s.r.source.QueryRowContext(ctx, digest).Scan(&src)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, notFound("source", digest)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sqlite store: source %s: %w", digest, err)
+	}
+	if src == nil {
+		src = []byte{}
+	}
+	return src, nil
+}
+
+// Threads lists the threads opts selects, in its order, with their
+// latest runs, in one query; see store.Store.
 func (s *Store) Threads(ctx context.Context, opts store.ListOptions) ([]*store.Thread, error) {
+	if err := opts.Check(); err != nil {
+		return nil, fmt.Errorf("sqlite store: %w", err)
+	}
+	var (
+		where []string
+		args  []any
+	)
+	if len(opts.Status) > 0 {
+		where = append(where, `coalesce(r.status, '') IN (?`+strings.Repeat(", ?", len(opts.Status)-1)+`)`)
+		for _, st := range opts.Status {
+			args = append(args, string(st))
+		}
+	}
+	if opts.Workflow != "" {
+		where, args = append(where, `t.workflow = ?`), append(args, opts.Workflow)
+	}
+	if opts.Source != "" {
+		where, args = append(where, `t.source = ?`), append(args, opts.Source)
+	}
+	// json_each takes any key as it is, where a json_extract path would
+	// need quoting.
+	for _, k := range slices.Sorted(maps.Keys(opts.Meta)) {
+		where = append(where, `EXISTS (SELECT 1 FROM json_each(t.meta) m WHERE m.key = ? AND m.type = 'text' AND m.value = ?)`)
+		args = append(args, k, opts.Meta[k])
+	}
+	dir, cmp := "DESC", "<"
+	if opts.Order == store.OldestFirst {
+		dir, cmp = "ASC", ">"
+	}
+	if !opts.After.IsZero() {
+		where = append(where, `(t.updated `+cmp+` ? OR t.updated = ? AND t.id > ?)`)
+		u := unix(opts.After.Updated)
+		args = append(args, u, u, opts.After.ID)
+	}
+	q := s.selectThreads
+	if len(where) > 0 {
+		q += ` WHERE ` + strings.Join(where, ` AND `)
+	}
+	q += ` ORDER BY t.updated ` + dir + `, t.id LIMIT ? OFFSET ?`
 	limit := int64(-1)
 	if opts.Limit > 0 {
 		limit = int64(opts.Limit)
 	}
-	rows, err := s.r.threads.QueryContext(ctx, limit, max(opts.Offset, 0))
+	args = append(args, limit, opts.Offset)
+	rows, err := s.reader.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite store: list threads: %w", err)
 	}
 	defer rows.Close()
 	var out []*store.Thread
 	for rows.Next() {
-		t, err := scanThread(rows)
+		t, err := scanListed(rows)
 		if err != nil {
 			return nil, fmt.Errorf("sqlite store: list threads: %w", err)
 		}
@@ -458,8 +631,8 @@ func (s *Store) exists(ctx context.Context, tx *sql.Tx, id string) error {
 // PutRun creates or updates a run, filling in zero Created and Updated.
 // A run cannot move to another thread.
 func (s *Store) PutRun(ctx context.Context, r *store.Run) error {
-	if r == nil || r.ID == "" {
-		return fmt.Errorf("sqlite store: put run without an ID: %w", store.ErrInvalid)
+	if err := store.CheckRun(r); err != nil {
+		return fmt.Errorf("sqlite store: put %w", err)
 	}
 	created, updated := r.Created, r.Updated
 	if !created.IsZero() && !updated.IsZero() {
@@ -518,6 +691,9 @@ func scanRun(sc scanner) (*store.Run, error) {
 		created, updated int64
 	)
 	if err := sc.Scan(&r.ID, &r.ThreadID, &r.Number, &r.Status, &r.Error, &created, &updated); err != nil {
+		return nil, err
+	}
+	if err := store.CheckStatus(r.ThreadID, r.ID, r.Status); err != nil {
 		return nil, err
 	}
 	r.Created, r.Updated = fromUnix(created), fromUnix(updated)
@@ -695,8 +871,15 @@ func threadRow(t *store.Thread, now time.Time) (meta []byte, created, updated ti
 // WriteBatch implements store.BatchWriter: the thread (unless it
 // exists), the records and the run, in one transaction.
 func (s *Store) WriteBatch(ctx context.Context, b *store.Batch) error {
-	if b.Thread != nil && b.Thread.ID == "" || b.Run != nil && b.Run.ID == "" {
-		return fmt.Errorf("sqlite store: batch with a thread or run without an ID: %w", store.ErrInvalid)
+	if b.Run != nil {
+		if err := store.CheckRun(b.Run); err != nil {
+			return fmt.Errorf("sqlite store: batch: %w", err)
+		}
+	}
+	if b.Thread != nil {
+		if err := store.CheckThread(b.Thread); err != nil {
+			return fmt.Errorf("sqlite store: batch: %w", err)
+		}
 	}
 	if len(b.Records) > 0 {
 		if err := store.CheckAppend(b.Records); err != nil {
@@ -727,7 +910,10 @@ func (s *Store) WriteBatch(ctx context.Context, b *store.Batch) error {
 	}
 	err := s.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		if th := b.Thread; th != nil {
-			if _, err := tx.StmtContext(ctx, s.w.insertThread).ExecContext(ctx, th.ID, th.Workflow, unix(created), unix(updated), string(meta)); err != nil {
+			if _, err := tx.StmtContext(ctx, s.w.insertThread).ExecContext(ctx, th.ID, th.Workflow, unix(created), unix(updated), string(meta), source(th.Source), nonNil(th.Spec)); err != nil {
+				if code(err) == sqliteConstraint && th.Source != "" {
+					return fmt.Errorf("thread %s: source %s: %w", th.ID, th.Source, store.ErrNotFound)
+				}
 				return err
 			}
 		}

@@ -176,7 +176,7 @@ func checkSchema(t *testing.T, s *Store) {
 	t.Helper()
 	for _, obj := range []struct{ typ, name string }{
 		{"index", "threads_updated"}, {"index", "runs_thread"}, {"index", "records_snapshots"},
-		{"index", "records_key"}, {"trigger", "records_append"},
+		{"index", "records_key"}, {"trigger", "records_append"}, {"index", "threads_source"}, {"table", "sources"},
 	} {
 		var n int
 		if err := s.writer.QueryRowContext(t.Context(), `SELECT count(*) FROM sqlite_schema WHERE type = ? AND name = ?`, obj.typ, obj.name).Scan(&n); err != nil || n != 1 {

@@ -61,8 +61,10 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	}{
 		{"ThreadCRUD", testThreadCRUD},
 		{"ThreadListing", testThreadListing},
+		{"ThreadFilters", testThreadFilters},
 		{"ThreadUpdatedByAppend", testThreadUpdatedByAppend},
 		{"Runs", testRuns},
+		{"RunStatus", testRunStatus},
 		{"AppendExactlyOnce", testAppendExactlyOnce},
 		{"AppendBatch", testAppendBatch},
 		{"AppendInvalid", testAppendInvalid},
@@ -78,6 +80,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Corruption", testCorruption},
 		{"Gap", testGap},
 		{"WriteBatch", testWriteBatch},
+		{"Sources", testSources},
+		{"ThreadSource", testThreadSource},
 		{"LeaseLifecycle", testLeaseLifecycle},
 		{"LeaseSecondOwner", testLeaseSecondOwner},
 		{"LeaseStalled", testLeaseStalled},
@@ -285,10 +289,10 @@ func testRuns(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	mustThread(t, s, "t", base())
 	mustThread(t, s, "u", base())
-	if err := s.PutRun(ctx, &store.Run{ID: "r", ThreadID: "missing", Number: 1}); !errors.Is(err, store.ErrNotFound) {
+	if err := s.PutRun(ctx, &store.Run{ID: "r", ThreadID: "missing", Number: 1, Status: store.Running}); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("PutRun on a missing thread: got %v, want ErrNotFound", err)
 	}
-	if err := s.PutRun(ctx, &store.Run{ThreadID: "t", Number: 1}); !errors.Is(err, store.ErrInvalid) {
+	if err := s.PutRun(ctx, &store.Run{ThreadID: "t", Number: 1, Status: store.Running}); !errors.Is(err, store.ErrInvalid) {
 		t.Errorf("PutRun with empty ID: got %v, want ErrInvalid", err)
 	}
 	// Put out of order: listing is by Number.
@@ -308,7 +312,7 @@ func testRuns(t *testing.T, s store.Store) {
 	if got.ThreadID != "t" || got.Number != 2 || got.Status != "failed" || got.Error != "boom" || !sameTime(got.Created, r.Created) || !sameTime(got.Updated, r.Updated) {
 		t.Errorf("Run(r2) = %+v, want %+v", got, r)
 	}
-	if err := s.PutRun(ctx, &store.Run{ID: "r2", ThreadID: "u", Number: 9}); !errors.Is(err, store.ErrInvalid) {
+	if err := s.PutRun(ctx, &store.Run{ID: "r2", ThreadID: "u", Number: 9, Status: store.Running}); !errors.Is(err, store.ErrInvalid) {
 		t.Errorf("PutRun moving a run to another thread: got %v, want ErrInvalid", err)
 	}
 	_, err = s.Run(ctx, "nope")
@@ -327,6 +331,57 @@ func testRuns(t *testing.T, s store.Store) {
 	}
 	_, err = s.Runs(ctx, "missing")
 	wantNotFound(t, "Runs(missing)", err)
+}
+
+// testRunStatus checks that every run status reads back as put, by Run
+// and Runs, and that PutRun refuses a status that is none of them
+// (including the empty one), writing nothing.
+func testRunStatus(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	mustThread(t, s, "t", base())
+	all := []store.Status{store.Running, store.Waiting, store.Completed, store.Failed, store.Cancelled}
+	for i, st := range all {
+		if !st.Valid() {
+			t.Errorf("%q.Valid() = false", st)
+		}
+		at := base().Add(time.Duration(i) * time.Minute)
+		if err := s.PutRun(ctx, &store.Run{ID: fmt.Sprintf("r%d", i+1), ThreadID: "t", Number: i + 1, Status: st, Created: at, Updated: at}); err != nil {
+			t.Fatalf("PutRun(%s): %v", st, err)
+		}
+		if got, err := s.Run(ctx, fmt.Sprintf("r%d", i+1)); err != nil || got.Status != st {
+			t.Errorf("Run with status %s = %+v, %v", st, got, err)
+		}
+	}
+	if got := [...]string{string(store.Running), string(store.Waiting), string(store.Completed), string(store.Failed), string(store.Cancelled)}; fmt.Sprint(got) != "[running waiting completed failed cancelled]" {
+		t.Errorf("status names = %v", got)
+	}
+	runs, err := s.Runs(ctx, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []store.Status
+	for _, r := range runs {
+		got = append(got, r.Status)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(all) {
+		t.Errorf("Runs statuses = %v, want %v", got, all)
+	}
+	for _, bad := range []store.Status{"", "canceled", "Running", "done"} {
+		if bad.Valid() {
+			t.Errorf("%q.Valid() = true", bad)
+		}
+		if err := s.PutRun(ctx, &store.Run{ID: "r1", ThreadID: "t", Number: 1, Status: bad}); !errors.Is(err, store.ErrInvalid) {
+			t.Errorf("PutRun with status %q: %v, want ErrInvalid", bad, err)
+		}
+		if err := s.PutRun(ctx, &store.Run{ID: "new", ThreadID: "t", Number: 9, Status: bad}); !errors.Is(err, store.ErrInvalid) {
+			t.Errorf("PutRun of a new run with status %q: %v, want ErrInvalid", bad, err)
+		}
+	}
+	if got, err := s.Run(ctx, "r1"); err != nil || got.Status != store.Running {
+		t.Errorf("run r1 after refused PutRuns = %+v, %v; want running", got, err)
+	}
+	_, err = s.Run(ctx, "new")
+	wantNotFound(t, "Run of a refused PutRun", err)
 }
 
 func testAppendExactlyOnce(t *testing.T, s store.Store) {
@@ -879,9 +934,14 @@ func testContextCanceled(t *testing.T, s store.Store) {
 	calls := map[string]func() error{
 		"CreateThread": func() error { return s.CreateThread(ctx, &store.Thread{ID: "c"}) },
 		"Thread":       func() error { _, err := s.Thread(ctx, "t"); return err },
+		"UpdateThread": func() error { return s.UpdateThread(ctx, &store.Thread{ID: "t", Workflow: "changed"}) },
+		"PutSource":    func() error { return s.PutSource(ctx, store.Digest([]byte("x")), []byte("x")) },
+		"Source":       func() error { _, err := s.Source(ctx, store.Digest([]byte("x"))); return err },
 		"Threads":      func() error { _, err := s.Threads(ctx, store.ListOptions{}); return err },
 		"DeleteThread": func() error { return s.DeleteThread(ctx, "t") },
-		"PutRun":       func() error { return s.PutRun(ctx, &store.Run{ID: "r2", ThreadID: "t", Number: 2}) },
+		"PutRun": func() error {
+			return s.PutRun(ctx, &store.Run{ID: "r2", ThreadID: "t", Number: 2, Status: store.Running})
+		},
 		"Run":          func() error { _, err := s.Run(ctx, "r1"); return err },
 		"Runs":         func() error { _, err := s.Runs(ctx, "t"); return err },
 		"Append":       func() error { return s.Append(ctx, rec("t", "r1", 2, 2, store.Step)) },

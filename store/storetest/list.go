@@ -1,0 +1,137 @@
+package storetest
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/weftlang/weft/store"
+)
+
+// testThreadFilters checks Threads' filters (latest run's status,
+// workflow, source, metadata), its orders, keyset paging with After, and
+// the latest run each listed thread carries.
+func testThreadFilters(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	src1, src2 := []byte("one"), []byte("two")
+	d1, d2 := store.Digest(src1), store.Digest(src2)
+	for _, src := range [][]byte{src1, src2} {
+		if err := s.PutSource(ctx, store.Digest(src), src); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hour := func(n int) time.Time { return base().Add(time.Duration(n) * time.Hour) }
+	odd := `odd key."x"`
+	threads := []*store.Thread{
+		{ID: "a", Workflow: "w1", Source: d1, Updated: hour(5), Meta: map[string]string{"team": "red", "env": "prod"}},
+		{ID: "b", Workflow: "w1", Updated: hour(4), Meta: map[string]string{"team": "blue"}},
+		{ID: "c", Workflow: "w2", Source: d2, Updated: hour(3), Meta: map[string]string{"team": "red"}},
+		{ID: "d", Workflow: "w1", Source: d1, Updated: hour(3), Meta: map[string]string{"team": "red", "env": "dev"}},
+		{ID: "e", Workflow: "w2", Updated: hour(1), Meta: map[string]string{odd: "v", "team": ""}},
+	}
+	for _, th := range threads {
+		th.Created = th.Updated
+		if err := s.CreateThread(ctx, th); err != nil {
+			t.Fatalf("CreateThread(%s): %v", th.ID, err)
+		}
+	}
+	// Runs, put out of order: a's latest is its run 2 (waiting), though
+	// its run 1 (completed) was put last.
+	for _, r := range []*store.Run{
+		{ID: "a2", ThreadID: "a", Number: 2, Status: store.Waiting},
+		{ID: "a1", ThreadID: "a", Number: 1, Status: store.Completed},
+		{ID: "b1", ThreadID: "b", Number: 1, Status: store.Failed},
+		{ID: "c1", ThreadID: "c", Number: 1, Status: store.Cancelled},
+		{ID: "e1", ThreadID: "e", Number: 1, Status: store.Running},
+	} {
+		r.Created, r.Updated = base(), base() // older than every thread's Updated
+		if err := s.PutRun(ctx, r); err != nil {
+			t.Fatalf("PutRun(%s): %v", r.ID, err)
+		}
+	}
+	show := func(ts []*store.Thread) string {
+		var b strings.Builder
+		for _, th := range ts {
+			fmt.Fprintf(&b, "%s:%d:%s ", th.ID, th.LastRun, th.Status)
+		}
+		return strings.TrimSpace(b.String())
+	}
+	list := func(opts store.ListOptions) []*store.Thread {
+		t.Helper()
+		got, err := s.Threads(ctx, opts)
+		if err != nil {
+			t.Fatalf("Threads(%+v): %v", opts, err)
+		}
+		return got
+	}
+	check := func(opts store.ListOptions, want string) []*store.Thread {
+		t.Helper()
+		got := list(opts)
+		if show(got) != want {
+			t.Errorf("Threads(%+v) = %q, want %q", opts, show(got), want)
+		}
+		return got
+	}
+	all := check(store.ListOptions{}, "a:2:waiting b:1:failed c:1:cancelled d:0: e:1:running")
+	check(store.ListOptions{Order: store.OldestFirst}, "e:1:running c:1:cancelled d:0: b:1:failed a:2:waiting")
+	for _, th := range all {
+		want := threads[strings.Index("abcde", th.ID)]
+		if th.Workflow != want.Workflow || th.Source != want.Source || !sameTime(th.Updated, want.Updated) || fmt.Sprint(th.Meta) != fmt.Sprint(want.Meta) {
+			t.Errorf("listed thread %s = %+v, want %+v", th.ID, th, want)
+		}
+	}
+	if th, err := s.Thread(ctx, "a"); err != nil || th.LastRun != 2 || th.Status != store.Waiting {
+		t.Errorf("Thread(a) latest run = %d %q, %v; want 2 waiting", th.LastRun, th.Status, err)
+	}
+	if th, err := s.Thread(ctx, "d"); err != nil || th.LastRun != 0 || th.Status != "" {
+		t.Errorf("Thread(d) latest run = %d %q, %v; want none", th.LastRun, th.Status, err)
+	}
+
+	// Filters.
+	check(store.ListOptions{Status: []store.Status{store.Waiting}}, "a:2:waiting")
+	check(store.ListOptions{Status: []store.Status{store.Cancelled, store.Failed}}, "b:1:failed c:1:cancelled")
+	check(store.ListOptions{Status: []store.Status{store.Completed}}, "") // a's run 1 is not its latest
+	check(store.ListOptions{Workflow: "w1"}, "a:2:waiting b:1:failed d:0:")
+	check(store.ListOptions{Workflow: "w3"}, "")
+	check(store.ListOptions{Source: d1}, "a:2:waiting d:0:")
+	check(store.ListOptions{Source: d2, Order: store.OldestFirst}, "c:1:cancelled")
+	check(store.ListOptions{Meta: map[string]string{"team": "red"}}, "a:2:waiting c:1:cancelled d:0:")
+	check(store.ListOptions{Meta: map[string]string{"team": "red", "env": "prod"}}, "a:2:waiting")
+	check(store.ListOptions{Meta: map[string]string{odd: "v"}}, "e:1:running")
+	check(store.ListOptions{Meta: map[string]string{"team": ""}}, "e:1:running") // present and empty
+	check(store.ListOptions{Meta: map[string]string{"env": ""}}, "")             // absent is not empty
+	check(store.ListOptions{Meta: map[string]string{"env": "prod"}, Workflow: "w2"}, "")
+	check(store.ListOptions{Workflow: "w1", Meta: map[string]string{"team": "red"}, Status: []store.Status{store.Waiting, store.Running}}, "a:2:waiting")
+
+	// Paging: pages of two, each after the last thread of the one before.
+	page1 := check(store.ListOptions{Limit: 2}, "a:2:waiting b:1:failed")
+	// A thread created between pages, before the cursor, does not shift
+	// the next page.
+	mustThread(t, s, "f", hour(6))
+	page2 := check(store.ListOptions{Limit: 2, After: page1[1].Cursor()}, "c:1:cancelled d:0:")
+	page3 := check(store.ListOptions{Limit: 2, After: page2[1].Cursor()}, "e:1:running")
+	check(store.ListOptions{Limit: 2, After: page3[0].Cursor()}, "")
+	check(store.ListOptions{After: all[0].Cursor(), Offset: 1, Limit: 2}, "c:1:cancelled d:0:")
+	// Ties of Updated (c and d) go by ID in both orders, and a page
+	// boundary between them neither skips nor repeats one.
+	old1 := check(store.ListOptions{Order: store.OldestFirst, Limit: 2}, "e:1:running c:1:cancelled")
+	check(store.ListOptions{Order: store.OldestFirst, Limit: 2, After: old1[1].Cursor()}, "d:0: b:1:failed")
+	red := check(store.ListOptions{Meta: map[string]string{"team": "red"}, Limit: 1}, "a:2:waiting")
+	red = check(store.ListOptions{Meta: map[string]string{"team": "red"}, Limit: 1, After: red[0].Cursor()}, "c:1:cancelled")
+	red = check(store.ListOptions{Meta: map[string]string{"team": "red"}, Limit: 1, After: red[0].Cursor()}, "d:0:")
+	check(store.ListOptions{Meta: map[string]string{"team": "red"}, Limit: 1, After: red[0].Cursor()}, "")
+
+	// Options a store cannot take.
+	for name, opts := range map[string]store.ListOptions{
+		"an unknown status": {Status: []store.Status{"done"}},
+		"an unknown order":  {Order: 7},
+		"a negative limit":  {Limit: -1},
+		"a negative offset": {Offset: -1},
+	} {
+		if _, err := s.Threads(ctx, opts); !errors.Is(err, store.ErrInvalid) {
+			t.Errorf("Threads with %s: %v, want ErrInvalid", name, err)
+		}
+	}
+}
