@@ -89,14 +89,14 @@ type Machine struct {
 	outputs []flow.Value
 	path    []int
 	notices []Notice // the run's, in order (Notice)
-	// shadowNotices is the length of notices at the last Snapshot or Delta.
+	// shadowNotices is the length of notices at the delta baseline.
 	shadowNotices int
 	trace         bool
 	events        []Event
 	seq           int
 	runSeq        int          // sequence of events as a Runner delivers them, across resumes
-	shadow        []flow.Value // cells as of the last Snapshot or Delta
-	// shadowPath is the length of path at the last Snapshot or Delta.
+	shadow        []flow.Value // cells as of the delta baseline (the last Delta or Advance)
+	// shadowPath is the length of path at the delta baseline.
 	shadowPath int
 	// scratch of controlInto
 	ctlFrames []*frame
@@ -185,6 +185,7 @@ type mapRun struct {
 	slab   []flow.Value // room for the elements' outputs, cut by keep
 	listed bool         // the map is in a record already: dirty is tracked (see mapRun.state)
 	dirty  []int        // elements started or finished since the last record
+	seen   bool         // eachMap's mark
 }
 
 // touch notes element i as changed for the next record, once the map is

@@ -39,7 +39,7 @@ func TestMachine(t *testing.T) {
 	for _, file := range files {
 		t.Run(strings.TrimSuffix(filepath.Base(file), ".txt"), func(t *testing.T) {
 			sections, order := readSections(t, file)
-			got := runScript(t, file, sections, false)
+			got := runScript(t, file, sections, scriptPlain)
 			if *update {
 				sections["want"] = got
 				writeSections(t, file, sections, order)
@@ -112,14 +112,40 @@ func TestMachineRestore(t *testing.T) {
 	for _, file := range files {
 		t.Run(strings.TrimSuffix(filepath.Base(file), ".txt"), func(t *testing.T) {
 			sections, _ := readSections(t, file)
-			if got, want := runScript(t, file, sections, true), sections["want"]; got != want {
+			if got, want := runScript(t, file, sections, scriptRestore), sections["want"]; got != want {
 				t.Errorf("trace after restores differs\n--- got ---\n%s--- want ---\n%s", got, want)
 			}
 		})
 	}
 }
 
-func runScript(t *testing.T, file string, sections map[string]string, restore bool) string {
+// TestSnapshotPure runs every data-driven case with a Snapshot taken (and
+// dropped) before each Delta: looking at the state must not move the
+// delta baseline, so the deltas folded onto the first snapshot still equal
+// a fresh snapshot after every script line, and the trace is unchanged.
+func TestSnapshotPure(t *testing.T) {
+	files, _ := filepath.Glob("testdata/machine/*.txt")
+	for _, file := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(file), ".txt"), func(t *testing.T) {
+			sections, _ := readSections(t, file)
+			if got, want := runScript(t, file, sections, scriptPeek), sections["want"]; got != want {
+				t.Errorf("trace with snapshots differs\n--- got ---\n%s--- want ---\n%s", got, want)
+			}
+		})
+	}
+}
+
+// scriptMode says what runScript does after each script line.
+type scriptMode int
+
+const (
+	scriptPlain   scriptMode = iota // nothing
+	scriptRestore                   // fold the delta, compare with a snapshot, restore from it
+	scriptPeek                      // take a snapshot, then fold the delta and compare with another
+)
+
+func runScript(t *testing.T, file string, sections map[string]string, mode scriptMode) string {
+	restore := mode != scriptPlain
 	plan := compile(t, file+"#wf", sections["wf"])
 	params := map[string]flow.Value{}
 	if p := strings.TrimSpace(sections["params"]); p != "" {
@@ -153,6 +179,7 @@ func runScript(t *testing.T, file string, sections map[string]string, restore bo
 	flush()
 	var folded *engine.State
 	if restore {
+		m.Delta() // the deltas start from the snapshot: move the baseline to it
 		folded = m.Snapshot()
 	}
 	sc := bufio.NewScanner(strings.NewReader(sections["script"]))
@@ -205,6 +232,9 @@ func runScript(t *testing.T, file string, sections map[string]string, restore bo
 		}
 		flush()
 		if restore {
+			if mode == scriptPeek {
+				m.Snapshot() // must not change what Delta returns
+			}
 			delta, ctl := m.Delta()
 			if err := folded.Fold(delta, ctl); err != nil {
 				t.Fatalf("script line %d: folding the delta: %v", lineNo, err)
@@ -217,6 +247,9 @@ func runScript(t *testing.T, file string, sections map[string]string, restore bo
 			}
 			if string(a) != string(b) {
 				t.Fatalf("script line %d: folded deltas differ from the snapshot\nfolded:   %s\nsnapshot: %s", lineNo, a, b)
+			}
+			if mode == scriptPeek {
+				continue
 			}
 			var decoded engine.State
 			if err := json.Unmarshal(b, &decoded); err != nil {

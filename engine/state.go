@@ -117,7 +117,10 @@ type StateError struct {
 func (e *StateError) Error() string { return "engine: state, " + e.Field + ": " + e.Detail }
 
 // Snapshot returns the machine's whole state. Running tasks are recorded as
-// ready: restored, they run again.
+// ready: restored, they run again. It has no side effects: the next Delta
+// (or Ready) is what it would have been without it. A driver that keeps a
+// snapshot in place of a step's delta takes it between Ready and Advance,
+// so that the deltas after it start where it ends.
 func (m *Machine) Snapshot() *State {
 	st := &State{Workflow: m.plan.Workflow.Name}
 	m.controlInto(&st.Control, 0, true, true)
@@ -126,15 +129,49 @@ func (m *Machine) Snapshot() *State {
 			st.Cells = append(st.Cells, CellValue{Cell: i, Value: v})
 		}
 	}
-	m.shadow = slices.Clone(m.cells)
-	m.shadowPath = len(m.path)
 	st.Control.Notices = slices.Clone(m.notices)
-	m.shadowNotices = len(m.notices)
 	return st
 }
 
-// Delta returns what changed since the last Snapshot or Delta (since the
-// machine started, the first time): the cells written, with appends to a
+// rebase moves the delta baseline to the machine's current state, as if a
+// delta of everything had been taken: the next delta lists only what
+// changes from now on.
+func (m *Machine) rebase() {
+	m.shadow = append(m.shadow[:0], m.cells...)
+	m.shadowPath = len(m.path)
+	m.shadowNotices = len(m.notices)
+	m.eachMap(func(mp *mapRun) {
+		mp.listed = true
+		mp.dirty = mp.dirty[:0]
+	})
+}
+
+// eachMap calls f for every map node in flight (once per map).
+func (m *Machine) eachMap(f func(*mapRun)) {
+	var last *mapRun
+	for _, l := range [3][]*Task{m.running, m.ready, m.waiting} {
+		for _, t := range l {
+			if mp := t.tok.mp; mp != nil && mp != last {
+				last = mp
+				if !mp.seen {
+					mp.seen = true
+					f(mp)
+				}
+			}
+		}
+	}
+	for _, l := range [3][]*Task{m.running, m.ready, m.waiting} {
+		for _, t := range l {
+			if mp := t.tok.mp; mp != nil {
+				mp.seen = false
+			}
+		}
+	}
+}
+
+// Delta returns what changed since the last Delta or Advance (since the
+// machine started or was restored, the first time), and moves the delta
+// baseline to now: the cells written, with appends to a
 // List recorded as the appended elements, and the control state, whose
 // Path lists only the nodes started since. It is what a store keeps for
 // one step; State.Fold applies it.
@@ -373,14 +410,18 @@ func (m *Machine) controlInto(c *Control, from int, clone, whole bool) {
 
 // state returns the map's state for a record: whole for a snapshot and
 // for the first delta that shows the map, else partial (the elements
-// changed since the last record); and starts tracking the next record's
-// changes. Unless clone is set it shares the map's memory.
+// changed since the last record); for a delta it starts tracking the next
+// delta's changes (a snapshot changes nothing). Unless clone is set it
+// shares the map's memory.
 func (mp *mapRun) state(clone, whole bool) *MapState {
 	ms := &MapState{Next: mp.next, Done: mp.done, Failed: mp.failed}
 	if whole || !mp.listed {
 		ms.Items, ms.Inputs, ms.Outs = mp.items, mp.inputs, mp.outs
 		if clone {
 			ms.Items, ms.Inputs, ms.Outs = slices.Clone(ms.Items), slices.Clone(ms.Inputs), slices.Clone(ms.Outs)
+		}
+		if whole {
+			return ms // a snapshot: no record of the deltas' is taken
 		}
 	} else {
 		ms.Partial = true

@@ -873,7 +873,9 @@ func (d *durable) commitStep(ctx context.Context, m *Machine, sd *stepData, step
 
 // snapshot appends the machine's whole state.
 func (d *durable) snapshot(ctx context.Context, m *Machine, from *ForkOrigin) error {
-	return d.append(ctx, store.Snapshot, m.step, &snapshotData{runInfo: d.info, From: from, State: m.Snapshot(), names: d.th.info(m.plan).names}, "(snapshot)")
+	st := m.Snapshot()
+	m.rebase() // the deltas after it start from it
+	return d.append(ctx, store.Snapshot, m.step, &snapshotData{runInfo: d.info, From: from, State: st, names: d.th.info(m.plan).names}, "(snapshot)")
 }
 
 // append writes one record as the thread's next, retrying transient store
