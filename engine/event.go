@@ -22,6 +22,7 @@ const (
 	RunFinished                       // the run reached a final node
 	RunFailed                         // the run failed
 	ActionEvent                       // an action reported progress (tokens, tool calls, logs)
+	RunCancelled                      // the run was stopped for good (Machine.Cancel)
 )
 
 var eventNames = [...]string{
@@ -35,6 +36,7 @@ var eventNames = [...]string{
 	RunFinished:  "run_finished",
 	RunFailed:    "run_failed",
 	ActionEvent:  "action",
+	RunCancelled: "run_cancelled",
 }
 
 // String returns the snake_case name used in JSON output.
@@ -124,6 +126,8 @@ func (e Event) String() string {
 		return fmt.Sprintf("finished at %s: %s", e.Node, formatNamed(e.Outputs))
 	case RunFailed:
 		return "failed: " + e.Error
+	case RunCancelled:
+		return "cancelled: " + e.Error
 	case ActionEvent:
 		return fmt.Sprintf("%s %s: %s", e.Node, e.Kind, e.Data.Text())
 	}

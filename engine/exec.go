@@ -124,7 +124,7 @@ func (ex *executor) settled() bool {
 // someone will take them. mu is held.
 func (ex *executor) enqueue() {
 	ex.st.flush()
-	tasks := ex.st.m.Ready()
+	tasks := ex.st.m.TakeTasks()
 	if len(tasks) == 0 {
 		return
 	}

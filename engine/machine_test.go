@@ -119,6 +119,22 @@ func TestMachineRestore(t *testing.T) {
 	}
 }
 
+// TestMachineReady drives every data-driven case with Ready and Advance,
+// the script's results reported between a Ready and its Advance: the trace
+// is the same, and the Readys' deltas folded from an empty State equal a
+// snapshot after every Ready.
+func TestMachineReady(t *testing.T) {
+	files, _ := filepath.Glob("testdata/machine/*.txt")
+	for _, file := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(file), ".txt"), func(t *testing.T) {
+			sections, _ := readSections(t, file)
+			if got, want := runScript(t, file, sections, scriptReady), sections["want"]; got != want {
+				t.Errorf("trace with Ready differs\n--- got ---\n%s--- want ---\n%s", got, want)
+			}
+		})
+	}
+}
+
 // TestSnapshotPure runs every data-driven case with a Snapshot taken (and
 // dropped) before each Delta: looking at the state must not move the
 // delta baseline, so the deltas folded onto the first snapshot still equal
@@ -142,10 +158,11 @@ const (
 	scriptPlain   scriptMode = iota // nothing
 	scriptRestore                   // fold the delta, compare with a snapshot, restore from it
 	scriptPeek                      // take a snapshot, then fold the delta and compare with another
+	scriptReady                     // drive with Ready and Advance, folding each Ready's delta
 )
 
 func runScript(t *testing.T, file string, sections map[string]string, mode scriptMode) string {
-	restore := mode != scriptPlain
+	restore := mode == scriptRestore || mode == scriptPeek
 	plan := compile(t, file+"#wf", sections["wf"])
 	params := map[string]flow.Value{}
 	if p := strings.TrimSpace(sections["params"]); p != "" {
@@ -168,16 +185,48 @@ func runScript(t *testing.T, file string, sections map[string]string, mode scrip
 		}
 		return tk.Node.Name
 	}
+	var folded *engine.State
 	flush := func() {
 		for _, e := range m.Events() {
 			fmt.Fprintf(&out, "%s\n", e)
 		}
-		for _, tk := range m.Ready() {
+		for _, tk := range m.TakeTasks() {
 			running[key(tk)] = tk
 		}
 	}
+	if mode == scriptReady {
+		// The script's Complete calls come between a Ready and its
+		// Advance: Advance moves the baseline to the Ready's point.
+		folded = &engine.State{Workflow: plan.Workflow.Name}
+		var rd engine.Ready
+		started := false
+		flush = func() {
+			if started {
+				m.Advance(rd)
+				m.Advance(rd) // a Ready acknowledged already is ignored
+			}
+			started = true
+			rd = m.Ready()
+			for _, e := range rd.Events {
+				fmt.Fprintf(&out, "%s\n", e)
+			}
+			for _, tk := range rd.Tasks {
+				running[key(tk)] = tk
+			}
+			if rd.Status != m.Status() || rd.Delta.Control.Status != m.Status() {
+				t.Fatalf("Ready's status %s (control %s), the machine's %s", rd.Status, rd.Delta.Control.Status, m.Status())
+			}
+			if err := folded.Fold(rd.Delta.Cells, rd.Delta.Control); err != nil {
+				t.Fatalf("folding a Ready's delta: %v", err)
+			}
+			a, _ := json.Marshal(folded)
+			b, _ := json.Marshal(m.Snapshot())
+			if string(a) != string(b) {
+				t.Fatalf("folded Ready deltas differ from the snapshot\nfolded:   %s\nsnapshot: %s", a, b)
+			}
+		}
+	}
 	flush()
-	var folded *engine.State
 	if restore {
 		m.Delta() // the deltas start from the snapshot: move the baseline to it
 		folded = m.Snapshot()

@@ -93,7 +93,7 @@ type Result struct {
 	Path    []string     // nodes executed, in order
 	Steps   int
 	Waiting []Pending // the questions a Waiting run asks
-	Err     error     // why a Failed run failed
+	Err     error     // why a Failed run failed, or a Cancelled one stopped
 	Thread  string    // the thread the run is kept in (Threads), or ""
 	Run     int       // its number in the thread, from 1
 	// Notices are the run's fallbacks and warnings, in order (see
@@ -339,10 +339,10 @@ func (st *runState) limit(cause error, t *Task) {
 		node, step = t.Node.Name, t.Step
 	}
 	if errors.Is(cause, errMaxTime) {
-		st.m.fail(&LimitError{Limit: "max_time", Value: st.m.plan.MaxTime.String(), Node: node, Step: step})
+		st.m.Fail(&LimitError{Limit: "max_time", Value: st.m.plan.MaxTime.String(), Node: node, Step: step})
 		return
 	}
-	st.m.fail(&NodeError{Node: node, Step: step, Err: fmt.Errorf("run cancelled: %w", cause)})
+	st.m.Cancel(&NodeError{Node: node, Step: step, Err: fmt.Errorf("run cancelled: %w", cause)})
 }
 
 func (st *runState) result() *Result {

@@ -162,7 +162,7 @@ func TestRunnerCancel(t *testing.T) {
 		"hang": func(ctx context.Context, c *engine.Call) error { cancel(); <-ctx.Done(); return ctx.Err() },
 	})
 	res, err := (&engine.Runner{Registry: reg}).Run(ctx, plan, nil, nil)
-	if err == nil || !errors.Is(err, context.Canceled) || res.Status != engine.Failed {
+	if err == nil || !errors.Is(err, context.Canceled) || res.Status != engine.Cancelled {
 		t.Fatalf("err = %v status %v, want context.Canceled", err, res.Status)
 	}
 }

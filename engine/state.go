@@ -123,7 +123,7 @@ func (e *StateError) Error() string { return "engine: state, " + e.Field + ": " 
 // so that the deltas after it start where it ends.
 func (m *Machine) Snapshot() *State {
 	st := &State{Workflow: m.plan.Workflow.Name}
-	m.controlInto(&st.Control, 0, true, true)
+	m.controlInto(&st.Control, 0, true, ctlSnapshot)
 	for i, v := range m.cells {
 		if !v.IsNull() {
 			st.Cells = append(st.Cells, CellValue{Cell: i, Value: v})
@@ -186,6 +186,20 @@ func (m *Machine) Delta() ([]CellValue, Control) {
 // control state shares the machine's memory and is valid only until the
 // machine moves on: for encoding at once.
 func (m *Machine) deltaInto(changed []CellValue, ctl *Control, clone bool) []CellValue {
+	changed = m.diff(changed, nil)
+	m.controlInto(ctl, m.shadowPath, clone, ctlDelta)
+	m.shadowPath = len(m.path)
+	if len(m.notices) > m.shadowNotices {
+		ctl.Notices = m.notices[m.shadowNotices:]
+		m.shadowNotices = len(m.notices)
+	}
+	return changed
+}
+
+// diff appends the cells changed since the delta baseline to changed. With
+// whole nil it moves the baseline of those cells to now; else it leaves
+// the baseline and appends their current values to *whole, for Advance.
+func (m *Machine) diff(changed []CellValue, whole *[]cellValue) []CellValue {
 	if m.shadow == nil {
 		m.shadow = make([]flow.Value, len(m.cells))
 	}
@@ -199,13 +213,11 @@ func (m *Machine) deltaInto(changed []CellValue, ctl *Control, clone bool) []Cel
 		} else {
 			changed = append(changed, CellValue{Cell: i, Value: v})
 		}
-		m.shadow[i] = v
-	}
-	m.controlInto(ctl, m.shadowPath, clone, false)
-	m.shadowPath = len(m.path)
-	if len(m.notices) > m.shadowNotices {
-		ctl.Notices = m.notices[m.shadowNotices:]
-		m.shadowNotices = len(m.notices)
+		if whole == nil {
+			m.shadow[i] = v
+		} else {
+			*whole = append(*whole, cellValue{i, v})
+		}
 	}
 	return changed
 }
@@ -315,10 +327,19 @@ func (st *State) setCell(cell int, v flow.Value) {
 	}
 }
 
+// ctlMode says what control state controlInto writes.
+type ctlMode uint8
+
+const (
+	ctlSnapshot ctlMode = iota // whole map states; nothing changes
+	ctlDelta                   // partial map states, and the next delta's start from now
+	ctlReady                   // partial map states; the next delta's start at Advance
+)
+
 // controlInto writes the control state into *c, with the path from index
 // from on. A whole control state (a snapshot's) has whole map states; a
 // delta's has partial ones, listing the elements changed since the last.
-func (m *Machine) controlInto(c *Control, from int, clone, whole bool) {
+func (m *Machine) controlInto(c *Control, from int, clone bool, mode ctlMode) {
 	*c = Control{Status: m.status, Step: m.step, NextID: m.nextID, Path: m.path[from:], Final: -1,
 		Tasks: c.Tasks[:0], Tokens: c.Tokens[:0]}
 	if clone {
@@ -373,7 +394,7 @@ func (m *Machine) controlInto(c *Control, from int, clone, whole bool) {
 			tk := t.tok
 			ts := TokenState{Node: tk.node.Index, Frame: frameOf(tk.frame), Step: tk.step}
 			if mp := tk.mp; mp != nil {
-				ts.Map = mp.state(clone, whole)
+				ts.Map = mp.state(clone, mode)
 			}
 			tid = len(c.Tokens)
 			tokens = append(tokens, tk)
@@ -413,25 +434,31 @@ func (m *Machine) controlInto(c *Control, from int, clone, whole bool) {
 // changed since the last record); for a delta it starts tracking the next
 // delta's changes (a snapshot changes nothing). Unless clone is set it
 // shares the map's memory.
-func (mp *mapRun) state(clone, whole bool) *MapState {
+func (mp *mapRun) state(clone bool, mode ctlMode) *MapState {
 	ms := &MapState{Next: mp.next, Done: mp.done, Failed: mp.failed}
-	if whole || !mp.listed {
+	if mode == ctlSnapshot || !mp.listed {
 		ms.Items, ms.Inputs, ms.Outs = mp.items, mp.inputs, mp.outs
 		if clone {
 			ms.Items, ms.Inputs, ms.Outs = slices.Clone(ms.Items), slices.Clone(ms.Inputs), slices.Clone(ms.Outs)
 		}
-		if whole {
-			return ms // a snapshot: no record of the deltas' is taken
-		}
 	} else {
 		ms.Partial = true
+		// Sorted and compacted in place: for a Ready, Advance drops
+		// the elements listed here, mp.dirty[:len], and keeps those
+		// changed after.
 		slices.Sort(mp.dirty)
-		for _, i := range slices.Compact(mp.dirty) {
+		mp.dirty = slices.Compact(mp.dirty)
+		for _, i := range mp.dirty {
 			ms.Elems = append(ms.Elems, MapElem{I: i, In: mp.inputs[i], Out: mp.outs[i]})
 		}
 	}
-	mp.listed = true
-	mp.dirty = mp.dirty[:0]
+	switch mode {
+	case ctlDelta:
+		mp.listed = true
+		mp.dirty = mp.dirty[:0]
+	case ctlReady:
+		mp.tracked = true // Advance needs the changes made from now on
+	}
 	return ms
 }
 

@@ -337,7 +337,7 @@ func report(e env, o *runOptions, res *engine.Result, err error) error {
 			}
 		}
 		return nil
-	case engine.Failed:
+	case engine.Failed, engine.Cancelled:
 		if err == nil {
 			err = res.Err
 		}
