@@ -72,6 +72,7 @@ func (ex *executor) run() (reusable bool) {
 	ex.mu.Lock()
 	ex.enqueue()
 	ex.mu.Unlock()
+	ex.st.deliver()
 	for {
 		ex.work(&ex.box)
 		ex.mu.Lock()
@@ -87,6 +88,7 @@ func (ex *executor) run() (reusable bool) {
 		queued := ex.head < len(ex.queue)
 		ex.idle = !settled && !queued
 		ex.mu.Unlock()
+		ex.st.deliver()
 		if settled {
 			break
 		}
@@ -112,6 +114,7 @@ func (ex *executor) run() (reusable bool) {
 	ex.st.flush()
 	reusable = stopped && ex.helpers == 0 && ex.running == 0
 	ex.mu.Unlock()
+	ex.st.delivered()
 	return reusable
 }
 
@@ -199,6 +202,7 @@ func (ex *executor) work(box *callBox) {
 		ex.current = t
 		act, cfg, err := st.action(t.Node)
 		ex.mu.Unlock()
+		st.deliver()
 
 		var out []flow.Value
 		var notices []Notice
@@ -239,6 +243,7 @@ func (ex *executor) work(box *callBox) {
 		}
 	}
 	ex.mu.Unlock()
+	st.deliver()
 }
 
 // callBox holds a worker's Call and room for up to two outputs, the common

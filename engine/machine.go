@@ -100,8 +100,7 @@ type Machine struct {
 	trace         bool
 	gen           uint64 // Readys acknowledged (Advance)
 	events        []Event
-	seq           int
-	runSeq        int          // sequence of events as a Runner delivers them, across resumes
+	seq           int64        // events recorded, with those a Runner adds (Event.Seq)
 	shadow        []flow.Value // cells as of the delta baseline (the last Delta or Advance)
 	// shadowPath is the length of path at the delta baseline.
 	shadowPath int

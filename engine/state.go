@@ -32,10 +32,15 @@ type CellValue struct {
 // Control is a machine's control state. It is small: O(threads of control),
 // not O(state).
 type Control struct {
-	Status  Status        `json:"status"`
-	Err     string        `json:"error,omitempty"` // the message of a failed run
-	Step    int           `json:"step"`
-	NextID  int           `json:"next_id"`
+	Status Status `json:"status"`
+	Err    string `json:"error,omitempty"` // the message of a failed run
+	Step   int    `json:"step"`
+	NextID int    `json:"next_id"`
+	// Events is the number of events the run has recorded (the Seq of
+	// the last), so that a restored run numbers its events on. Records
+	// without it (kept before it existed) restore as 0: the run's
+	// events are numbered from 1 again.
+	Events  int64         `json:"events,omitempty"`
 	Path    []int         `json:"path,omitempty"` // in a delta, only the nodes started since the last one
 	Final   int           `json:"final"`          // the final node that ended the run, -1 if none
 	Outputs []flow.Value  `json:"outputs,omitempty"`
@@ -340,7 +345,7 @@ const (
 // from on. A whole control state (a snapshot's) has whole map states; a
 // delta's has partial ones, listing the elements changed since the last.
 func (m *Machine) controlInto(c *Control, from int, clone bool, mode ctlMode) {
-	*c = Control{Status: m.status, Step: m.step, NextID: m.nextID, Path: m.path[from:], Final: -1,
+	*c = Control{Status: m.status, Step: m.step, NextID: m.nextID, Events: m.seq, Path: m.path[from:], Final: -1,
 		Tasks: c.Tasks[:0], Tokens: c.Tokens[:0]}
 	if clone {
 		c.Path = slices.Clone(c.Path)
@@ -479,7 +484,7 @@ func RestoreMachine(plan *flow.Plan, st *State, trace bool) (*Machine, error) {
 		m.cells[cv.Cell] = cv.Value
 	}
 	c := &st.Control
-	m.status, m.step, m.nextID, m.path = c.Status, c.Step, c.NextID, slices.Clone(c.Path)
+	m.status, m.step, m.nextID, m.seq, m.path = c.Status, c.Step, c.NextID, c.Events, slices.Clone(c.Path)
 	m.notices = slices.Clone(c.Notices)
 	if c.Err != "" {
 		m.err = &RestoredError{Msg: c.Err}
