@@ -125,6 +125,21 @@ func (m *Machine) Advance(rd Ready) {
 	}
 }
 
+// Record adds an event from outside the machine (an action's progress, a
+// retry, a subworkflow's step) to the run's stream: it is numbered after
+// the events recorded before it and comes with them in the next Ready (or
+// Events). It does nothing unless the machine traces.
+func (m *Machine) Record(e Event) { m.emit(e) }
+
+// Note records notices (fallbacks, warnings: see Notice) that came with a
+// task's result, in the run's notices, before its Complete: the next
+// Ready's Notices and delta list them.
+func (m *Machine) Note(ns ...Notice) { m.notices = append(m.notices, ns...) }
+
+// Trace turns the recording of events on or off, as NewMachine's trace
+// does: a machine restored without an Observer and resumed with one.
+func (m *Machine) Trace(on bool) { m.trace = on }
+
 // Fail ends a run that has not ended with status Failed and err as its
 // error (Err), recording a RunFailed event: a driver's failure, such as
 // a record it could not persist or a limit it enforces. Tasks still

@@ -128,3 +128,32 @@ func TestCancelledRuns(t *testing.T) {
 		}
 	})
 }
+
+// Record puts a driver's event (an action's progress) in the run's
+// stream, numbered after the machine's own, and only when tracing; Note
+// adds a task's notices to the next Ready.
+func TestMachineRecord(t *testing.T) {
+	plan := load(t, "loop.wf", loopWF)
+	m, _ := engine.NewMachine(plan, nil, true)
+	rd := m.Ready()
+	last := rd.Events[len(rd.Events)-1].Seq
+	m.Record(engine.Event{Type: engine.ActionEvent, Node: "step", Kind: "log", Data: flow.StringValue("hi")})
+	m.Note(engine.Notice{Node: "step", Step: 1, Message: "cut"})
+	m.Advance(rd)
+	m.Complete(rd.Tasks[0].ID, []flow.Value{flow.IntValue(0)}, nil)
+	rd = m.Ready()
+	if len(rd.Events) < 2 || rd.Events[0].Type != engine.ActionEvent || rd.Events[0].Seq != last+1 || rd.Events[1].Seq != last+2 {
+		t.Fatalf("events after Record: %v", rd.Events)
+	}
+	if len(rd.Notices) != 1 || rd.Notices[0].Message != "cut" || len(m.Notices()) != 1 {
+		t.Fatalf("notices after Note: %v, %v", rd.Notices, m.Notices())
+	}
+	if rd.Delta.Control.Events != rd.Events[len(rd.Events)-1].Seq {
+		t.Fatalf("Control.Events = %d, last Seq %d", rd.Delta.Control.Events, rd.Events[len(rd.Events)-1].Seq)
+	}
+	quiet, _ := engine.NewMachine(plan, nil, false)
+	quiet.Record(engine.Event{Type: engine.ActionEvent})
+	if rd := quiet.Ready(); len(rd.Events) != 0 || rd.Delta.Control.Events != 0 {
+		t.Fatalf("a machine that does not trace recorded %v", rd.Events)
+	}
+}

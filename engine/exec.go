@@ -225,7 +225,7 @@ func (ex *executor) work(box *callBox) {
 			// Cancelled or out of time: the driver fails the run.
 		default:
 			if notices != nil && err == nil {
-				st.m.notices = append(st.m.notices, notices...)
+				st.m.Note(notices...)
 			}
 			if st.dur == nil {
 				st.m.Complete(t.ID, out, err)

@@ -193,7 +193,7 @@ func (r *Runner) Resume(ctx context.Context, res *Result, answers map[int]map[st
 	w.m = nil
 	w.mu.Unlock()
 
-	m.trace = obs != nil
+	m.Trace(obs != nil)
 	for i, id := range ids {
 		if err := m.Resume(id, outs[i]); err != nil {
 			return res, err // not reached: answerOutputs found the task waiting
@@ -270,12 +270,8 @@ func (st *runState) observe(e Event) {
 		ex.mu.Unlock()
 		return
 	}
-	st.flush() // the machine's events before it, to keep the order
-	st.m.seq++
-	e.Seq = st.m.seq
-	st.qmu.Lock()
-	st.queue = append(st.queue, st.stamp(e, time.Now()))
-	st.qmu.Unlock()
+	st.m.Record(e)
+	st.flush()
 	ex.mu.Unlock()
 	st.deliver()
 }
