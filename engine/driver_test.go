@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 
@@ -100,31 +101,34 @@ func TestCancelledRuns(t *testing.T) {
 	}
 
 	stores(t, func(t *testing.T, open func() store.Store) {
-		cctx, cancel := context.WithCancelCause(context.Background())
-		th := &engine.Threads{Runner: stepRunner(&keys, &mu, func(i int64) {
-			if i == 3 {
-				cancel(engine.ErrRunCancelled)
+		for _, dur := range []engine.Durability{engine.Sync, engine.Async} {
+			id := fmt.Sprintf("c%d", dur)
+			cctx, cancel := context.WithCancelCause(context.Background())
+			th := &engine.Threads{Runner: stepRunner(&keys, &mu, func(i int64) {
+				if i == 3 {
+					cancel(engine.ErrRunCancelled)
+				}
+			}), Store: open(), Durability: dur}
+			res, err := th.Run(cctx, plan, id, nil, nil, nil)
+			if res.Status != engine.Cancelled || !errors.Is(err, engine.ErrRunCancelled) {
+				t.Fatalf("cancelled thread run: %s, %v", res.Status, err)
 			}
-		}), Store: open()}
-		res, err := th.Run(cctx, plan, "c", nil, nil, nil)
-		if res.Status != engine.Cancelled || !errors.Is(err, engine.ErrRunCancelled) {
-			t.Fatalf("cancelled thread run: %s, %v", res.Status, err)
-		}
-		ts, err := th.Load(context.Background(), "c")
-		if err != nil || ts.Status() != engine.Cancelled {
-			t.Fatalf("recorded: %v, %v", ts.Status(), err)
-		}
-		rn, err := th.Store.Run(context.Background(), ts.Run)
-		if err != nil || rn.Status != "cancelled" {
-			t.Fatalf("run row: %+v, %v", rn, err)
-		}
-		var te *engine.ThreadError
-		if _, err := th.Resume(context.Background(), plan, "c", nil, nil); !errors.As(err, &te) || te.Status != engine.Cancelled {
-			t.Fatalf("resume of a cancelled run: %v", err)
-		}
-		th.Runner = stepRunner(&keys, &mu, nil)
-		if res, err := th.Run(context.Background(), plan, "c", nil, nil, nil); err != nil || res.Status != engine.Completed || res.Run != 2 {
-			t.Fatalf("new run after a cancelled one: %v, %v", res, err)
+			ts, err := th.Load(context.Background(), id)
+			if err != nil || ts.Status() != engine.Cancelled {
+				t.Fatalf("recorded: %v, %v", ts.Status(), err)
+			}
+			rn, err := th.Store.Run(context.Background(), ts.Run)
+			if err != nil || rn.Status != "cancelled" {
+				t.Fatalf("run row: %+v, %v", rn, err)
+			}
+			var te *engine.ThreadError
+			if _, err := th.Resume(context.Background(), plan, id, nil, nil); !errors.As(err, &te) || te.Status != engine.Cancelled {
+				t.Fatalf("resume of a cancelled run: %v", err)
+			}
+			th.Runner = stepRunner(&keys, &mu, nil)
+			if res, err := th.Run(context.Background(), plan, id, nil, nil, nil); err != nil || res.Status != engine.Completed || res.Run != 2 {
+				t.Fatalf("new run after a cancelled one: %v, %v", res, err)
+			}
 		}
 	})
 }
