@@ -29,7 +29,8 @@
 //		persist(rd.Delta)          // State.Fold applies it; or keep m.Snapshot() instead
 //		emit(rd.Events)            // Seq numbers them, 1, 2, 3, ... per run
 //		for _, t := range rd.Tasks {
-//			m.Complete(t.ID, carryOut(t)) // or an *Interrupt error: the task waits
+//			out, err := carryOut(t)    // an *Interrupt error: the task waits for a person
+//			m.Complete(t.ID, out, err)
 //		}
 //		m.Advance(rd)
 //		if rd.Status != engine.Running {
@@ -47,8 +48,10 @@
 // run ends Failed with its error, a record it could not write, say) or
 // Cancel (the run is stopped on purpose and ends Cancelled). A driver
 // that just stops driving leaves the run as its last record left it, to
-// be restored and driven on. Runner uses the finer-grained TakeTasks,
-// Events and Complete when it keeps no records.
+// be restored and driven on. Record adds a driver's own events (an
+// action's progress) to the run's stream and Note a task's notices.
+// Runner uses the finer-grained TakeTasks, Events, Record, Note and
+// Complete, and for Threads an allocation-free form of Ready's delta.
 //
 // # Lifetimes
 //

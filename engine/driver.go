@@ -19,10 +19,11 @@ import (
 //		persist(rd.Delta)      // or m.Snapshot(), taken now, in its place
 //		emit(rd.Events)
 //		for _, t := range rd.Tasks {
-//			m.Complete(t.ID, carryOut(t))
+//			out, err := carryOut(t)
+//			m.Complete(t.ID, out, err)
 //		}
 //		m.Advance(rd)
-//		if rd.Status != Running && len(rd.Tasks) == 0 {
+//		if rd.Status != Running {
 //			break
 //		}
 //	}
