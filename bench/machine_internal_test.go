@@ -19,7 +19,7 @@ func BenchmarkS2Machine(b *testing.B) {
 			b.Fatal(err)
 		}
 		for m.Status() == engine.Running {
-			for _, t := range m.Ready() {
+			for _, t := range m.TakeTasks() {
 				out[0] = flow.IntValue(t.Inputs[0].Int() + 1)
 				m.Complete(t.ID, out, nil)
 			}
@@ -41,7 +41,7 @@ func BenchmarkS3Machine(b *testing.B) {
 			b.Fatal(err)
 		}
 		for m.Status() == engine.Running {
-			for _, t := range m.Ready() {
+			for _, t := range m.TakeTasks() {
 				out := make([]flow.Value, len(t.Node.Outputs))
 				if len(out) > 0 {
 					out[0] = flow.StringValue(t.Node.Name)

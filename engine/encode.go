@@ -162,6 +162,11 @@ func appendControl(b []byte, c *Control) ([]byte, error) {
 	}
 	b = appendIntField(b, "step", c.Step)
 	b = appendIntField(b, "next_id", c.NextID)
+	if c.Events != 0 {
+		b = append(b, `"events":`...)
+		b = strconv.AppendInt(b, c.Events, 10)
+		b = append(b, ',')
+	}
 	if len(c.Path) > 0 {
 		b = append(b, `"path":`...)
 		b = appendInts(b, c.Path)

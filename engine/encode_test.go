@@ -23,7 +23,7 @@ func TestEncodeStepMatchesJSON(t *testing.T) {
 		{
 			Task: 12, Node: "ask_ü \"x\"", Item: 2, Answer: true, Error: "boom: <tag> & \"quote\"\n\ttab \x01",
 			Delta: []CellValue{{Cell: 3, Value: flow.ListValue(flow.StringValue("m1"), obj), Append: true}, {Cell: 9, Value: flow.DurationValue(90e9)}},
-			Control: Control{Status: Waiting, Err: "e", Step: 5, NextID: 9, Path: []int{1, 2, 3}, Final: 2,
+			Control: Control{Status: Waiting, Err: "e", Step: 5, NextID: 9, Events: 42, Path: []int{1, 2, 3}, Final: 2,
 				Outputs: []flow.Value{flow.BoolValue(true), obj},
 				Tasks:   []TaskState{{ID: 8, Token: 1, Step: 5, Item: 1, Waiting: true}, {ID: 9, Token: 0, Step: 4}},
 				Tokens: []TokenState{{Node: 1, Frame: 1, Step: 4}, {Node: 2, Frame: 2, Step: 5, Map: &MapState{

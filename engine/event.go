@@ -22,6 +22,7 @@ const (
 	RunFinished                       // the run reached a final node
 	RunFailed                         // the run failed
 	ActionEvent                       // an action reported progress (tokens, tool calls, logs)
+	RunCancelled                      // the run was stopped for good (Machine.Cancel)
 )
 
 var eventNames = [...]string{
@@ -35,6 +36,7 @@ var eventNames = [...]string{
 	RunFinished:  "run_finished",
 	RunFailed:    "run_failed",
 	ActionEvent:  "action",
+	RunCancelled: "run_cancelled",
 }
 
 // String returns the snake_case name used in JSON output.
@@ -69,7 +71,9 @@ type NamedValue struct {
 // on Type; the rest are zero.
 type Event struct {
 	Type    EventType     `json:"type"`
-	Seq     int           `json:"seq"`               // 1-based position in the run's stream
+	Seq     int64         `json:"seq"`               // 1-based position in the run's stream, on across resumes
+	Thread  string        `json:"thread,omitempty"`  // the thread of a run kept by Threads
+	Run     int           `json:"run,omitempty"`     // its number in the thread, from 1
 	Time    time.Time     `json:"time"`              // stamped by the runner, not the machine
 	Step    int           `json:"step,omitempty"`    // the node execution this event belongs to
 	Node    string        `json:"node,omitempty"`    // node name; "sub/inner" inside a subworkflow
@@ -124,6 +128,8 @@ func (e Event) String() string {
 		return fmt.Sprintf("finished at %s: %s", e.Node, formatNamed(e.Outputs))
 	case RunFailed:
 		return "failed: " + e.Error
+	case RunCancelled:
+		return "cancelled: " + e.Error
 	case ActionEvent:
 		return fmt.Sprintf("%s %s: %s", e.Node, e.Kind, e.Data.Text())
 	}
@@ -162,8 +168,11 @@ func formatNamed(vs []NamedValue) string {
 	return s + "}"
 }
 
-// Observer receives a run's events in order, from one goroutine at a time.
-// It must not block for long: the run waits for it.
+// Observer receives a run's events in order, from one goroutine at a time,
+// outside the run's locks: while it blocks, the run's branches go on and
+// its later events wait in memory (the run returns only when they have
+// all been delivered). It must not call the Runner that delivers them to
+// drive the same run.
 type Observer interface {
 	Observe(Event)
 }

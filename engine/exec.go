@@ -72,6 +72,7 @@ func (ex *executor) run() (reusable bool) {
 	ex.mu.Lock()
 	ex.enqueue()
 	ex.mu.Unlock()
+	ex.st.deliver()
 	for {
 		ex.work(&ex.box)
 		ex.mu.Lock()
@@ -87,6 +88,7 @@ func (ex *executor) run() (reusable bool) {
 		queued := ex.head < len(ex.queue)
 		ex.idle = !settled && !queued
 		ex.mu.Unlock()
+		ex.st.deliver()
 		if settled {
 			break
 		}
@@ -112,6 +114,7 @@ func (ex *executor) run() (reusable bool) {
 	ex.st.flush()
 	reusable = stopped && ex.helpers == 0 && ex.running == 0
 	ex.mu.Unlock()
+	ex.st.delivered()
 	return reusable
 }
 
@@ -124,7 +127,7 @@ func (ex *executor) settled() bool {
 // someone will take them. mu is held.
 func (ex *executor) enqueue() {
 	ex.st.flush()
-	tasks := ex.st.m.Ready()
+	tasks := ex.st.m.TakeTasks()
 	if len(tasks) == 0 {
 		return
 	}
@@ -199,6 +202,7 @@ func (ex *executor) work(box *callBox) {
 		ex.current = t
 		act, cfg, err := st.action(t.Node)
 		ex.mu.Unlock()
+		st.deliver()
 
 		var out []flow.Value
 		var notices []Notice
@@ -221,7 +225,7 @@ func (ex *executor) work(box *callBox) {
 			// Cancelled or out of time: the driver fails the run.
 		default:
 			if notices != nil && err == nil {
-				st.m.notices = append(st.m.notices, notices...)
+				st.m.Note(notices...)
 			}
 			if st.dur == nil {
 				st.m.Complete(t.ID, out, err)
@@ -239,6 +243,7 @@ func (ex *executor) work(box *callBox) {
 		}
 	}
 	ex.mu.Unlock()
+	st.deliver()
 }
 
 // callBox holds a worker's Call and room for up to two outputs, the common

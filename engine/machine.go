@@ -21,11 +21,17 @@ const (
 	Waiting                 // suspended at one or more human nodes
 	Completed               // a final node ran
 	Failed                  // an error ended the run
+	Cancelled               // the run was stopped for good (Machine.Cancel)
 )
 
-var statusNames = [...]string{"running", "waiting", "completed", "failed"}
+var statusNames = [...]string{"running", "waiting", "completed", "failed", "cancelled"}
 
-// String returns "running", "waiting", "completed" or "failed".
+// Ended reports whether a run with this status is over: Completed, Failed
+// or Cancelled.
+func (s Status) Ended() bool { return s >= Completed }
+
+// String returns "running", "waiting", "completed", "failed" or
+// "cancelled".
 func (s Status) String() string {
 	if int(s) < len(statusNames) {
 		return statusNames[s]
@@ -89,14 +95,14 @@ type Machine struct {
 	outputs []flow.Value
 	path    []int
 	notices []Notice // the run's, in order (Notice)
-	// shadowNotices is the length of notices at the last Snapshot or Delta.
+	// shadowNotices is the length of notices at the delta baseline.
 	shadowNotices int
 	trace         bool
+	gen           uint64 // Readys acknowledged (Advance)
 	events        []Event
-	seq           int
-	runSeq        int          // sequence of events as a Runner delivers them, across resumes
-	shadow        []flow.Value // cells as of the last Snapshot or Delta
-	// shadowPath is the length of path at the last Snapshot or Delta.
+	seq           int64        // events recorded, with those a Runner adds (Event.Seq)
+	shadow        []flow.Value // cells as of the delta baseline (the last Delta or Advance)
+	// shadowPath is the length of path at the delta baseline.
 	shadowPath int
 	// scratch of controlInto
 	ctlFrames []*frame
@@ -139,6 +145,7 @@ func getMachine(plan *flow.Plan, trace bool) *Machine {
 		plan: plan, cells: cells, trace: trace, path: path,
 		ready: m.ready[:0], spare: m.spare[:0], running: m.running[:0], waiting: m.waiting[:0],
 		ctlFrames: m.ctlFrames[:0], ctlTokens: m.ctlTokens[:0], fanFree: m.fanFree,
+		gen: m.gen, // a Ready of the machine's earlier run stays stale
 	}
 	m.rootFrame = frame{m: m}
 	m.root = &m.rootFrame
@@ -159,6 +166,7 @@ func (m *Machine) release() {
 	m.plan, m.err, m.final, m.outputs, m.events, m.shadow, m.notices = nil, nil, nil, nil, nil, nil, nil
 	m.rootFrame, m.root = frame{}, nil
 	m.tok0 = token{inbuf: m.tok0.inbuf[:0]}
+	m.gen++ // a Ready not acknowledged is stale
 	machinePool.Put(m)
 }
 
@@ -185,12 +193,16 @@ type mapRun struct {
 	slab   []flow.Value // room for the elements' outputs, cut by keep
 	listed bool         // the map is in a record already: dirty is tracked (see mapRun.state)
 	dirty  []int        // elements started or finished since the last record
+	seen   bool         // eachMap's mark
+	// tracked is set once a Ready showed the map: changes are tracked
+	// from then on, for the deltas after its Advance.
+	tracked bool
 }
 
 // touch notes element i as changed for the next record, once the map is
 // in one (a run that records nothing tracks nothing).
 func (mp *mapRun) touch(i int) {
-	if mp.listed {
+	if mp.listed || mp.tracked {
 		mp.dirty = append(mp.dirty, i)
 	}
 }
@@ -517,10 +529,11 @@ func (m *Machine) Vars() []NamedValue {
 	return out
 }
 
-// Ready returns the tasks to carry out now and forgets them; each must be
-// reported back with Complete. The returned slice is valid until the next
-// call of Ready.
-func (m *Machine) Ready() []*Task {
+// TakeTasks returns the tasks to carry out now and forgets them; each must
+// be reported back with Complete. The returned slice is valid until the
+// next call of TakeTasks or Ready. It is the part of Ready a driver that
+// keeps no records needs (Runner's, without Threads): it computes no delta.
+func (m *Machine) TakeTasks() []*Task {
 	r := m.ready
 	m.ready = m.spare[:0]
 	m.spare = r
@@ -552,13 +565,19 @@ func (m *Machine) emit(e Event) {
 }
 
 func (m *Machine) fail(err error) {
-	if m.status == Completed || m.status == Failed {
+	m.end(Failed, err, RunFailed)
+}
+
+// end ends a run that has not ended with status s and error err, and
+// records the event of type et.
+func (m *Machine) end(s Status, err error, et EventType) {
+	if m.status.Ended() {
 		return
 	}
-	m.status = Failed
+	m.status = s
 	m.err = err
 	m.ready = m.ready[:0]
-	m.emit(Event{Type: RunFailed, Step: m.step, Error: err.Error()})
+	m.emit(Event{Type: et, Step: m.step, Error: err.Error()})
 }
 
 func named(names []string, vals []flow.Value) []NamedValue {
@@ -715,7 +734,7 @@ func (m *Machine) Complete(id int, outputs []flow.Value, err error) error {
 	if t == nil {
 		return fmt.Errorf("engine: task %d is not running", id)
 	}
-	if m.status == Completed || m.status == Failed {
+	if m.status.Ended() {
 		return nil
 	}
 	if in, ok := isInterrupt(err); ok {

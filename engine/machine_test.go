@@ -39,7 +39,7 @@ func TestMachine(t *testing.T) {
 	for _, file := range files {
 		t.Run(strings.TrimSuffix(filepath.Base(file), ".txt"), func(t *testing.T) {
 			sections, order := readSections(t, file)
-			got := runScript(t, file, sections, false)
+			got := runScript(t, file, sections, scriptPlain)
 			if *update {
 				sections["want"] = got
 				writeSections(t, file, sections, order)
@@ -112,14 +112,57 @@ func TestMachineRestore(t *testing.T) {
 	for _, file := range files {
 		t.Run(strings.TrimSuffix(filepath.Base(file), ".txt"), func(t *testing.T) {
 			sections, _ := readSections(t, file)
-			if got, want := runScript(t, file, sections, true), sections["want"]; got != want {
+			if got, want := runScript(t, file, sections, scriptRestore), sections["want"]; got != want {
 				t.Errorf("trace after restores differs\n--- got ---\n%s--- want ---\n%s", got, want)
 			}
 		})
 	}
 }
 
-func runScript(t *testing.T, file string, sections map[string]string, restore bool) string {
+// TestMachineReady drives every data-driven case with Ready and Advance,
+// the script's results reported between a Ready and its Advance: the trace
+// is the same, and the Readys' deltas folded from an empty State equal a
+// snapshot after every Ready.
+func TestMachineReady(t *testing.T) {
+	files, _ := filepath.Glob("testdata/machine/*.txt")
+	for _, file := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(file), ".txt"), func(t *testing.T) {
+			sections, _ := readSections(t, file)
+			if got, want := runScript(t, file, sections, scriptReady), sections["want"]; got != want {
+				t.Errorf("trace with Ready differs\n--- got ---\n%s--- want ---\n%s", got, want)
+			}
+		})
+	}
+}
+
+// TestSnapshotPure runs every data-driven case with a Snapshot taken (and
+// dropped) before each Delta: looking at the state must not move the
+// delta baseline, so the deltas folded onto the first snapshot still equal
+// a fresh snapshot after every script line, and the trace is unchanged.
+func TestSnapshotPure(t *testing.T) {
+	files, _ := filepath.Glob("testdata/machine/*.txt")
+	for _, file := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(file), ".txt"), func(t *testing.T) {
+			sections, _ := readSections(t, file)
+			if got, want := runScript(t, file, sections, scriptPeek), sections["want"]; got != want {
+				t.Errorf("trace with snapshots differs\n--- got ---\n%s--- want ---\n%s", got, want)
+			}
+		})
+	}
+}
+
+// scriptMode says what runScript does after each script line.
+type scriptMode int
+
+const (
+	scriptPlain   scriptMode = iota // nothing
+	scriptRestore                   // fold the delta, compare with a snapshot, restore from it
+	scriptPeek                      // take a snapshot, then fold the delta and compare with another
+	scriptReady                     // drive with Ready and Advance, folding each Ready's delta
+)
+
+func runScript(t *testing.T, file string, sections map[string]string, mode scriptMode) string {
+	restore := mode == scriptRestore || mode == scriptPeek
 	plan := compile(t, file+"#wf", sections["wf"])
 	params := map[string]flow.Value{}
 	if p := strings.TrimSpace(sections["params"]); p != "" {
@@ -142,17 +185,50 @@ func runScript(t *testing.T, file string, sections map[string]string, restore bo
 		}
 		return tk.Node.Name
 	}
+	var folded *engine.State
 	flush := func() {
 		for _, e := range m.Events() {
 			fmt.Fprintf(&out, "%s\n", e)
 		}
-		for _, tk := range m.Ready() {
+		for _, tk := range m.TakeTasks() {
 			running[key(tk)] = tk
 		}
 	}
+	if mode == scriptReady {
+		// The script's Complete calls come between a Ready and its
+		// Advance: Advance moves the baseline to the Ready's point.
+		folded = &engine.State{Workflow: plan.Workflow.Name}
+		var rd engine.Ready
+		started := false
+		flush = func() {
+			if started {
+				m.Advance(rd)
+				m.Advance(rd) // a Ready acknowledged already is ignored
+			}
+			started = true
+			rd = m.Ready()
+			for _, e := range rd.Events {
+				fmt.Fprintf(&out, "%s\n", e)
+			}
+			for _, tk := range rd.Tasks {
+				running[key(tk)] = tk
+			}
+			if rd.Status != m.Status() || rd.Delta.Control.Status != m.Status() {
+				t.Fatalf("Ready's status %s (control %s), the machine's %s", rd.Status, rd.Delta.Control.Status, m.Status())
+			}
+			if err := folded.Fold(rd.Delta.Cells, rd.Delta.Control); err != nil {
+				t.Fatalf("folding a Ready's delta: %v", err)
+			}
+			a, _ := json.Marshal(folded)
+			b, _ := json.Marshal(m.Snapshot())
+			if string(a) != string(b) {
+				t.Fatalf("folded Ready deltas differ from the snapshot\nfolded:   %s\nsnapshot: %s", a, b)
+			}
+		}
+	}
 	flush()
-	var folded *engine.State
 	if restore {
+		m.Delta() // the deltas start from the snapshot: move the baseline to it
 		folded = m.Snapshot()
 	}
 	sc := bufio.NewScanner(strings.NewReader(sections["script"]))
@@ -205,6 +281,9 @@ func runScript(t *testing.T, file string, sections map[string]string, restore bo
 		}
 		flush()
 		if restore {
+			if mode == scriptPeek {
+				m.Snapshot() // must not change what Delta returns
+			}
 			delta, ctl := m.Delta()
 			if err := folded.Fold(delta, ctl); err != nil {
 				t.Fatalf("script line %d: folding the delta: %v", lineNo, err)
@@ -217,6 +296,9 @@ func runScript(t *testing.T, file string, sections map[string]string, restore bo
 			}
 			if string(a) != string(b) {
 				t.Fatalf("script line %d: folded deltas differ from the snapshot\nfolded:   %s\nsnapshot: %s", lineNo, a, b)
+			}
+			if mode == scriptPeek {
+				continue
 			}
 			var decoded engine.State
 			if err := json.Unmarshal(b, &decoded); err != nil {

@@ -94,7 +94,7 @@ type Result struct {
 	Path    []string     // nodes executed, in order
 	Steps   int
 	Waiting []Pending // the questions a Waiting run asks
-	Err     error     // why a Failed run failed
+	Err     error     // why a Failed run failed, or a Cancelled one stopped
 	Thread  string    // the thread the run is kept in (Threads), or ""
 	Run     int       // its number in the thread, from 1
 	// Notices are the run's fallbacks and warnings, in order (see
@@ -194,7 +194,7 @@ func (r *Runner) Resume(ctx context.Context, res *Result, answers map[string]map
 	w.m = nil
 	w.mu.Unlock()
 
-	m.trace = obs != nil
+	m.Trace(obs != nil)
 	for i, id := range ids {
 		if err := m.Resume(id, outs[i]); err != nil {
 			return res, err // not reached: answerOutputs found the task waiting
@@ -235,36 +235,124 @@ func answerOutputs(m *Machine, answers map[string]map[string]flow.Value) ([]int,
 type runState struct {
 	r    *Runner
 	m    *Machine
+	ex   *executor
 	obs  Observer
-	mu   sync.Mutex // serialises obs; guards m.runSeq
 	impl []nodeImpl // per node, resolved lazily
 	dur  *durable   // the thread the run is kept in, or nil
 	// abandoned is set when an attempt outlived its timeout and was left
 	// running: its action may still read the run's memory.
 	abandoned atomic.Bool
+
+	// The events on their way to obs. They are numbered and queued
+	// under ex.mu, in order, and delivered outside it by one goroutine
+	// at a time: whoever finds events queued and no one delivering
+	// delivers them all; the others queue theirs and go on. So a slow
+	// Observer holds up only the goroutine that delivers, never the
+	// executor's lock or the other branches. The drive waits for the
+	// queue to empty before it returns.
+	qmu      sync.Mutex // guards queue, spare and draining; taken inside ex.mu, never around it
+	qdone    sync.Cond  // on qmu: a goroutine stopped delivering
+	queue    []Event
+	spare    []Event // the queue's other buffer
+	draining bool
 }
 
+// observe numbers and queues an event from outside the machine (an
+// action's progress, a retry, a subworkflow's event), and delivers the
+// queue unless someone else does. An event that comes after the drive
+// ended (from an action abandoned at its timeout) is dropped: the run's
+// Observer hears nothing once Run has returned.
 func (st *runState) observe(e Event) {
 	if st.obs == nil {
 		return
 	}
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	st.m.runSeq++
-	e.Seq = st.m.runSeq
-	if e.Time.IsZero() {
-		e.Time = time.Now()
+	ex := st.ex
+	ex.mu.Lock()
+	if ex.finished {
+		ex.mu.Unlock()
+		return
 	}
-	st.obs.Observe(e)
+	st.m.Record(e)
+	st.flush()
+	ex.mu.Unlock()
+	st.deliver()
 }
 
+// flush queues the events the machine recorded. ex.mu is held.
 func (st *runState) flush() {
 	if st.obs == nil {
 		return
 	}
-	for _, e := range st.m.Events() {
-		st.observe(e)
+	evs := st.m.Events()
+	if len(evs) == 0 {
+		return
 	}
+	now := time.Now()
+	st.qmu.Lock()
+	for _, e := range evs {
+		st.queue = append(st.queue, st.stamp(e, now))
+	}
+	st.qmu.Unlock()
+}
+
+// stamp sets an event's time, unless set, and its thread and run.
+func (st *runState) stamp(e Event, now time.Time) Event {
+	if e.Time.IsZero() {
+		e.Time = now
+	}
+	if d := st.dur; d != nil {
+		e.Thread, e.Run = d.ts.Thread, d.info.Number
+	}
+	return e
+}
+
+// deliver delivers the queued events unless another goroutine is at it.
+// No lock is held.
+func (st *runState) deliver() {
+	if st.obs == nil {
+		return
+	}
+	st.qmu.Lock()
+	if !st.draining {
+		st.drain()
+	}
+	st.qmu.Unlock()
+}
+
+// delivered waits until every queued event has been delivered, delivering
+// them itself when no one else is. No lock is held.
+func (st *runState) delivered() {
+	if st.obs == nil {
+		return
+	}
+	st.qmu.Lock()
+	for st.draining {
+		st.qdone.Wait()
+	}
+	st.drain()
+	st.qmu.Unlock()
+}
+
+// drain delivers the queue until it is empty. qmu is held (and released
+// while obs runs); no one else is draining.
+func (st *runState) drain() {
+	if len(st.queue) == 0 {
+		return
+	}
+	st.draining = true
+	for len(st.queue) > 0 {
+		batch := st.queue
+		st.queue = st.spare[:0]
+		st.qmu.Unlock()
+		for _, e := range batch {
+			st.obs.Observe(e)
+		}
+		clear(batch)
+		st.qmu.Lock()
+		st.spare = batch[:0]
+	}
+	st.draining = false
+	st.qdone.Broadcast()
 }
 
 func (r *Runner) drive(ctx context.Context, m *Machine, obs Observer) (*Result, error) {
@@ -289,14 +377,16 @@ func (r *Runner) driveIn(ctx context.Context, m *Machine, obs Observer, dur *dur
 	} else {
 		impl = make([]nodeImpl, len(plan.Nodes))
 	}
-	sc.st = runState{r: r, m: m, obs: obs, impl: impl, dur: dur} // abandoned is false: only unabandoned scratch is pooled
+	// abandoned is false: only unabandoned scratch is pooled
+	sc.st = runState{r: r, m: m, ex: &sc.ex, obs: obs, impl: impl, dur: dur, queue: sc.st.queue[:0], spare: sc.st.spare[:0]}
+	sc.st.qdone.L = &sc.st.qmu
 	sc.ex.reset(ctx, &sc.st)
 	reusable := sc.ex.run() && !sc.st.abandoned.Load()
 	res := sc.st.result()
 	res.reusable = reusable
 	if reusable {
 		clear(sc.st.impl)
-		sc.st = runState{impl: sc.st.impl}
+		sc.st = runState{impl: sc.st.impl, queue: sc.st.queue[:0], spare: sc.st.spare[:0]}
 		sc.ex.st, sc.ex.ctx, sc.ex.done, sc.ex.current = nil, nil, nil, nil
 		sc.ex.box = callBox{}
 		scratchPool.Put(sc)
@@ -341,10 +431,10 @@ func (st *runState) limit(cause error, t *Task) {
 		node, step = t.Node.Name, t.Step
 	}
 	if errors.Is(cause, errMaxTime) {
-		st.m.fail(&LimitError{Limit: "max_time", Value: st.m.plan.MaxTime.String(), Node: node, Step: step})
+		st.m.Fail(&LimitError{Limit: "max_time", Value: st.m.plan.MaxTime.String(), Node: node, Step: step})
 		return
 	}
-	st.m.fail(&NodeError{Node: node, Step: step, Err: fmt.Errorf("run cancelled: %w", cause)})
+	st.m.Cancel(&NodeError{Node: node, Step: step, Err: fmt.Errorf("run cancelled: %w", cause)})
 }
 
 func (st *runState) result() *Result {

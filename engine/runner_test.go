@@ -162,7 +162,7 @@ func TestRunnerCancel(t *testing.T) {
 		"hang": func(ctx context.Context, c *engine.Call) error { cancel(); <-ctx.Done(); return ctx.Err() },
 	})
 	res, err := (&engine.Runner{Registry: reg}).Run(ctx, plan, nil, nil)
-	if err == nil || !errors.Is(err, context.Canceled) || res.Status != engine.Failed {
+	if err == nil || !errors.Is(err, context.Canceled) || res.Status != engine.Cancelled {
 		t.Fatalf("err = %v status %v, want context.Canceled", err, res.Status)
 	}
 }
@@ -389,7 +389,7 @@ func TestRunnerEventSeq(t *testing.T) {
 		"slow_name": func(ctx context.Context, c *engine.Call) error { c.Outputs[0] = flow.StringValue("a"); return nil },
 		"fast_name": func(ctx context.Context, c *engine.Call) error { c.Outputs[0] = flow.StringValue("b"); return nil },
 	})
-	var seqs []int
+	var seqs []int64
 	_, err := (&engine.Runner{Registry: reg}).Run(context.Background(), plan, nil, engine.ObserverFunc(func(e engine.Event) {
 		seqs = append(seqs, e.Seq)
 		if e.Time.IsZero() {
@@ -400,7 +400,7 @@ func TestRunnerEventSeq(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, s := range seqs {
-		if s != i+1 {
+		if s != int64(i+1) {
 			t.Fatalf("seqs = %v", seqs)
 		}
 	}

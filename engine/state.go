@@ -32,10 +32,15 @@ type CellValue struct {
 // Control is a machine's control state. It is small: O(threads of control),
 // not O(state).
 type Control struct {
-	Status  Status        `json:"status"`
-	Err     string        `json:"error,omitempty"` // the message of a failed run
-	Step    int           `json:"step"`
-	NextID  int           `json:"next_id"`
+	Status Status `json:"status"`
+	Err    string `json:"error,omitempty"` // the message of a failed run
+	Step   int    `json:"step"`
+	NextID int    `json:"next_id"`
+	// Events is the number of events the run has recorded (the Seq of
+	// the last), so that a restored run numbers its events on. Records
+	// without it (kept before it existed) restore as 0: the run's
+	// events are numbered from 1 again.
+	Events  int64         `json:"events,omitempty"`
 	Path    []int         `json:"path,omitempty"` // in a delta, only the nodes started since the last one
 	Final   int           `json:"final"`          // the final node that ended the run, -1 if none
 	Outputs []flow.Value  `json:"outputs,omitempty"`
@@ -117,24 +122,61 @@ type StateError struct {
 func (e *StateError) Error() string { return "engine: state, " + e.Field + ": " + e.Detail }
 
 // Snapshot returns the machine's whole state. Running tasks are recorded as
-// ready: restored, they run again.
+// ready: restored, they run again. It has no side effects: the next Delta
+// (or Ready) is what it would have been without it. A driver that keeps a
+// snapshot in place of a step's delta takes it between Ready and Advance,
+// so that the deltas after it start where it ends.
 func (m *Machine) Snapshot() *State {
 	st := &State{Workflow: m.plan.Workflow.Name}
-	m.controlInto(&st.Control, 0, true, true)
+	m.controlInto(&st.Control, 0, true, ctlSnapshot)
 	for i, v := range m.cells {
 		if !v.IsNull() {
 			st.Cells = append(st.Cells, CellValue{Cell: i, Value: v})
 		}
 	}
-	m.shadow = slices.Clone(m.cells)
-	m.shadowPath = len(m.path)
 	st.Control.Notices = slices.Clone(m.notices)
-	m.shadowNotices = len(m.notices)
 	return st
 }
 
-// Delta returns what changed since the last Snapshot or Delta (since the
-// machine started, the first time): the cells written, with appends to a
+// rebase moves the delta baseline to the machine's current state, as if a
+// delta of everything had been taken: the next delta lists only what
+// changes from now on.
+func (m *Machine) rebase() {
+	m.shadow = append(m.shadow[:0], m.cells...)
+	m.shadowPath = len(m.path)
+	m.shadowNotices = len(m.notices)
+	m.eachMap(func(mp *mapRun) {
+		mp.listed = true
+		mp.dirty = mp.dirty[:0]
+	})
+}
+
+// eachMap calls f for every map node in flight (once per map).
+func (m *Machine) eachMap(f func(*mapRun)) {
+	var last *mapRun
+	for _, l := range [3][]*Task{m.running, m.ready, m.waiting} {
+		for _, t := range l {
+			if mp := t.tok.mp; mp != nil && mp != last {
+				last = mp
+				if !mp.seen {
+					mp.seen = true
+					f(mp)
+				}
+			}
+		}
+	}
+	for _, l := range [3][]*Task{m.running, m.ready, m.waiting} {
+		for _, t := range l {
+			if mp := t.tok.mp; mp != nil {
+				mp.seen = false
+			}
+		}
+	}
+}
+
+// Delta returns what changed since the last Delta or Advance (since the
+// machine started or was restored, the first time), and moves the delta
+// baseline to now: the cells written, with appends to a
 // List recorded as the appended elements, and the control state, whose
 // Path lists only the nodes started since. It is what a store keeps for
 // one step; State.Fold applies it.
@@ -149,6 +191,20 @@ func (m *Machine) Delta() ([]CellValue, Control) {
 // control state shares the machine's memory and is valid only until the
 // machine moves on: for encoding at once.
 func (m *Machine) deltaInto(changed []CellValue, ctl *Control, clone bool) []CellValue {
+	changed = m.diff(changed, nil)
+	m.controlInto(ctl, m.shadowPath, clone, ctlDelta)
+	m.shadowPath = len(m.path)
+	if len(m.notices) > m.shadowNotices {
+		ctl.Notices = m.notices[m.shadowNotices:]
+		m.shadowNotices = len(m.notices)
+	}
+	return changed
+}
+
+// diff appends the cells changed since the delta baseline to changed. With
+// whole nil it moves the baseline of those cells to now; else it leaves
+// the baseline and appends their current values to *whole, for Advance.
+func (m *Machine) diff(changed []CellValue, whole *[]cellValue) []CellValue {
 	if m.shadow == nil {
 		m.shadow = make([]flow.Value, len(m.cells))
 	}
@@ -162,13 +218,11 @@ func (m *Machine) deltaInto(changed []CellValue, ctl *Control, clone bool) []Cel
 		} else {
 			changed = append(changed, CellValue{Cell: i, Value: v})
 		}
-		m.shadow[i] = v
-	}
-	m.controlInto(ctl, m.shadowPath, clone, false)
-	m.shadowPath = len(m.path)
-	if len(m.notices) > m.shadowNotices {
-		ctl.Notices = m.notices[m.shadowNotices:]
-		m.shadowNotices = len(m.notices)
+		if whole == nil {
+			m.shadow[i] = v
+		} else {
+			*whole = append(*whole, cellValue{i, v})
+		}
 	}
 	return changed
 }
@@ -278,11 +332,20 @@ func (st *State) setCell(cell int, v flow.Value) {
 	}
 }
 
+// ctlMode says what control state controlInto writes.
+type ctlMode uint8
+
+const (
+	ctlSnapshot ctlMode = iota // whole map states; nothing changes
+	ctlDelta                   // partial map states, and the next delta's start from now
+	ctlReady                   // partial map states; the next delta's start at Advance
+)
+
 // controlInto writes the control state into *c, with the path from index
 // from on. A whole control state (a snapshot's) has whole map states; a
 // delta's has partial ones, listing the elements changed since the last.
-func (m *Machine) controlInto(c *Control, from int, clone, whole bool) {
-	*c = Control{Status: m.status, Step: m.step, NextID: m.nextID, Path: m.path[from:], Final: -1,
+func (m *Machine) controlInto(c *Control, from int, clone bool, mode ctlMode) {
+	*c = Control{Status: m.status, Step: m.step, NextID: m.nextID, Events: m.seq, Path: m.path[from:], Final: -1,
 		Tasks: c.Tasks[:0], Tokens: c.Tokens[:0]}
 	if clone {
 		c.Path = slices.Clone(c.Path)
@@ -336,7 +399,7 @@ func (m *Machine) controlInto(c *Control, from int, clone, whole bool) {
 			tk := t.tok
 			ts := TokenState{Node: tk.node.Index, Frame: frameOf(tk.frame), Step: tk.step}
 			if mp := tk.mp; mp != nil {
-				ts.Map = mp.state(clone, whole)
+				ts.Map = mp.state(clone, mode)
 			}
 			tid = len(c.Tokens)
 			tokens = append(tokens, tk)
@@ -373,24 +436,34 @@ func (m *Machine) controlInto(c *Control, from int, clone, whole bool) {
 
 // state returns the map's state for a record: whole for a snapshot and
 // for the first delta that shows the map, else partial (the elements
-// changed since the last record); and starts tracking the next record's
-// changes. Unless clone is set it shares the map's memory.
-func (mp *mapRun) state(clone, whole bool) *MapState {
+// changed since the last record); for a delta it starts tracking the next
+// delta's changes (a snapshot changes nothing). Unless clone is set it
+// shares the map's memory.
+func (mp *mapRun) state(clone bool, mode ctlMode) *MapState {
 	ms := &MapState{Next: mp.next, Done: mp.done, Failed: mp.failed}
-	if whole || !mp.listed {
+	if mode == ctlSnapshot || !mp.listed {
 		ms.Items, ms.Inputs, ms.Outs = mp.items, mp.inputs, mp.outs
 		if clone {
 			ms.Items, ms.Inputs, ms.Outs = slices.Clone(ms.Items), slices.Clone(ms.Inputs), slices.Clone(ms.Outs)
 		}
 	} else {
 		ms.Partial = true
+		// Sorted and compacted in place: for a Ready, Advance drops
+		// the elements listed here, mp.dirty[:len], and keeps those
+		// changed after.
 		slices.Sort(mp.dirty)
-		for _, i := range slices.Compact(mp.dirty) {
+		mp.dirty = slices.Compact(mp.dirty)
+		for _, i := range mp.dirty {
 			ms.Elems = append(ms.Elems, MapElem{I: i, In: mp.inputs[i], Out: mp.outs[i]})
 		}
 	}
-	mp.listed = true
-	mp.dirty = mp.dirty[:0]
+	switch mode {
+	case ctlDelta:
+		mp.listed = true
+		mp.dirty = mp.dirty[:0]
+	case ctlReady:
+		mp.tracked = true // Advance needs the changes made from now on
+	}
 	return ms
 }
 
@@ -411,7 +484,7 @@ func RestoreMachine(plan *flow.Plan, st *State, trace bool) (*Machine, error) {
 		m.cells[cv.Cell] = cv.Value
 	}
 	c := &st.Control
-	m.status, m.step, m.nextID, m.path = c.Status, c.Step, c.NextID, slices.Clone(c.Path)
+	m.status, m.step, m.nextID, m.seq, m.path = c.Status, c.Step, c.NextID, c.Events, slices.Clone(c.Path)
 	m.notices = slices.Clone(c.Notices)
 	if c.Err != "" {
 		m.err = &RestoredError{Msg: c.Err}

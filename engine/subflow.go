@@ -34,7 +34,7 @@ func (st *runState) subflow(pn *flow.PlanNode) Action {
 				}
 				e.Seq = 0
 				switch e.Type {
-				case RunStarted, RunFinished, RunFailed:
+				case RunStarted, RunFinished, RunFailed, RunCancelled:
 					return // the parent reports the node's own start and end
 				}
 				st.observe(e)

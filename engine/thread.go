@@ -665,9 +665,9 @@ func (th *Threads) resume(ctx context.Context, plan *flow.Plan, threadID string,
 	}
 	status := ts.Status()
 	switch {
-	case (status == Completed || status == Failed) && len(answers) > 0:
+	case status.Ended() && len(answers) > 0:
 		return nil, &ThreadError{Thread: threadID, Run: ts.RunNumber, Status: status, Detail: "has ended and asks no question (another process may have answered it and finished the run)"}
-	case status == Completed || status == Failed:
+	case status.Ended():
 		return nil, &ThreadError{Thread: threadID, Run: ts.RunNumber, Status: status, Detail: "has ended; start a new run in the thread instead"}
 	case status == Waiting && len(answers) == 0:
 		return nil, &ThreadError{Thread: threadID, Run: ts.RunNumber, Status: status, Detail: "waits for an answer" + questionIDs(ts), Err: ErrWaiting}
@@ -848,7 +848,7 @@ func (d *durable) commitStep(ctx context.Context, m *Machine, sd *stepData, step
 	if d.err == nil && d.w != nil {
 		if err := d.w.failed(); err != nil {
 			d.err = d.runError(err)
-			m.fail(d.err)
+			m.Fail(d.err)
 		}
 	}
 	if d.err != nil {
@@ -860,20 +860,22 @@ func (d *durable) commitStep(ctx context.Context, m *Machine, sd *stepData, step
 	sd.Delta = m.deltaInto(d.delta[:0], &sd.Control, false)
 	d.delta, d.ctl.Tasks, d.ctl.Tokens = sd.Delta, sd.Control.Tasks, sd.Control.Tokens
 	if err := d.append(ctx, store.Step, step, sd, sd.Node); err != nil {
-		m.fail(err)
+		m.Fail(err)
 		return
 	}
 	ts := d.ts
 	if ts.recsSince >= minSince && ts.bytesSince >= ts.snapBytes {
 		if err := d.snapshot(ctx, m, nil); err != nil {
-			m.fail(err)
+			m.Fail(err)
 		}
 	}
 }
 
 // snapshot appends the machine's whole state.
 func (d *durable) snapshot(ctx context.Context, m *Machine, from *ForkOrigin) error {
-	return d.append(ctx, store.Snapshot, m.step, &snapshotData{runInfo: d.info, From: from, State: m.Snapshot(), names: d.th.info(m.plan).names}, "(snapshot)")
+	st := m.Snapshot()
+	m.rebase() // the deltas after it start from it
+	return d.append(ctx, store.Snapshot, m.step, &snapshotData{runInfo: d.info, From: from, State: st, names: d.th.info(m.plan).names}, "(snapshot)")
 }
 
 // append writes one record as the thread's next, retrying transient store
@@ -989,12 +991,17 @@ func (d *durable) finish(ctx context.Context, res *Result, err error) (*Result, 
 	m := res.m
 	res.Thread, res.Run = d.ts.Thread, d.info.Number
 	if ctx.Err() != nil {
-		// Cancelled by the caller: the run stays as its last record
-		// left it, to be resumed.
-		d.settle()
-		return res, err
+		if !errors.Is(context.Cause(ctx), ErrRunCancelled) {
+			// Stopped by the caller: the run stays as its last
+			// record left it, to be resumed.
+			d.settle()
+			return res, err
+		}
+		// Cancelled for good: recorded as such, with a context that
+		// lets the records through.
+		ctx = context.WithoutCancel(ctx)
 	}
-	if d.err == nil && m.Status() == Failed && d.lastStatus != Failed {
+	if s := m.Status(); d.err == nil && (s == Failed || s == Cancelled) && d.lastStatus != s {
 		d.commitStep(ctx, m, &stepData{Error: errText(m.Err())}, m.step)
 	}
 	run := &store.Run{ID: d.info.ID, ThreadID: d.ts.Thread, Number: d.info.Number, Status: storeStatus(m.Status()), Created: d.created, Updated: time.Now()}

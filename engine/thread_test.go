@@ -466,7 +466,7 @@ func TestThreadInterruptedRunResumesWithTheStepInFlight(t *testing.T) {
 			}
 		}), Store: open()}
 		res, err := th.Run(ctx, plan, "l", nil, nil, nil)
-		if err == nil || res.Status != engine.Failed {
+		if err == nil || res.Status != engine.Cancelled {
 			t.Fatalf("cancelled run: %v, %v", res.Status, err)
 		}
 		th2 := &engine.Threads{Runner: stepRunner(&keys, &mu, nil), Store: open()}

@@ -202,7 +202,7 @@ func observers(e env, o *runOptions) (multiObserver, *statusLine) {
 	var obs multiObserver
 	switch {
 	case o.trace && o.json:
-		obs = append(obs, resequence(ndjsonTrace(e.stderr)))
+		obs = append(obs, ndjsonTrace(e.stderr)) // Seq goes on across resumes
 	case o.trace && o.traceMode == traceFull:
 		obs = append(obs, engine.ObserverFunc(func(ev engine.Event) {
 			if ev.Type != engine.RunWaiting { // the command prints the question, once
@@ -337,7 +337,7 @@ func report(e env, o *runOptions, res *engine.Result, err error) error {
 			}
 		}
 		return nil
-	case engine.Failed:
+	case engine.Failed, engine.Cancelled:
 		if err == nil {
 			err = res.Err
 		}
@@ -537,17 +537,6 @@ func (o multiObserver) Observe(e engine.Event) {
 	for _, x := range o {
 		x.Observe(e)
 	}
-}
-
-// resequence numbers the events o receives 1, 2, 3, ... across the whole
-// run: the engine restarts Seq at 1 each time a run resumes.
-func resequence(o engine.Observer) engine.Observer {
-	seq := 0
-	return engine.ObserverFunc(func(e engine.Event) {
-		seq++
-		e.Seq = seq
-		o.Observe(e)
-	})
 }
 
 // ndjsonTrace writes each event as one JSON line.

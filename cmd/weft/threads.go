@@ -493,7 +493,7 @@ func resumeThread(ctx context.Context, e env, id string, o *resumeOptions, stubs
 // would run the thread beside that process.
 func noQuestion(ctx context.Context, st store.Store, id string, ts *engine.ThreadState, storeFlag string) error {
 	switch ts.Status() {
-	case engine.Completed, engine.Failed:
+	case engine.Completed, engine.Failed, engine.Cancelled:
 		return usageErrorf("thread %s asks no question: its run %d has ended (%s); another process may have answered it. See it with: %s", id, ts.RunNumber, ts.Status(), resumeHint(storeFlag, "threads", "show", id))
 	}
 	pend, err := st.Pending(ctx, id)
