@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -10,8 +9,8 @@ import (
 
 	"github.com/weftlang/weft/internal/datadir"
 	"github.com/weftlang/weft/llm/llmtest"
-	"github.com/weftlang/weft/search"
 	blevesearch "github.com/weftlang/weft/search/bleve"
+	"github.com/weftlang/weft/search/searchtest"
 )
 
 const esWF = `
@@ -39,22 +38,11 @@ workflow Find {
 // --es bleve:DIR.
 func TestESSearchToolOnBleve(t *testing.T) {
 	dir := t.TempDir()
-	ctx := context.Background()
 	b, err := blevesearch.New(blevesearch.Options{Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
-	schema := search.Schema{Fields: map[string]search.Field{"carrier": {Type: search.Keyword}, "weight_kg": {Type: search.Long}}}
-	if err := b.CreateIndex(ctx, "shipments", schema); err != nil {
-		t.Fatal(err)
-	}
-	var docs []search.Doc
-	for i, d := range []string{`{"carrier":"Maersk","weight_kg":1200}`, `{"carrier":"MSC","weight_kg":9000}`, `{"carrier":"Maersk","weight_kg":5000}`} {
-		docs = append(docs, search.Doc{ID: string(rune('a' + i)), Source: json.RawMessage(d)})
-	}
-	if err := b.Index(ctx, "shipments", docs); err != nil {
-		t.Fatal(err)
-	}
+	searchtest.LoadShipments(t, b)
 	if err := b.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,8 @@
 // The modules, by id:
 //
 //	action.builtin        weft's built-in actions (package action)
+//	action.owf            the owf.* actions of ollama-workflows documents
+//	action.stubs          actions answered from stub lists (package wftest)
 //	llm.ollama            chat models of an Ollama server
 //	llm.openai            chat models of an OpenAI-compatible server
 //	llm.anthropic         chat models of the Anthropic API
@@ -33,6 +35,8 @@ import "github.com/weftlang/weft/component"
 func Modules() []component.Module {
 	return []component.Module{
 		{ID: "action.builtin", New: func() component.Component { return &Actions{} }, Doc: "weft's built-in actions: pass, ask_user and the LLM, TOOL and HTTP bindings"},
+		{ID: "action.owf", New: func() component.Component { return newOWF() }, Doc: "the owf.* actions that carry out ollama-workflows documents"},
+		{ID: "action.stubs", New: func() component.Component { return &Stubs{} }, Doc: "actions answered from stub lists, in place of the real ones"},
 		{ID: "embed.ollama", New: func() component.Component { return newOllamaEmbed() }, Doc: "an embedding model of an Ollama server"},
 		{ID: "embed.openai", New: func() component.Component { return newOpenAIEmbed() }, Doc: "an embedding model of an OpenAI-compatible server"},
 		{ID: "llm.anthropic", New: func() component.Component { return newAnthropic() }, Doc: "chat models of the Anthropic API"},

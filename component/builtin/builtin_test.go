@@ -36,7 +36,7 @@ func env(vars map[string]string) *component.Env {
 func TestRegistryHoldsTheBuiltins(t *testing.T) {
 	r := registry(t)
 	want := []string{
-		"action.builtin", "embed.ollama", "embed.openai",
+		"action.builtin", "action.owf", "action.stubs", "embed.ollama", "embed.openai",
 		"llm.anthropic", "llm.ollama", "llm.openai", "llm.replay",
 		"search.bleve", "search.elasticsearch",
 		"store.memory", "store.postgres", "store.sqlite",
@@ -73,6 +73,21 @@ func TestConformance(t *testing.T) {
 		opts  []componenttest.Option
 	}{
 		"action.builtin": {valid: `{}`},
+		"action.owf": {valid: `{"llm":{"id":"llm.ollama","config":{"base_url":"` + srv.URL + `","model":"llama3.1"}},"embed":{"id":"embed.ollama","config":{"base_url":"` + srv.URL + `","model":"nomic-embed-text"}},"tools":{"jina_url":"http://127.0.0.1:9/","jina_key":{"env":"PG_PW"}}}`,
+			opts: []componenttest.Option{
+				componenttest.Invalid(`{"tools":{"serper_key":"sk-literal"}}`, component.ErrConfig),
+				componenttest.Invalid(`{"llm":{"id":"embed.ollama","config":{"model":"m"}}}`, component.ErrWrongKind),
+				componenttest.Invalid(`{"embed":{"id":"llm.ollama","config":{"model":"m"}}}`, component.ErrWrongKind),
+				componenttest.Invalid(`{"llm":{"id":"llm.ollama","config":{"modle":"m"}}}`, component.ErrConfig),
+				componenttest.Invalid(`{"llm":{"id":"llm.ollama"}}`, component.ErrProvision),
+				componenttest.Invalid(`{"model":"llama3.1"}`, component.ErrProvision),
+			}},
+		"action.stubs": {valid: `{"stubs":{"classify":[{"kind":"quote"},{"error":"503"}],"fetch":[{"price":187.5,"n":3}]}}`,
+			opts: []componenttest.Option{
+				componenttest.Invalid(`{}`, component.ErrProvision),
+				componenttest.Invalid(`{"file":"testdata/missing.yaml"}`, component.ErrProvision),
+				componenttest.Invalid(`{"stubs":{"classify":[{"error":1}]}}`, component.ErrInvalid),
+			}},
 		"embed.ollama": {valid: `{"base_url":"` + srv.URL + `","model":"nomic-embed-text"}`,
 			opts: []componenttest.Option{componenttest.Invalid(`{}`, component.ErrProvision)}},
 		"embed.openai": {valid: `{"base_url":"` + oa.BaseURL() + `","model":"text-embedding-3-small"}`,
