@@ -1,10 +1,12 @@
 package service
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"iter"
+	"slices"
 	"sync"
 )
 
@@ -24,12 +26,12 @@ var ErrCursorExpired = errors.New("service: events after the cursor are no longe
 // from.
 type SlowSubscriberError struct {
 	Thread string
-	After  int64 // the cursor of the last event the subscriber got
+	After  Cursor // the cursor of the last event the subscriber got
 }
 
 // Error says which thread and where to resume.
 func (e *SlowSubscriberError) Error() string {
-	return fmt.Sprintf("service: the subscriber of thread %s fell behind after event %d and was dropped; subscribe again from %d", e.Thread, e.After, e.After)
+	return fmt.Sprintf("service: the subscriber of thread %s fell behind after event %s and was dropped; subscribe again from there", e.Thread, e.After)
 }
 
 // Is reports ErrSlowSubscriber.
@@ -38,13 +40,13 @@ func (e *SlowSubscriberError) Is(target error) bool { return target == ErrSlowSu
 // CursorExpiredError is ErrCursorExpired with what is kept.
 type CursorExpiredError struct {
 	Thread string
-	After  int64 // the cursor asked for
-	Oldest int64 // the oldest event kept, which follows
+	After  Cursor // the cursor asked for
+	Oldest Cursor // the oldest event kept, which follows
 }
 
 // Error names the gap.
 func (e *CursorExpiredError) Error() string {
-	return fmt.Sprintf("service: events %d to %d of thread %s are no longer kept", e.After+1, e.Oldest-1, e.Thread)
+	return fmt.Sprintf("service: the events of thread %s after %s and before %s are no longer kept", e.Thread, e.After, e.Oldest)
 }
 
 // Is reports ErrCursorExpired.
@@ -57,10 +59,12 @@ func (e *CursorExpiredError) Is(target error) bool { return target == ErrCursorE
 // ago go first). Publishing never blocks: a subscriber whose buffer of
 // buffer events is full is dropped with ErrSlowSubscriber.
 //
-// E is the event type; seq gives an event's cursor, which grows by one
-// from event to event of a thread.
+// E is the event type; pos gives an event's position in its thread,
+// which grows from event to event, and follows reports whether next comes
+// right after prev (no event between them).
 type hub[E any] struct {
-	seq       func(E) int64
+	pos       func(E) int64
+	follows   func(prev, next int64) bool
 	keep      int
 	buffer    int
 	maxTopics int
@@ -72,10 +76,9 @@ type hub[E any] struct {
 
 // topic is one thread's events and subscribers.
 type topic[E any] struct {
-	ring  []E // the last events, oldest first, at most keep
-	subs  map[*subscriber[E]]struct{}
-	used  uint64
-	first int64 // the cursor of ring[0]
+	ring []E // the last events, oldest first, at most keep
+	subs map[*subscriber[E]]struct{}
+	used uint64
 }
 
 // subscriber is one subscription's buffer.
@@ -84,8 +87,8 @@ type subscriber[E any] struct {
 	dropped bool // set under hub.mu when ch was closed because it was full
 }
 
-func newHub[E any](seq func(E) int64, keep, buffer, maxTopics int) *hub[E] {
-	return &hub[E]{seq: seq, keep: keep, buffer: buffer, maxTopics: maxTopics, topics: map[string]*topic[E]{}}
+func newHub[E any](pos func(E) int64, follows func(prev, next int64) bool, keep, buffer, maxTopics int) *hub[E] {
+	return &hub[E]{pos: pos, follows: follows, keep: keep, buffer: buffer, maxTopics: maxTopics, topics: map[string]*topic[E]{}}
 }
 
 // publish records e as the next event of thread and sends it to the
@@ -94,19 +97,16 @@ func (h *hub[E]) publish(thread string, e E) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	t := h.topic(thread)
-	if len(t.ring) == 0 {
-		t.first = h.seq(e)
-	} else if n := h.seq(e); n != t.first+int64(len(t.ring)) {
+	if n := len(t.ring); n > 0 && !h.follows(h.pos(t.ring[n-1]), h.pos(e)) {
 		// A cursor that does not follow the ones kept (another
 		// process drove the thread in between, or a crash undid
 		// steps): what is kept no longer leads up to e.
+		clear(t.ring)
 		t.ring = t.ring[:0]
-		t.first = n
 	}
 	if len(t.ring) == h.keep {
 		clear(t.ring[:1])
 		t.ring = append(t.ring[:0], t.ring[1:]...)
-		t.first++
 	}
 	t.ring = append(t.ring, e)
 	for s := range t.subs {
@@ -166,14 +166,16 @@ func (h *hub[E]) subscribe(ctx context.Context, thread string, after int64) iter
 		t := h.topic(thread)
 		var backlog []E
 		var gap error
-		if after >= 0 {
-			switch {
-			case len(t.ring) > 0 && t.first > after+1:
-				gap = &CursorExpiredError{Thread: thread, After: after, Oldest: t.first}
-				backlog = append(backlog, t.ring...)
-			case len(t.ring) > 0:
-				backlog = append(backlog, t.ring[min(after+1-t.first, int64(len(t.ring))):]...)
+		if after >= 0 && len(t.ring) > 0 {
+			first := h.pos(t.ring[0])
+			if first > after && !h.follows(after, first) {
+				gap = &CursorExpiredError{Thread: thread, After: unpack(after), Oldest: unpack(first)}
 			}
+			i, _ := slices.BinarySearchFunc(t.ring, after, func(e E, p int64) int { return cmp.Compare(h.pos(e), p) })
+			for i < len(t.ring) && h.pos(t.ring[i]) <= after {
+				i++
+			}
+			backlog = append(backlog, t.ring[i:]...)
 		}
 		t.subs[s] = struct{}{}
 		h.mu.Unlock()
@@ -187,7 +189,7 @@ func (h *hub[E]) subscribe(ctx context.Context, thread string, after int64) iter
 			if !yield(e, nil) {
 				return
 			}
-			last = h.seq(e)
+			last = h.pos(e)
 		}
 		for {
 			select {
@@ -195,13 +197,13 @@ func (h *hub[E]) subscribe(ctx context.Context, thread string, after int64) iter
 				return
 			case e, ok := <-s.ch:
 				if !ok {
-					yield(zero, &SlowSubscriberError{Thread: thread, After: last})
+					yield(zero, &SlowSubscriberError{Thread: thread, After: unpack(last)})
 					return
 				}
 				if !yield(e, nil) {
 					return
 				}
-				last = h.seq(e)
+				last = h.pos(e)
 			}
 		}
 	}

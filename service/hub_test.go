@@ -15,7 +15,7 @@ type ev struct {
 }
 
 func newTestHub(keep, buffer, topics int) *hub[ev] {
-	return newHub(func(e ev) int64 { return e.seq }, keep, buffer, topics)
+	return newHub(func(e ev) int64 { return e.seq }, func(p, n int64) bool { return n == p+1 }, keep, buffer, topics)
 }
 
 func publishN(h *hub[ev], thread string, from, to int64) {
@@ -80,7 +80,7 @@ func TestHubSaysWhenTheCursorExpired(t *testing.T) {
 	defer stop()
 	got, errs := collect(t, next, 4)
 	var ce *CursorExpiredError
-	if len(errs) != 1 || !errors.As(errs[0], &ce) || !errors.Is(errs[0], ErrCursorExpired) || ce.Oldest != 8 || ce.After != 2 {
+	if len(errs) != 1 || !errors.As(errs[0], &ce) || !errors.Is(errs[0], ErrCursorExpired) || ce.Oldest != unpack(8) || ce.After != unpack(2) {
 		t.Fatalf("errors = %v", errs)
 	}
 	if fmt.Sprint(seqs(got)) != "[8 9 10]" {
@@ -111,13 +111,13 @@ func TestHubDropsASlowSubscriberWhoReconnects(t *testing.T) {
 	}
 	got, errs := collect(t, next, 3)
 	var se *SlowSubscriberError
-	if fmt.Sprint(seqs(got)) != "[2 3]" || len(errs) != 1 || !errors.As(errs[0], &se) || se.After != 3 || !errors.Is(errs[0], ErrSlowSubscriber) {
+	if fmt.Sprint(seqs(got)) != "[2 3]" || len(errs) != 1 || !errors.As(errs[0], &se) || se.After != unpack(3) || !errors.Is(errs[0], ErrSlowSubscriber) {
 		t.Fatalf("got %v, errors %v", seqs(got), errs)
 	}
 	if _, _, ok := next(); ok {
 		t.Fatal("the subscription went on after it was dropped")
 	}
-	next2, stop2 := pull(h, context.Background(), "a", se.After)
+	next2, stop2 := pull(h, context.Background(), "a", se.After.pack())
 	defer stop2()
 	got, _ = collect(t, next2, 4)
 	if fmt.Sprint(seqs(got)) != "[4 5 6 7]" {

@@ -149,7 +149,7 @@ func New(opts Options) (*Service, error) {
 	return &Service{
 		opts:     opts,
 		owner:    owner,
-		hub:      newHub(func(e engine.Event) int64 { return eventSeq(e) }, keep, buffer, threads),
+		hub:      newHub(func(e engine.Event) int64 { return CursorOf(e).pack() }, follows, keep, buffer, threads),
 		runtimes: map[string]*runtime{},
 		active:   map[string]*activeRun{},
 	}, nil
@@ -652,7 +652,6 @@ func (s *Service) drive(ctx context.Context, thread string, extra engine.Observe
 		s.mu.Unlock()
 	}()
 	obs := engine.ObserverFunc(func(e engine.Event) {
-		setEventThread(&e, thread)
 		s.hub.publish(thread, e)
 		if extra != nil {
 			extra.Observe(e)
@@ -666,8 +665,9 @@ func (s *Service) drive(ctx context.Context, thread string, extra engine.Observe
 }
 
 // Subscribe yields the events of a thread's runs after the cursor after
-// (an event's Seq), then each new one as it happens, until ctx ends. A
-// negative after yields only events to come. The subscription starts when
+// (CursorOf an event; the zero Cursor: from the thread's first event),
+// then each new one as it happens, until ctx ends. Live, a nil after
+// yields only events to come. The subscription starts when
 // the iteration does.
 //
 // Events are kept per thread for reconnecting subscribers
@@ -677,8 +677,12 @@ func (s *Service) drive(ctx context.Context, thread string, extra engine.Observe
 // events behind is dropped: its last yield is an error that errors.Is
 // finds ErrSlowSubscriber (a *SlowSubscriberError with the cursor to
 // subscribe again from). A run never waits for a subscriber.
-func (s *Service) Subscribe(ctx context.Context, thread string, after int64) iter.Seq2[engine.Event, error] {
-	return s.hub.subscribe(ctx, thread, after)
+func (s *Service) Subscribe(ctx context.Context, thread string, after *Cursor) iter.Seq2[engine.Event, error] {
+	p := int64(-1)
+	if after != nil {
+		p = after.pack()
+	}
+	return s.hub.subscribe(ctx, thread, p)
 }
 
 // Threads lists the threads opts selects, in one store query.

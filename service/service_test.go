@@ -1,10 +1,12 @@
-package service
+package service_test
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +16,7 @@ import (
 	"github.com/weftlang/weft/engine"
 	"github.com/weftlang/weft/flow"
 	"github.com/weftlang/weft/llm/llmtest"
+	. "github.com/weftlang/weft/service"
 	"github.com/weftlang/weft/store"
 	"github.com/weftlang/weft/store/sqlite"
 )
@@ -94,7 +97,7 @@ func newService(t *testing.T, st store.Store, env map[string]string) *Service {
 func writeFile(t *testing.T, name, text string) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), name)
-	if err := osWriteFile(path, []byte(text)); err != nil {
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return path
@@ -329,7 +332,7 @@ func TestWrapActionRedacts(t *testing.T) {
 	if err == nil || res.Status != "failed" || strings.Contains(err.Error(), "SECRET") || !strings.Contains(*res.Error, "[redacted]") {
 		t.Fatalf("run: %v, %+v", err, res)
 	}
-	if !slicesContains(wrapped, "call_api") || !slicesContains(wrapped, "pass") {
+	if !slices.Contains(wrapped, "call_api") || !slices.Contains(wrapped, "pass") {
 		t.Errorf("wrapped %v", wrapped)
 	}
 	runs, err := st.Runs(ctx, "r")

@@ -165,9 +165,3 @@ type Thread struct {
 func threadOf(t *store.Thread) Thread {
 	return Thread{ID: t.ID, Workflow: t.Workflow, Source: t.Source, Runs: t.LastRun, Status: string(t.Status), Created: t.Created, Updated: t.Updated, Meta: t.Meta}
 }
-
-// eventSeq is an event's cursor.
-func eventSeq(e engine.Event) int64 { return int64(e.Seq) }
-
-// setEventThread names the thread of an event.
-func setEventThread(e *engine.Event, thread string) {}
