@@ -592,7 +592,7 @@ func (m *Machine) start(t *token) {
 	}
 	pn := t.node
 	if m.step >= m.plan.MaxSteps {
-		m.fail(&LimitError{Limit: "max_steps", Value: strconv.Itoa(m.plan.MaxSteps), Node: pn.Name, Step: m.step + 1})
+		m.fail(&LimitError{Limit: LimitMaxSteps, Value: strconv.Itoa(m.plan.MaxSteps), Node: pn.Name, Step: m.step + 1})
 		return
 	}
 	m.step++
@@ -713,7 +713,7 @@ func (m *Machine) Complete(id int, outputs []flow.Value, err error) error {
 		}
 	}
 	if t == nil {
-		return fmt.Errorf("engine: task %d is not running", id)
+		return newKindError(KindMismatch, fmt.Sprintf("engine: task %d is not running", id))
 	}
 	if m.status == Completed || m.status == Failed {
 		return nil
@@ -744,7 +744,7 @@ func (m *Machine) Resume(id int, outputs []flow.Value) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("engine: task %d is not waiting", id)
+	return newKindError(KindMismatch, fmt.Sprintf("engine: task %d is not waiting", id))
 }
 
 func (m *Machine) settle() {

@@ -172,11 +172,11 @@ func (r *Runner) RunWith(ctx context.Context, plan *flow.Plan, params map[string
 func (r *Runner) Resume(ctx context.Context, res *Result, answers map[int]map[string]flow.Value, obs Observer) (*Result, error) {
 	switch {
 	case res == nil || res.Status != Waiting:
-		return res, errors.New("engine: Resume needs a Waiting result")
+		return res, newKindError(KindEnded, "engine: Resume needs a Waiting result")
 	case res.Thread != "":
-		return res, fmt.Errorf("engine: the result is of run %d of thread %s: resume it with Threads.Resume", res.Run, res.Thread)
+		return res, newKindError(KindMismatch, fmt.Sprintf("engine: the result is of run %d of thread %s: resume it with Threads.Resume", res.Run, res.Thread))
 	case res.waiting == nil:
-		return res, errors.New("engine: Resume needs a Waiting result of Run, RunWith or Resume")
+		return res, newKindError(KindInvalidInput, "engine: Resume needs a Waiting result of Run, RunWith or Resume")
 	}
 	w := res.waiting
 	w.mu.Lock()
@@ -218,12 +218,16 @@ func answerOutputs(m *Machine, answers map[int]map[string]flow.Value) ([]int, []
 			}
 		}
 		if task == nil {
-			return nil, nil, fmt.Errorf("engine: task %d is not waiting", id)
+			return nil, nil, newKindError(KindMismatch, fmt.Sprintf("engine: task %d is not waiting", id))
 		}
 		outs[i] = make([]flow.Value, len(task.Node.Outputs))
 		c := &Call{Node: task.Node, Outputs: outs[i]}
 		if err := c.SetOutputs(answers[id]); err != nil {
 			return nil, nil, err
+		}
+		var err error
+		if outs[i], err = m.conform(task.Node, outs[i]); err != nil {
+			return nil, nil, err // an *OutputError: the answer does not fit
 		}
 	}
 	return ids, outs, nil
@@ -339,7 +343,7 @@ func (st *runState) limit(cause error, t *Task) {
 		node, step = t.Node.Name, t.Step
 	}
 	if errors.Is(cause, errMaxTime) {
-		st.m.fail(&LimitError{Limit: "max_time", Value: st.m.plan.MaxTime.String(), Node: node, Step: step})
+		st.m.fail(&LimitError{Limit: LimitMaxTime, Value: st.m.plan.MaxTime.String(), Node: node, Step: step})
 		return
 	}
 	st.m.fail(&NodeError{Node: node, Step: step, Err: fmt.Errorf("run cancelled: %w", cause)})

@@ -150,7 +150,7 @@ func TestRunnerMaxTime(t *testing.T) {
 	})
 	_, err := (&engine.Runner{Registry: reg}).Run(context.Background(), plan, nil, nil)
 	var le *engine.LimitError
-	if !errors.As(err, &le) || le.Limit != "max_time" || le.Node != "slow" || le.Value != "80ms" {
+	if !errors.As(err, &le) || le.Limit != engine.LimitMaxTime || le.Node != "slow" || le.Value != "80ms" {
 		t.Fatalf("err = %v, want max_time LimitError at slow", err)
 	}
 }

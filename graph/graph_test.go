@@ -385,7 +385,7 @@ func TestMaxSteps(t *testing.T) {
 	c := compile(t, g, graph.Options{MaxSteps: 25})
 	out, err := c.Invoke(context.Background(), S{})
 	var le *engine.LimitError
-	if !errors.As(err, &le) || le.Limit != "max_steps" || out.Count != 25 {
+	if !errors.As(err, &le) || le.Limit != engine.LimitMaxSteps || out.Count != 25 {
 		t.Fatalf("error %v, count %d", err, out.Count)
 	}
 }
