@@ -134,8 +134,9 @@ type kinded interface {
 
 // KindOf returns the kind of err: that of the first error in its chain
 // that has one (an engine error, a store error, context.Canceled or
-// context.DeadlineExceeded), KindInternal when none has, and "" for a nil
-// err. Store errors map so: store.ErrNotFound is KindNotFound; a
+// context.DeadlineExceeded, or an error of another package whose Is
+// method matches a kind's sentinel, such as graph's *WaitingError and
+// ErrWaiting), KindInternal when none has, and "" for a nil err. Store errors map so: store.ErrNotFound is KindNotFound; a
 // *store.ConflictError, store.ErrLeaseHeld and store.ErrLeaseLost are
 // KindConflict; store.ErrInvalid is KindInvalidInput.
 func KindOf(err error) Kind {
@@ -151,9 +152,20 @@ func KindOf(err error) Kind {
 		if k := foreignKind(e); k != "" {
 			return k
 		}
+		if x, ok := e.(interface{ Is(error) bool }); ok {
+			for _, k := range kinds {
+				if x.Is(k.Sentinel()) {
+					return k
+				}
+			}
+		}
 	}
 	return KindInternal
 }
+
+// kinds lists every Kind, for KindOf to ask an error of another package
+// which sentinel its Is method matches.
+var kinds = [...]Kind{KindWaiting, KindEnded, KindNotFound, KindConflict, KindMismatch, KindCancelled, KindLimit, KindInvalidInput, KindInternal}
 
 // foreignKind is the kind of one error of another package (not its
 // chain), or "".

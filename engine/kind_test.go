@@ -79,6 +79,11 @@ func TestErrorKinds(t *testing.T) {
 			t.Errorf("KindOf(%v) = %q, want %q", err, got, want)
 		}
 	}
+	// An error of another package has the kind whose sentinel its Is
+	// method matches.
+	if got := engine.KindOf(fmt.Errorf("x: %w", foreignErr{})); got != engine.KindNotFound {
+		t.Errorf("KindOf(an error whose Is matches ErrNotFound) = %q", got)
+	}
 	// A sentinel of a narrower meaning is its kind's too.
 	if !errors.Is(engine.ErrThreadAdvanced, engine.ErrConflict) || !errors.Is(engine.ErrStale, engine.ErrConflict) || errors.Is(engine.ErrConflict, engine.ErrThreadAdvanced) {
 		t.Error("ErrThreadAdvanced and ErrStale must match ErrConflict, and not the reverse")
@@ -197,3 +202,10 @@ func TestRunnerResumeErrorKinds(t *testing.T) {
 		t.Errorf("stale: %v", err)
 	}
 }
+
+// foreignErr is an error of another package that says it is of
+// KindNotFound by its Is method.
+type foreignErr struct{}
+
+func (foreignErr) Error() string        { return "no such thing" }
+func (foreignErr) Is(target error) bool { return target == engine.ErrNotFound }

@@ -615,6 +615,9 @@ func TestInterruptedInvoke(t *testing.T) {
 	if !errors.As(err, &we) || len(we.Pending) != 1 || we.Pending[0].Node != "ask" {
 		t.Fatalf("error %v", err)
 	}
+	if !errors.Is(err, engine.ErrWaiting) || engine.KindOf(fmt.Errorf("invoke: %w", err)) != engine.KindWaiting {
+		t.Errorf("error %v: kind %q, want %q", err, engine.KindOf(err), engine.KindWaiting)
+	}
 	res, err := c.Run(context.Background(), S{}, nil)
 	if err != nil || res.Status != engine.Waiting {
 		t.Fatalf("%v %v", res.Status, err)
