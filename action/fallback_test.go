@@ -154,7 +154,7 @@ func TestLLMNodeMaxTimeApplies(t *testing.T) {
 	start := time.Now()
 	res, _, err := runAgainst(t, classifyWF("", "  limits { max_time: 300ms }"), srv, nil)
 	var le *engine.LimitError
-	if res.Status != engine.Failed || !errors.As(err, &le) || le.Limit != "max_time" || le.Node != "classify" {
+	if res.Status != engine.Failed || !errors.As(err, &le) || le.Limit != engine.LimitMaxTime || le.Node != "classify" {
 		t.Fatalf("status %s, err %v", res.Status, err)
 	}
 	if d := time.Since(start); d > 5*time.Second {

@@ -50,6 +50,9 @@ func wantAdvanced(t *testing.T, what string, err error) {
 		t.Errorf("%s: %v, want an error matching engine.ErrThreadAdvanced", what, err)
 		return
 	}
+	if k := engine.KindOf(err); k != engine.KindConflict || !errors.Is(err, engine.ErrConflict) {
+		t.Errorf("%s: %v: kind %q, want %q", what, err, k, engine.KindConflict)
+	}
 	if msg := err.Error(); !strings.Contains(msg, "another process") || strings.Contains(msg, "without answers") {
 		t.Errorf("%s: %q does not say another process has the thread", what, msg)
 	}

@@ -111,7 +111,7 @@ func (th *Threads) Fork(ctx context.Context, from string, at int64, to string, o
 	}
 	src, err := th.Store.Thread(ctx, from)
 	if err != nil {
-		return nil, err
+		return nil, missingThread(from, err)
 	}
 	recs, err := th.Store.Records(ctx, from, 1)
 	if err != nil {
@@ -129,7 +129,7 @@ func (th *Threads) Fork(ctx context.Context, from string, at int64, to string, o
 		found = r.Seq == at
 	}
 	if !found || ts.State == nil {
-		return nil, &ThreadError{Thread: from, Detail: fmt.Sprintf("has no record %d to fork from (its log holds %d..%d)", at, firstSeq(recs), ts.Seq)}
+		return nil, &ThreadError{Thread: from, Kind: KindNotFound, Detail: fmt.Sprintf("has no record %d to fork from (its log holds %d..%d)", at, firstSeq(recs), ts.Seq)}
 	}
 	for name, v := range opts.Set {
 		i := slices.IndexFunc(ts.Cells, func(c CellInfo) bool { return c.Name == name })
@@ -140,12 +140,12 @@ func (th *Threads) Fork(ctx context.Context, from string, at int64, to string, o
 					names = append(names, c.Name)
 				}
 			}
-			return nil, &ThreadError{Thread: from, Detail: fmt.Sprintf("fork: %q is not a variable, slot or parameter%s", name, flow.Suggest(name, names))}
+			return nil, &ThreadError{Thread: from, Kind: KindInvalidInput, Detail: fmt.Sprintf("fork: %q is not a variable, slot or parameter%s", name, flow.Suggest(name, names))}
 		}
 		if p := opts.Plan; p != nil && Fingerprint(p) == ts.Plan {
 			cv, err := flow.Conform(v, p.Cells[i].Type)
 			if err != nil {
-				return nil, &ThreadError{Thread: from, Detail: fmt.Sprintf("fork: %s: %v", name, err)}
+				return nil, &ThreadError{Thread: from, Kind: KindInvalidInput, Detail: fmt.Sprintf("fork: %s: %v", name, err), Err: err}
 			}
 			v = cv
 		}

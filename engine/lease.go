@@ -76,9 +76,9 @@ func (th *Threads) claim(ctx context.Context, ls store.Leaser, threadID string, 
 			delay = min(delay*2, 250*time.Millisecond)
 			continue
 		case errors.Is(err, store.ErrLeaseHeld):
-			return store.Lease{}, &ThreadError{Thread: threadID, Detail: "another process drives it (it holds the thread's lease): " + err.Error(), Err: err}
+			return store.Lease{}, &ThreadError{Thread: threadID, Kind: KindConflict, Detail: "another process drives it (it holds the thread's lease): " + err.Error(), Err: err}
 		}
-		return store.Lease{}, err
+		return store.Lease{}, missingThread(threadID, err)
 	}
 }
 

@@ -343,7 +343,7 @@ func Carries(c flow.Cell, hasInitial bool) bool {
 	if c.Kind != flow.CellVar && c.Kind != flow.CellSlot {
 		return false
 	}
-	return !hasInitial || (c.RedName != "" && c.RedName != "replace")
+	return !hasInitial || !c.Red.IsReplace()
 }
 
 // newMachine starts a run; prev, when not nil, holds the cells of the
@@ -611,7 +611,7 @@ func (m *Machine) start(t *token) {
 	}
 	pn := t.node
 	if m.step >= m.plan.MaxSteps {
-		m.fail(&LimitError{Limit: "max_steps", Value: strconv.Itoa(m.plan.MaxSteps), Node: pn.Name, Step: m.step + 1})
+		m.fail(&LimitError{Limit: LimitMaxSteps, Value: strconv.Itoa(m.plan.MaxSteps), Node: pn.Name, Step: m.step + 1})
 		return
 	}
 	m.step++
@@ -732,7 +732,7 @@ func (m *Machine) Complete(id int, outputs []flow.Value, err error) error {
 		}
 	}
 	if t == nil {
-		return fmt.Errorf("engine: task %d is not running", id)
+		return newKindError(KindMismatch, fmt.Sprintf("engine: task %d is not running", id))
 	}
 	if m.status.Ended() {
 		return nil
@@ -763,7 +763,7 @@ func (m *Machine) Resume(id int, outputs []flow.Value) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("engine: task %d is not waiting", id)
+	return newKindError(KindMismatch, fmt.Sprintf("engine: task %d is not waiting", id))
 }
 
 func (m *Machine) settle() {
@@ -967,22 +967,23 @@ func (m *Machine) assign(f *frame, as []flow.PlanAssign, into []NamedValue) ([]N
 func (m *Machine) write(f *frame, cell int, v flow.Value) (flow.Value, error) {
 	cl := &m.plan.Cells[cell]
 	want := cl.Type
-	if cl.RedName == "append" && v.Kind() != flow.KindList {
+	if cl.Red.Kind == flow.ReduceAppend && v.Kind() != flow.KindList {
 		want = cl.Type.ElemType()
 	}
 	if k := v.Kind(); k != want.Kind || k == flow.KindList || k == flow.KindNull || k == flow.KindFloat || k == flow.KindObject {
 		var err error
 		if v, err = flow.Conform(v, want); err != nil {
-			if cl.RedName == "append" {
+			if cl.Red.Kind == flow.ReduceAppend {
 				return flow.Null, fmt.Errorf("%s %s: appending: %w", kindName(cl.Kind), cl.Name, err)
 			}
 			return flow.Null, fmt.Errorf("%s %s: %w", kindName(cl.Kind), cl.Name, err)
 		}
 	}
 	if f.parent != nil {
-		if !builtinReducer(cl.RedName) {
-			// A reducer of the caller's may fail: find out now, not when
-			// the branch's view is folded.
+		if !cl.Red.Kind.Builtin() {
+			// A reducer of the caller's may fail (a built-in cannot on a
+			// value of the cell's type): find out now, not when the
+			// branch's view is folded.
 			if _, err := cl.Reducer(f.Get(cell), v); err != nil {
 				return flow.Null, fmt.Errorf("%s: %w", cl.Name, err)
 			}
@@ -1000,7 +1001,7 @@ func (m *Machine) write(f *frame, cell int, v flow.Value) (flow.Value, error) {
 		return v, nil
 	}
 	nv := v
-	if cl.RedName != "replace" {
+	if !cl.Red.IsReplace() {
 		var err error
 		if nv, err = cl.Reducer(m.cells[cell], v); err != nil {
 			return flow.Null, fmt.Errorf("%s: %w", cl.Name, err)
@@ -1010,22 +1011,11 @@ func (m *Machine) write(f *frame, cell int, v flow.Value) (flow.Value, error) {
 	return nv, nil
 }
 
-// builtinReducer reports whether name is one of flow's reducers, which
-// cannot fail on a value that fits the cell's type (write checks that
-// first).
-func builtinReducer(name string) bool {
-	switch name {
-	case "replace", "append", "sum", "max", "min", "merge":
-		return true
-	}
-	return false
-}
-
 // reduce combines a cell's current value with a written one, for folding
 // a branch's view: write has already checked that the reduction succeeds.
 func (m *Machine) reduce(cell int, old, v flow.Value) flow.Value {
 	cl := &m.plan.Cells[cell]
-	if cl.RedName == "replace" {
+	if cl.Red.IsReplace() {
 		return v
 	}
 	nv, err := cl.Reducer(old, v)
@@ -1139,7 +1129,7 @@ func (m *Machine) merge(fo *fanout) error {
 	var appends []pending // few cells: a slice beats a map
 	for _, b := range fo.branches {
 		for _, w := range b.raw {
-			if m.plan.Cells[w.cell].RedName != "append" {
+			if m.plan.Cells[w.cell].Red.Kind != flow.ReduceAppend {
 				if _, err := m.write(fo.parent, w.cell, w.v); err != nil {
 					return err
 				}

@@ -26,6 +26,11 @@ func (e *QuestionError) Error() string {
 	return fmt.Sprintf("engine: no question %q waits; the run asks %s", e.ID, strings.Join(e.Waiting, ", "))
 }
 
+// Is reports the mismatch kind: the answer does not fit the run.
+func (e *QuestionError) Is(target error) bool { return target == ErrMismatch }
+
+func (e *QuestionError) errorKind() Kind { return KindMismatch }
+
 // questionError is the *QuestionError of an answer to id for m.
 func questionError(m *Machine, id string) *QuestionError {
 	e := &QuestionError{ID: id}

@@ -173,11 +173,11 @@ func (r *Runner) RunWith(ctx context.Context, plan *flow.Plan, params map[string
 func (r *Runner) Resume(ctx context.Context, res *Result, answers map[string]map[string]flow.Value, obs Observer) (*Result, error) {
 	switch {
 	case res == nil || res.Status != Waiting:
-		return res, errors.New("engine: Resume needs a Waiting result")
+		return res, newKindError(KindEnded, "engine: Resume needs a Waiting result")
 	case res.Thread != "":
-		return res, fmt.Errorf("engine: the result is of run %d of thread %s: resume it with Threads.Resume", res.Run, res.Thread)
+		return res, newKindError(KindMismatch, fmt.Sprintf("engine: the result is of run %d of thread %s: resume it with Threads.Resume", res.Run, res.Thread))
 	case res.waiting == nil:
-		return res, errors.New("engine: Resume needs a Waiting result of Run, RunWith or Resume")
+		return res, newKindError(KindInvalidInput, "engine: Resume needs a Waiting result of Run, RunWith or Resume")
 	}
 	w := res.waiting
 	w.mu.Lock()
@@ -226,6 +226,10 @@ func answerOutputs(m *Machine, answers map[string]map[string]flow.Value) ([]int,
 		c := &Call{Node: task.Node, Outputs: outs[i]}
 		if err := c.SetOutputs(answers[task.QuestionID()]); err != nil {
 			return nil, nil, err
+		}
+		var err error
+		if outs[i], err = m.conform(task.Node, outs[i]); err != nil {
+			return nil, nil, err // an *OutputError: the answer does not fit
 		}
 	}
 	return ids, outs, nil
@@ -431,7 +435,7 @@ func (st *runState) limit(cause error, t *Task) {
 		node, step = t.Node.Name, t.Step
 	}
 	if errors.Is(cause, errMaxTime) {
-		st.m.Fail(&LimitError{Limit: "max_time", Value: st.m.plan.MaxTime.String(), Node: node, Step: step})
+		st.m.Fail(&LimitError{Limit: LimitMaxTime, Value: st.m.plan.MaxTime.String(), Node: node, Step: step})
 		return
 	}
 	st.m.Cancel(&NodeError{Node: node, Step: step, Err: fmt.Errorf("run cancelled: %w", cause)})

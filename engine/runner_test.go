@@ -150,7 +150,7 @@ func TestRunnerMaxTime(t *testing.T) {
 	})
 	_, err := (&engine.Runner{Registry: reg}).Run(context.Background(), plan, nil, nil)
 	var le *engine.LimitError
-	if !errors.As(err, &le) || le.Limit != "max_time" || le.Node != "slow" || le.Value != "80ms" {
+	if !errors.As(err, &le) || le.Limit != engine.LimitMaxTime || le.Node != "slow" || le.Value != "80ms" {
 		t.Fatalf("err = %v, want max_time LimitError at slow", err)
 	}
 }
@@ -523,5 +523,55 @@ workflow R {
 	_, err := (&engine.Runner{Registry: reg}).Run(context.Background(), plan, nil, nil)
 	if err == nil || !strings.Contains(err.Error(), "total: over the cap of 5") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// A reducer of the caller's registered under a built-in's name replaces
+// the built-in, as Compile documents: the engine runs it, even for
+// "replace" (it used to compare the name and skip it).
+func TestCustomReducerShadowsBuiltin(t *testing.T) {
+	src := `
+workflow R {
+  variables {
+    total: Int = 1
+    best: Int = 10 reduce max
+  }
+  nodes {
+    node a {
+      type: FUNCTION
+      action: "noop"
+      set: { total = 7, best = 3 }
+    }
+    node done {
+      type: END
+    }
+  }
+  edges {
+    edge { from: a; to: done }
+  }
+  initial: a
+  finals: [ done ]
+}
+`
+	m, ds := lang.LoadSource("r.wf", []byte(src), nil)
+	if ds.HasErrors() {
+		t.Fatal(ds)
+	}
+	add := func(old, v flow.Value) (flow.Value, error) { return flow.IntValue(old.Int() + v.Int()), nil }
+	plan, ds := flow.Compile(m.Main(), &flow.CompileOptions{Reducers: map[string]flow.Reducer{"replace": add, "max": add}})
+	if ds.HasErrors() {
+		t.Fatal(ds)
+	}
+	reg := registry(t, map[string]engine.ActionFunc{"noop": func(context.Context, *engine.Call) error { return nil }})
+	res, err := (&engine.Runner{Registry: reg}).Run(context.Background(), plan, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int64{}
+	for _, v := range res.Vars {
+		got[v.Name] = v.Value.Int()
+	}
+	if got["total"] != 8 || got["best"] != 13 {
+		t.Errorf("total = %d, best = %d; want 8 and 13 (the caller's reducers)", got["total"], got["best"])
 	}
 }

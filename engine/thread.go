@@ -219,6 +219,7 @@ type ThreadError struct {
 	Thread string
 	Run    int    // the run concerned, 0 if none
 	Status Status // its status
+	Kind   Kind   // what went wrong, for programs (see KindOf)
 	Detail string
 	Err    error // the cause, if any: ErrThreadAdvanced for answers another process gave first, ErrWaiting for a run waiting for answers none were given for
 }
@@ -235,16 +236,17 @@ func (e *ThreadError) Error() string {
 func (e *ThreadError) Unwrap() error { return e.Err }
 
 // Is reports a thread whose lease another driver holds (store.ErrLeaseHeld)
-// as ErrThreadAdvanced too: another process drives the thread.
+// as ErrThreadAdvanced too: another process drives the thread. It matches
+// the sentinel of its kind (ErrEnded for KindEnded, ...).
 func (e *ThreadError) Is(target error) bool {
-	return target == ErrThreadAdvanced && errors.Is(e.Err, store.ErrLeaseHeld)
+	return target == ErrThreadAdvanced && errors.Is(e.Err, store.ErrLeaseHeld) || target == e.errorKind().Sentinel()
 }
 
 // ErrWaiting is matched (errors.Is) by the *ThreadError of a call that
 // needs answers the thread's run waits for and did not get: a new Run in
 // a thread whose run is waiting, or a Resume without answers. Answer the
 // questions with Resume.
-var ErrWaiting = errors.New("the run waits for an answer")
+var ErrWaiting error = &kindSentinel{KindWaiting, "the run waits for an answer"}
 
 // ErrThreadAdvanced is matched (errors.Is) by the error of a run or
 // resume that met another process's work on its thread: a record the
@@ -256,7 +258,9 @@ var ErrWaiting = errors.New("the run waits for an answer")
 // they met. With a store that grants leases (store.Leaser), a Run or
 // Resume refused because another driver holds the thread's lease matches
 // it too, as well as store.ErrLeaseHeld.
-var ErrThreadAdvanced = errors.New("another process advanced the thread")
+//
+// It is of KindConflict: errors.Is(err, ErrConflict) holds too.
+var ErrThreadAdvanced error = &kindSentinel{KindConflict, "another process advanced the thread"}
 
 // PlanChangedError is a run resumed with a workflow whose structure
 // differs from the one it started with: its state cannot be read by the
@@ -300,10 +304,11 @@ func (e *CheckpointError) Error() string {
 func (e *CheckpointError) Unwrap() error { return e.Err }
 
 // Is reports a checkpoint that met another process's record as
-// ErrThreadAdvanced.
+// ErrThreadAdvanced, and matches the sentinel of its kind (ErrConflict,
+// ErrInternal; see KindOf).
 func (e *CheckpointError) Is(target error) bool {
 	var ce *store.ConflictError
-	return target == ErrThreadAdvanced && errors.As(e.Err, &ce)
+	return target == ErrThreadAdvanced && errors.As(e.Err, &ce) || target == e.errorKind().Sentinel()
 }
 
 // The records' data.
@@ -349,7 +354,7 @@ func (th *Threads) Load(ctx context.Context, threadID string) (*ThreadState, err
 	snap, err := th.Store.LastSnapshot(ctx, threadID)
 	if errors.Is(err, store.ErrNotFound) {
 		if err := th.noSnapshot(ctx, threadID); err != nil {
-			return nil, err
+			return nil, missingThread(threadID, err)
 		}
 		return &ThreadState{Thread: threadID}, nil
 	}
@@ -604,11 +609,11 @@ func (th *Threads) run(ctx context.Context, plan *flow.Plan, threadID string, pa
 	if ts.State != nil {
 		switch s := ts.Status(); {
 		case s == Waiting:
-			return nil, &ThreadError{Thread: threadID, Run: ts.RunNumber, Status: s, Detail: "waits for an answer; answer it with Resume before starting a new run", Err: ErrWaiting}
+			return nil, &ThreadError{Thread: threadID, Run: ts.RunNumber, Status: s, Kind: KindWaiting, Detail: "waits for an answer; answer it with Resume before starting a new run", Err: ErrWaiting}
 		case s == Running:
-			return nil, &ThreadError{Thread: threadID, Run: ts.RunNumber, Status: s, Detail: "did not finish (its process stopped, or it is running elsewhere); continue it with Resume"}
+			return nil, &ThreadError{Thread: threadID, Run: ts.RunNumber, Status: s, Kind: KindConflict, Detail: "did not finish (its process stopped, or it is running elsewhere); continue it with Resume"}
 		case ts.State.Workflow != plan.Workflow.Name:
-			return nil, &ThreadError{Thread: threadID, Detail: fmt.Sprintf("belongs to workflow %s, not %s", ts.State.Workflow, plan.Workflow.Name)}
+			return nil, &ThreadError{Thread: threadID, Kind: KindMismatch, Detail: fmt.Sprintf("belongs to workflow %s, not %s", ts.State.Workflow, plan.Workflow.Name)}
 		}
 	}
 	fp := th.fingerprint(plan)
@@ -661,16 +666,16 @@ func (th *Threads) resume(ctx context.Context, plan *flow.Plan, threadID string,
 		return nil, err
 	}
 	if ts.State == nil {
-		return nil, &ThreadError{Thread: threadID, Detail: "has no run to resume"}
+		return nil, &ThreadError{Thread: threadID, Kind: KindNotFound, Detail: "has no run to resume"}
 	}
 	status := ts.Status()
 	switch {
 	case status.Ended() && len(answers) > 0:
-		return nil, &ThreadError{Thread: threadID, Run: ts.RunNumber, Status: status, Detail: "has ended and asks no question (another process may have answered it and finished the run)"}
+		return nil, &ThreadError{Thread: threadID, Run: ts.RunNumber, Status: status, Kind: KindEnded, Detail: "has ended and asks no question (another process may have answered it and finished the run)"}
 	case status.Ended():
-		return nil, &ThreadError{Thread: threadID, Run: ts.RunNumber, Status: status, Detail: "has ended; start a new run in the thread instead"}
+		return nil, &ThreadError{Thread: threadID, Run: ts.RunNumber, Status: status, Kind: KindEnded, Detail: "has ended; start a new run in the thread instead"}
 	case status == Waiting && len(answers) == 0:
-		return nil, &ThreadError{Thread: threadID, Run: ts.RunNumber, Status: status, Detail: "waits for an answer" + questionIDs(ts), Err: ErrWaiting}
+		return nil, &ThreadError{Thread: threadID, Run: ts.RunNumber, Status: status, Kind: KindWaiting, Detail: "waits for an answer" + questionIDs(ts), Err: ErrWaiting}
 	case status == Running && len(answers) > 0:
 		// The questions stay pending, and the run's row says it waits,
 		// until the run that took their answers waits again or ends:
@@ -689,10 +694,10 @@ func (th *Threads) resume(ctx context.Context, plan *flow.Plan, threadID string,
 			return nil, err
 		}
 		if advanced {
-			return nil, &ThreadError{Thread: threadID, Run: ts.RunNumber, Status: status, Err: ErrThreadAdvanced,
+			return nil, &ThreadError{Thread: threadID, Run: ts.RunNumber, Status: status, Kind: KindConflict, Err: ErrThreadAdvanced,
 				Detail: "asks no question: " + ErrThreadAdvanced.Error() + ", answering its question first; it holds the thread (running the run on, or stopped before the run ended)"}
 		}
-		return nil, &ThreadError{Thread: threadID, Run: ts.RunNumber, Status: status, Detail: "asks no question (its run did not end: another process runs it, or stopped in the middle of it); resume it without answers"}
+		return nil, &ThreadError{Thread: threadID, Run: ts.RunNumber, Status: status, Kind: KindConflict, Detail: "asks no question (its run did not end: another process runs it, or stopped in the middle of it); resume it without answers"}
 	}
 	if fp := th.fingerprint(plan); fp != ts.Plan {
 		return nil, &PlanChangedError{Thread: threadID, Run: ts.RunNumber, Was: ts.Plan, Now: fp, Workflow: plan.Workflow.Name}
@@ -721,8 +726,14 @@ func (th *Threads) resume(ctx context.Context, plan *flow.Plan, threadID string,
 		}
 		out := make([]flow.Value, len(t.Node.Outputs))
 		c := &Call{Node: t.Node, Outputs: out}
-		if err := c.SetOutputs(a.Outputs); err != nil {
-			return nil, &ThreadError{Thread: threadID, Run: ts.RunNumber, Status: status, Detail: fmt.Sprintf("answer to question %d (%s): %v", t.ID, t.Node.Name, err)}
+		err = c.SetOutputs(a.Outputs)
+		if err == nil {
+			// An answer that does not fit the node's outputs is refused
+			// here, before anything is recorded: the run keeps waiting.
+			out, err = m.conform(t.Node, out)
+		}
+		if err != nil {
+			return nil, &ThreadError{Thread: threadID, Run: ts.RunNumber, Status: status, Kind: KindMismatch, Detail: fmt.Sprintf("answer to question %d (%s): %v", t.ID, t.Node.Name, err), Err: err}
 		}
 		node, step, item, id := t.Node, t.Step, t.Item, t.ID
 		if err := m.Resume(id, out); err != nil {
@@ -759,14 +770,14 @@ func waitingTask(m *Machine, ts *ThreadState, id string) (*Task, error) {
 		if len(w) == 1 {
 			return w[0], nil
 		}
-		return nil, &ThreadError{Thread: ts.Thread, Run: ts.RunNumber, Status: Waiting, Detail: "asks several questions; answer each by id" + questionIDs(ts)}
+		return nil, &ThreadError{Thread: ts.Thread, Run: ts.RunNumber, Status: Waiting, Kind: KindInvalidInput, Detail: "asks several questions; answer each by id" + questionIDs(ts)}
 	}
 	for _, t := range w {
 		if t.QuestionID() == id {
 			return t, nil
 		}
 	}
-	return nil, &ThreadError{Thread: ts.Thread, Run: ts.RunNumber, Status: Waiting, Detail: fmt.Sprintf("no question %q waits%s", id, questionIDs(ts)), Err: questionError(m, id)}
+	return nil, &ThreadError{Thread: ts.Thread, Run: ts.RunNumber, Status: Waiting, Kind: KindMismatch, Detail: fmt.Sprintf("no question %q waits%s", id, questionIDs(ts)), Err: questionError(m, id)}
 }
 
 func newRunID() string {

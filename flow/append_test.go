@@ -84,7 +84,7 @@ func TestAppendListConcurrent(t *testing.T) {
 }
 
 func BenchmarkAppendReducer(b *testing.B) {
-	red, _ := builtinReducer("append")
+	red := builtinReducers[ReduceAppend].fn
 	x := StringValue("x")
 	b.ReportAllocs()
 	for b.Loop() {

@@ -23,8 +23,6 @@ import (
 //	recursive        a WORKFLOW node that runs a workflow containing it
 //	duplicate, missing, range, syntax: malformed declarations
 
-var reducerNames = []string{"replace", "append", "sum", "max", "min", "merge"}
-
 // englishList joins items as prose: "a", "a and b", "a, b and c".
 func englishList(items []string, conj string) string {
 	switch len(items) {
@@ -34,80 +32,6 @@ func englishList(items []string, conj string) string {
 		return items[0]
 	}
 	return strings.Join(items[:len(items)-1], ", ") + " " + conj + " " + items[len(items)-1]
-}
-
-func replaceReducer(_, update Value) (Value, error) { return update, nil }
-
-func builtinReducer(name string) (Reducer, bool) {
-	switch name {
-	case "replace":
-		return replaceReducer, true
-	case "append":
-		return func(old, update Value) (Value, error) {
-			var out Value
-			ok := false
-			if update.Kind() == KindList {
-				out, ok = AppendList(old, update.List()...)
-			} else {
-				out, ok = AppendList(old, update)
-			}
-			if !ok {
-				return Null, fmt.Errorf("append reducer: current value is %s, not a List", kindOf(old))
-			}
-			return out, nil
-		}, true
-	case "sum":
-		return func(old, update Value) (Value, error) {
-			if old.IsNull() {
-				return update, nil
-			}
-			switch {
-			case isNum(old.Kind()) && isNum(update.Kind()), old.Kind() == KindDuration && update.Kind() == KindDuration:
-				v, err := arithValues("+", old, update)
-				if err != nil {
-					return Null, fmt.Errorf("sum reducer: %w", err)
-				}
-				return v, nil
-			}
-			return Null, fmt.Errorf("sum reducer: cannot add %s to %s", kindOf(update), kindOf(old))
-		}, true
-	case "max", "min":
-		isMax := name == "max"
-		return func(old, update Value) (Value, error) {
-			if old.IsNull() {
-				return update, nil
-			}
-			c, ok := update.Compare(old)
-			if !ok {
-				return Null, fmt.Errorf("%s reducer: cannot compare %s with %s", name, kindOf(update), kindOf(old))
-			}
-			if c > 0 == isMax && c != 0 {
-				return update, nil
-			}
-			return old, nil
-		}, true
-	case "merge":
-		return func(old, update Value) (Value, error) {
-			if update.Kind() != KindObject {
-				return Null, fmt.Errorf("merge reducer: written value is %s, not an Object", kindOf(update))
-			}
-			if old.IsNull() {
-				return update, nil
-			}
-			if old.Kind() != KindObject {
-				return Null, fmt.Errorf("merge reducer: current value is %s, not an Object", kindOf(old))
-			}
-			m := make(map[string]Value, old.Len()+update.Len())
-			for k, v := range old.Object() {
-				m[k] = v
-			}
-			for k, v := range update.Object() {
-				m[k] = v
-			}
-			return ObjectValue(m), nil
-		}, true
-	}
-	return nil, false
 }
 
 // successors returns the node indices an edge-walk can reach from pn in one
@@ -504,7 +428,7 @@ func (c *planner) checkFanouts() {
 			}
 			slices.Sort(cells)
 			for _, cell := range cells {
-				if ws := writers[cell]; len(ws) > 1 && p.Cells[cell].RedName == "replace" {
+				if ws := writers[cell]; len(ws) > 1 && p.Cells[cell].Red.IsReplace() {
 					cl := p.Cells[cell]
 					verb := "all write"
 					if len(ws) == 2 {

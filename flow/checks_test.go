@@ -210,14 +210,14 @@ func TestCheckUpdateTypeMismatch(t *testing.T) {
 	}
 	// A node's set block writes variables, with the node's outputs in scope.
 	_, ds = compileSeedVariant(t, func(w *flow.Workflow) {
-		w.Vars = append(w.Vars, &flow.Var{Name: "seen", Type: flow.TInt, Reducer: "sum", Pos: P(5, 5)})
+		w.Vars = append(w.Vars, &flow.Var{Name: "seen", Type: flow.TInt, Reducer: flow.ParseReducer("sum"), Pos: P(5, 5)})
 		w.Node("retrieve").Set = []*flow.Assign{set(P(32, 9), "seen", "len(chunks)").Assign}
 	})
 	if len(ds) != 0 {
 		t.Errorf("set: %v", ds)
 	}
 	_, ds = compileSeedVariant(t, func(w *flow.Workflow) {
-		w.Vars = append(w.Vars, &flow.Var{Name: "seen", Type: flow.TInt, Reducer: "sum", Pos: P(5, 5)})
+		w.Vars = append(w.Vars, &flow.Var{Name: "seen", Type: flow.TInt, Reducer: flow.ParseReducer("sum"), Pos: P(5, 5)})
 		w.Node("retrieve").Set = []*flow.Assign{set(P(32, 9), "seen", "chunks").Assign}
 	})
 	wantDiag(t, ds, "type-mismatch", flow.Error, P(32, 16), "node retrieve, set seen: chunks has type List[String], want Int")
@@ -393,7 +393,7 @@ func fanout(reducer string) *flow.Workflow {
 		edge(P(20, 5), "start", "a,b", joinPart("j")),
 		edge(P(21, 5), "a", "j"),
 		edge(P(22, 5), "b", "j"))
-	w.Vars = []*flow.Var{{Name: "notes", Type: flow.ListOf(flow.TString), Reducer: reducer, Pos: P(2, 5)}}
+	w.Vars = []*flow.Var{{Name: "notes", Type: flow.ListOf(flow.TString), Reducer: flow.ParseReducer(reducer), Pos: P(2, 5)}}
 	w.Nodes[1].Set = []*flow.Assign{set(P(11, 20), "notes", `["a"]`).Assign}
 	w.Nodes[2].Set = []*flow.Assign{set(P(12, 20), "notes", `["b"]`).Assign}
 	return w
@@ -515,7 +515,7 @@ func TestCheckReducerTypeMismatch(t *testing.T) {
 		{"merge", flow.ListOf(flow.TAny), "variable count: reducer merge needs an Object, not List[Any]"},
 	} {
 		_, ds := compileSeedVariant(t, func(w *flow.Workflow) {
-			w.Vars = append(w.Vars, &flow.Var{Name: "count", Type: c.typ, Reducer: c.red, Pos: P(5, 5)})
+			w.Vars = append(w.Vars, &flow.Var{Name: "count", Type: c.typ, Reducer: flow.ParseReducer(c.red), Pos: P(5, 5)})
 		})
 		wantDiag(t, ds, "type-mismatch", flow.Error, P(5, 5), c.msg)
 	}
@@ -523,7 +523,7 @@ func TestCheckReducerTypeMismatch(t *testing.T) {
 
 func TestCheckUnknownReducer(t *testing.T) {
 	_, ds := compileSeedVariant(t, func(w *flow.Workflow) {
-		w.Vars = append(w.Vars, &flow.Var{Name: "log", Type: flow.ListOf(flow.TString), Reducer: "apend", Pos: P(5, 5)})
+		w.Vars = append(w.Vars, &flow.Var{Name: "log", Type: flow.ListOf(flow.TString), Reducer: flow.ParseReducer("apend"), Pos: P(5, 5)})
 	})
 	wantDiag(t, ds, "unknown-name", flow.Error, P(5, 5), `variable log: unknown reducer "apend"; did you mean "append"?`)
 }

@@ -163,9 +163,9 @@ func TestCompileConstantOverflow(t *testing.T) {
 func TestSumReducerOverflow(t *testing.T) {
 	w := seedWorkflow()
 	w.Vars = append(w.Vars,
-		&flow.Var{Name: "total", Type: flow.TInt, Reducer: "sum"},
-		&flow.Var{Name: "ftotal", Type: flow.TFloat, Reducer: "sum"},
-		&flow.Var{Name: "wait", Type: flow.TDuration, Reducer: "sum"},
+		&flow.Var{Name: "total", Type: flow.TInt, Reducer: flow.ParseReducer("sum")},
+		&flow.Var{Name: "ftotal", Type: flow.TFloat, Reducer: flow.ParseReducer("sum")},
+		&flow.Var{Name: "wait", Type: flow.TDuration, Reducer: flow.ParseReducer("sum")},
 	)
 	p := mustCompile(t, w, seedOptions())
 	red := func(name string) flow.Reducer { _, c := cellByName(t, p, name); return c.Reducer }

@@ -26,9 +26,9 @@ type Cell struct {
 	Name    string // as the user reads it: "rephraseCount", "retrieve.query"
 	Kind    CellKind
 	Type    Type
-	Node    int     // owning node index for node cells, -1 otherwise
-	Reducer Reducer // for variables and slots
-	RedName string  // the reducer's name ("replace" when none was declared)
+	Node    int        // owning node index for node cells, -1 otherwise
+	Reducer Reducer    // for variables and slots
+	Red     ReducerRef // which reducer Reducer is (ReduceReplace when none was declared)
 }
 
 // Reducer combines the current value of a variable with a written value.
@@ -130,7 +130,9 @@ type CompileOptions struct {
 	// HasAction reports whether an action name can be carried out; nil
 	// skips the check. Actions bound in Workflow.Bindings always exist.
 	HasAction func(name string) bool
-	// Reducers adds named reducers to the built-in ones.
+	// Reducers adds named reducers to the built-in ones; a variable
+	// declared with one has a ReduceCustom reducer. A name here that is
+	// also a built-in's replaces the built-in.
 	Reducers map[string]Reducer
 	// Functions adds expression functions to the built-in ones (a
 	// built-in of the same name wins).
@@ -201,33 +203,22 @@ func (c *planner) cell(cl Cell) int {
 	return len(c.p.Cells) - 1
 }
 
-func (c *planner) reducer(name string, t Type, at Pos, owner string) (Reducer, string) {
-	if name == "" {
-		name = "replace"
+// reducer resolves a variable's reducer: a name in CompileOptions.Reducers
+// is that reducer (even the name of a built-in), any other name must be a
+// built-in whose type rule the variable's type t meets.
+func (c *planner) reducer(ref ReducerRef, t Type, at Pos, owner string) (Reducer, ReducerRef) {
+	name := ref.String()
+	if r, ok := c.opts.Reducers[name]; ok && name != "" {
+		return r, CustomReducer(name)
 	}
-	if r, ok := c.opts.Reducers[name]; ok {
-		return r, name
+	if !ref.Kind.Builtin() {
+		c.errorf(at, "unknown-name", "%s: unknown reducer %q%s", owner, name, suggest(name, BuiltinReducerNames()))
+		return replaceReducer, ref
 	}
-	r, ok := builtinReducer(name)
-	if !ok {
-		c.errorf(at, "unknown-name", "%s: unknown reducer %q%s", owner, name, suggest(name, reducerNames))
-		return replaceReducer, name
+	if !ref.Kind.Accepts(t) {
+		c.errorf(at, "type-mismatch", "%s: reducer %s needs %s, not %s", owner, ref.Kind, builtinReducers[ref.Kind].needs, t)
 	}
-	switch name {
-	case "append":
-		if t.Kind != KindList && t.Kind != KindAny {
-			c.errorf(at, "type-mismatch", "%s: reducer append needs a List, not %s", owner, t)
-		}
-	case "sum", "max", "min":
-		if t.Kind != KindInt && t.Kind != KindFloat && t.Kind != KindDuration && t.Kind != KindAny {
-			c.errorf(at, "type-mismatch", "%s: reducer %s needs an Int, a Float or a Duration, not %s", owner, name, t)
-		}
-	case "merge":
-		if t.Kind != KindObject && t.Kind != KindAny {
-			c.errorf(at, "type-mismatch", "%s: reducer merge needs an Object, not %s", owner, t)
-		}
-	}
-	return r, name
+	return builtinReducers[ref.Kind].fn, ReducerRef{Kind: ref.Kind}
 }
 
 func (c *planner) declare(v *Var, kind CellKind, what string) int {
@@ -246,8 +237,8 @@ func (c *planner) declare(v *Var, kind CellKind, what string) int {
 	if t.IsZero() {
 		t = TAny
 	}
-	red, redName := c.reducer(v.Reducer, t, v.Pos, what+" "+v.Name)
-	id := c.cell(Cell{Name: v.Name, Kind: kind, Type: t, Node: -1, Reducer: red, RedName: redName})
+	red, ref := c.reducer(v.Reducer, t, v.Pos, what+" "+v.Name)
+	id := c.cell(Cell{Name: v.Name, Kind: kind, Type: t, Node: -1, Reducer: red, Red: ref})
 	c.names[v.Name] = id
 	return id
 }
@@ -787,12 +778,7 @@ func (c *planner) assign(a *Assign, s Scope, what string, kind CellKind) (PlanAs
 	// append an element or a list (checked at run time), reducers from
 	// CompileOptions anything.
 	want := cl.Type
-	switch cl.RedName {
-	case "replace", "sum", "max", "min", "merge":
-		if _, custom := c.opts.Reducers[cl.RedName]; custom {
-			want = Type{}
-		}
-	default:
+	if !cl.Red.Kind.WritesVarType() {
 		want = Type{}
 	}
 	prog := c.expr(a.Expr, s, want, what+" "+a.Name)

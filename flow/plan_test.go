@@ -57,8 +57,8 @@ func TestSeedIntentQACompiles(t *testing.T) {
 		"result_source":  flow.TAny, // String and List[String]
 	} {
 		_, c := cellByName(t, p, name)
-		if c.Kind != flow.CellSlot || !c.Type.Equal(want) || c.RedName != "replace" || c.Node != -1 {
-			t.Errorf("slot %s: kind %v, type %v, reducer %s, node %d; want a %v slot", name, c.Kind, c.Type, c.RedName, c.Node, want)
+		if c.Kind != flow.CellSlot || !c.Type.Equal(want) || c.Red.String() != "replace" || c.Node != -1 {
+			t.Errorf("slot %s: kind %v, type %v, reducer %s, node %d; want a %v slot", name, c.Kind, c.Type, c.Red.String(), c.Node, want)
 		}
 	}
 	// Node input cells are typed by their expressions.
@@ -266,16 +266,16 @@ func TestRetryPolicyDelay(t *testing.T) {
 func TestReducers(t *testing.T) {
 	w := seedWorkflow()
 	w.Vars = append(w.Vars,
-		&flow.Var{Name: "log", Type: flow.ListOf(flow.TString), Reducer: "append"},
-		&flow.Var{Name: "total", Type: flow.TInt, Reducer: "sum"},
-		&flow.Var{Name: "ftotal", Type: flow.TFloat, Reducer: "sum"},
-		&flow.Var{Name: "wait", Type: flow.TDuration, Reducer: "sum"},
-		&flow.Var{Name: "best", Type: flow.TFloat, Reducer: "max"},
-		&flow.Var{Name: "least", Type: flow.TInt, Reducer: "min"},
-		&flow.Var{Name: "meta", Type: flow.TObject, Reducer: "merge"},
+		&flow.Var{Name: "log", Type: flow.ListOf(flow.TString), Reducer: flow.ParseReducer("append")},
+		&flow.Var{Name: "total", Type: flow.TInt, Reducer: flow.ParseReducer("sum")},
+		&flow.Var{Name: "ftotal", Type: flow.TFloat, Reducer: flow.ParseReducer("sum")},
+		&flow.Var{Name: "wait", Type: flow.TDuration, Reducer: flow.ParseReducer("sum")},
+		&flow.Var{Name: "best", Type: flow.TFloat, Reducer: flow.ParseReducer("max")},
+		&flow.Var{Name: "least", Type: flow.TInt, Reducer: flow.ParseReducer("min")},
+		&flow.Var{Name: "meta", Type: flow.TObject, Reducer: flow.ParseReducer("merge")},
 		&flow.Var{Name: "plain", Type: flow.TString},
-		&flow.Var{Name: "anything", Reducer: "append"},
-		&flow.Var{Name: "custom", Type: flow.TInt, Reducer: "double"},
+		&flow.Var{Name: "anything", Reducer: flow.ParseReducer("append")},
+		&flow.Var{Name: "custom", Type: flow.TInt, Reducer: flow.ParseReducer("double")},
 	)
 	opts := seedOptions()
 	opts.Reducers = map[string]flow.Reducer{
@@ -289,11 +289,11 @@ func TestReducers(t *testing.T) {
 		}
 		return c.Reducer
 	}
-	if _, c := cellByName(t, p, "plain"); c.RedName != "replace" {
-		t.Errorf("plain reducer %q", c.RedName)
+	if _, c := cellByName(t, p, "plain"); c.Red.String() != "replace" {
+		t.Errorf("plain reducer %q", c.Red.String())
 	}
-	if _, c := cellByName(t, p, "anything"); !c.Type.Equal(flow.TAny) || c.RedName != "append" {
-		t.Errorf("untyped var: %v %s", c.Type, c.RedName)
+	if _, c := cellByName(t, p, "anything"); !c.Type.Equal(flow.TAny) || c.Red.String() != "append" {
+		t.Errorf("untyped var: %v %s", c.Type, c.Red.String())
 	}
 	ints := func(xs ...int64) flow.Value {
 		vs := make([]flow.Value, len(xs))

@@ -49,8 +49,8 @@ type Workflow struct {
 type Var struct {
 	Name    string
 	Type    Type
-	Default Expr   // initial value; nil means null (or the caller's value, for a parameter)
-	Reducer string // how writes combine with the current value: "" or "replace", "append", "sum", "max", "min", "merge", or a reducer from CompileOptions
+	Default Expr       // initial value; nil means null (or the caller's value, for a parameter)
+	Reducer ReducerRef // how writes combine with the current value: the zero value replaces (see ParseReducer)
 	Pos     Pos
 }
 

@@ -441,11 +441,7 @@ func (b *builder[S]) workflow(opts Options) *flow.Workflow {
 			b.errorf(g.pos, "state", "state field %s: its zero value does not convert: %v", f.goName, err)
 		}
 		w.Params = append(w.Params, &flow.Var{Name: f.param, Type: t, Default: &flow.Lit{At: g.pos, Value: zero}, Pos: g.pos})
-		red := ""
-		if f.reducer != "replace" {
-			red = f.reducer
-		}
-		w.Vars = append(w.Vars, &flow.Var{Name: f.name, Type: t, Reducer: red, Default: &flow.Ident{At: g.pos, Name: f.param}, Pos: g.pos})
+		w.Vars = append(w.Vars, &flow.Var{Name: f.name, Type: t, Reducer: flow.ReducerRef{Kind: f.reducer}, Default: &flow.Ident{At: g.pos, Name: f.param}, Pos: g.pos})
 	}
 	b.actions = map[string]engine.Action{}
 	if b.start {
@@ -613,12 +609,12 @@ func (b *builder[S]) hint(ds flow.Diagnostics) {
 			if !strings.Contains(ds[i].Msg, "variable "+f.name+",") {
 				continue
 			}
-			red := "append"
+			red := flow.ReduceAppend
 			switch f.codec.typ.Kind {
 			case flow.KindInt, flow.KindFloat, flow.KindDuration:
-				red = "sum"
+				red = flow.ReduceSum
 			case flow.KindObject:
-				red = "merge"
+				red = flow.ReduceMerge
 			}
 			ds[i].Msg += fmt.Sprintf("; in Go, give state field %s a reducer in its tag, e.g. `weft:\"%s,%s\"`", f.goName, f.name, red)
 		}

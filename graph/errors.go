@@ -58,3 +58,7 @@ func (e *WaitingError) Error() string {
 	}
 	return fmt.Sprintf("the run is waiting for an answer at %s", strings.Join(names, ", "))
 }
+
+// Is reports whether target is engine.ErrWaiting: a WaitingError is of
+// engine.KindWaiting.
+func (e *WaitingError) Is(target error) bool { return target == engine.ErrWaiting }

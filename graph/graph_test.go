@@ -385,7 +385,7 @@ func TestMaxSteps(t *testing.T) {
 	c := compile(t, g, graph.Options{MaxSteps: 25})
 	out, err := c.Invoke(context.Background(), S{})
 	var le *engine.LimitError
-	if !errors.As(err, &le) || le.Limit != "max_steps" || out.Count != 25 {
+	if !errors.As(err, &le) || le.Limit != engine.LimitMaxSteps || out.Count != 25 {
 		t.Fatalf("error %v, count %d", err, out.Count)
 	}
 }
@@ -574,9 +574,9 @@ func TestSnakeCaseNames(t *testing.T) {
 	c := compile(t, g, graph.Options{})
 	var names []string
 	for _, v := range c.Workflow().Vars {
-		names = append(names, v.Name+":"+v.Reducer)
+		names = append(names, v.Name+":"+v.Reducer.String())
 	}
-	if got := strings.Join(names, " "); got != "user_id: http_status: retrieved_docs: a1_b: x:sum" {
+	if got := strings.Join(names, " "); got != "user_id:replace http_status:replace retrieved_docs:replace a1_b:replace x:sum" {
 		t.Errorf("names %s", got)
 	}
 }
@@ -614,6 +614,9 @@ func TestInterruptedInvoke(t *testing.T) {
 	var we *graph.WaitingError
 	if !errors.As(err, &we) || len(we.Pending) != 1 || we.Pending[0].Node != "ask" {
 		t.Fatalf("error %v", err)
+	}
+	if !errors.Is(err, engine.ErrWaiting) || engine.KindOf(fmt.Errorf("invoke: %w", err)) != engine.KindWaiting {
+		t.Errorf("error %v: kind %q, want %q", err, engine.KindOf(err), engine.KindWaiting)
 	}
 	res, err := c.Run(context.Background(), S{}, nil)
 	if err != nil || res.Status != engine.Waiting {

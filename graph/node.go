@@ -79,7 +79,7 @@ func (a *goNode[S, U]) runFast(ctx context.Context, c *engine.Call) error {
 	for j := range spec.updates {
 		x := &spec.updates[j]
 		dst := unsafe.Add(sp, x.f.off)
-		if x.f.reducer == "replace" && x.mode != updElem {
+		if x.f.reducer == flow.ReduceReplace && x.mode != updElem {
 			src := unsafe.Add(up, x.off)
 			if x.mode == updOptional {
 				if src = *(*unsafe.Pointer)(src); src == nil {
@@ -156,7 +156,7 @@ func (a *goNode[S, U]) runReflect(ctx context.Context, c *engine.Call) error {
 			for j := range spec.updates {
 				up := &spec.updates[j]
 				dst := sv.Field(up.f.index)
-				if up.f.reducer == "replace" && up.mode != updElem {
+				if up.f.reducer == flow.ReduceReplace && up.mode != updElem {
 					fv := uv.Field(up.index)
 					if up.mode == updOptional {
 						if fv.IsNil() {

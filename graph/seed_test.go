@@ -266,7 +266,7 @@ func TestSeed001IR(t *testing.T) {
 			msgs = v
 		}
 	}
-	if msgs == nil || msgs.Reducer != "append" || msgs.Type.String() != "List[Object]" {
+	if msgs == nil || msgs.Reducer.Kind != flow.ReduceAppend || msgs.Type.String() != "List[Object]" {
 		t.Fatalf("messages variable %+v", msgs)
 	}
 	n := w.Node("classify_intent")

@@ -11,10 +11,10 @@ import (
 
 // field is one field of the state struct: one variable of the workflow.
 type field struct {
-	name    string // the variable's name in the IR
-	goName  string // the Go field name
-	index   int    // reflect field index in the state struct
-	reducer string // "replace", "append", "sum", "max", "min" or "merge"
+	name    string           // the variable's name in the IR
+	goName  string           // the Go field name
+	index   int              // reflect field index in the state struct
+	reducer flow.ReducerKind // a built-in: state tags name no custom reducers
 	codec   *codec
 	off     uintptr  // offset in the state struct, for the fast path
 	fast    fastKind // fkNone: the field takes the reflective path
@@ -31,9 +31,6 @@ type layout struct {
 	codecs codecs
 	diags  flow.Diagnostics
 }
-
-// reducerNames lists the reducers a state field's tag may name.
-const reducerNames = "replace, append, sum, max, min, merge"
 
 func newLayout(rt reflect.Type, at flow.Pos) *layout {
 	l := &layout{rt: rt, byName: map[string]*field{}, byGo: map[string]*field{}, codecs: codecs{}}
@@ -64,10 +61,7 @@ func newLayout(rt reflect.Type, at flow.Pos) *layout {
 		if name == "" {
 			name = snakeCase(sf.Name)
 		}
-		if red == "" {
-			red = "replace"
-		}
-		f := &field{name: name, goName: sf.Name, index: i, reducer: red, off: sf.Offset, fast: fastKindOf(sf.Type), param: "init_" + name, input: "in_" + name}
+		f := &field{name: name, goName: sf.Name, index: i, off: sf.Offset, fast: fastKindOf(sf.Type), param: "init_" + name, input: "in_" + name}
 		switch {
 		case !isIdent(name):
 			errorf("state %s: field %s: name %q is not an identifier (letters, digits, _)", rt, sf.Name, name)
@@ -89,10 +83,12 @@ func newLayout(rt reflect.Type, at flow.Pos) *layout {
 			continue
 		}
 		f.codec = c
-		if msg := checkReducer(red, c.typ); msg != "" {
+		ref := flow.ParseReducer(red)
+		if msg := checkReducer(ref, c.typ); msg != "" {
 			errorf("state %s: field %s: %s", rt, sf.Name, msg)
 			continue
 		}
+		f.reducer = ref.Kind
 		l.fields = append(l.fields, f)
 		l.byName[name] = f
 		l.byGo[sf.Name] = f
@@ -100,36 +96,22 @@ func newLayout(rt reflect.Type, at flow.Pos) *layout {
 	return l
 }
 
-// checkReducer says what is wrong with reducer red on a field of type t.
-func checkReducer(red string, t flow.Type) string {
-	ok := func(kinds ...flow.Kind) bool {
-		for _, k := range kinds {
-			if t.Kind == k {
-				return true
-			}
-		}
-		return t.Kind == flow.KindAny
+// checkReducer says what is wrong with reducer ref on a field of type t,
+// in Go's words.
+func checkReducer(ref flow.ReducerRef, t flow.Type) string {
+	if ref.Kind == flow.ReduceCustom {
+		return fmt.Sprintf("unknown reducer %q (want one of %s)", ref.Name, strings.Join(flow.BuiltinReducerNames(), ", "))
 	}
-	switch red {
-	case "replace":
+	if ref.Kind.Accepts(t) {
 		return ""
-	case "append":
-		if ok(flow.KindList) {
-			return ""
-		}
+	}
+	switch ref.Kind {
+	case flow.ReduceAppend:
 		return fmt.Sprintf("reducer append needs a slice, the field is %s", t)
-	case "sum", "max", "min":
-		if ok(flow.KindInt, flow.KindFloat, flow.KindDuration) {
-			return ""
-		}
-		return fmt.Sprintf("reducer %s needs a number or a time.Duration, the field is %s", red, t)
-	case "merge":
-		if ok(flow.KindObject) {
-			return ""
-		}
+	case flow.ReduceMerge:
 		return fmt.Sprintf("reducer merge needs a map or a struct, the field is %s", t)
 	}
-	return fmt.Sprintf("unknown reducer %q (want one of %s)", red, reducerNames)
+	return fmt.Sprintf("reducer %s needs a number or a time.Duration, the field is %s", ref.Kind, t)
 }
 
 // snakeCase spells a Go name the way state fields are named by default:

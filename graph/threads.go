@@ -84,7 +84,7 @@ func (t *Threads[S]) Run(ctx context.Context, threadID string, in S, obs engine.
 	// thread), as LangGraph applies a run's input.
 	updates := map[string]flow.Value{}
 	for _, f := range t.c.layout.fields {
-		if f.reducer != "replace" {
+		if f.reducer != flow.ReduceReplace {
 			updates[f.name] = params[f.param]
 			params[f.param] = t.zero[f.param]
 		}

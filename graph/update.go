@@ -104,13 +104,13 @@ func analyzeUpdate(l *layout, ut reflect.Type, node string, at flow.Pos) ([]upda
 		case uf.Type.Kind() == reflect.Pointer && uf.Type.Elem() == sft:
 			u.mode = updOptional
 			switch f.reducer {
-			case "replace", "max", "min":
+			case flow.ReduceReplace, flow.ReduceMax, flow.ReduceMin:
 				u.keep = true
-			case "append":
+			case flow.ReduceAppend:
 				u.ident = flow.ListValue()
-			case "merge":
+			case flow.ReduceMerge:
 				u.ident = flow.ObjectValue(nil)
-			case "sum":
+			case flow.ReduceSum:
 				switch f.codec.typ.Kind {
 				case flow.KindFloat:
 					u.ident = flow.FloatValue(0)
@@ -120,7 +120,7 @@ func analyzeUpdate(l *layout, ut reflect.Type, node string, at flow.Pos) ([]upda
 					u.ident = flow.IntValue(0)
 				}
 			}
-		case f.reducer == "append" && (sft.Kind() == reflect.Slice || sft.Kind() == reflect.Array) && uf.Type == sft.Elem():
+		case f.reducer == flow.ReduceAppend && (sft.Kind() == reflect.Slice || sft.Kind() == reflect.Array) && uf.Type == sft.Elem():
 			ec, err := l.codecs.of(uf.Type)
 			if err != nil {
 				errorf("update %s: field %s: %v", ut, uf.Name, err)
@@ -133,7 +133,7 @@ func analyzeUpdate(l *layout, ut reflect.Type, node string, at flow.Pos) ([]upda
 			u.mode, u.codec, u.typ, u.fast = updElem, ec, ec.typ, fastKindOf(uf.Type)
 		default:
 			want := sft.String()
-			if f.reducer == "append" {
+			if f.reducer == flow.ReduceAppend {
 				want += " (or one element, " + sft.Elem().String() + ")"
 			}
 			errorf("update %s: field %s has type %s, but state field %s has type %s; want %s, or *%s to make the write optional", ut, uf.Name, uf.Type, f.goName, sft, want, sft)

@@ -340,7 +340,7 @@ func (c *compiler) vars(ds []*VarDecl) []*flow.Var {
 			v.Default = c.expr(d.Default)
 		}
 		if d.Reducer != nil {
-			v.Reducer = d.Reducer.Name
+			v.Reducer = flow.ParseReducer(d.Reducer.Name)
 		}
 		out = append(out, v)
 	}

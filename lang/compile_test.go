@@ -117,8 +117,8 @@ func TestCompileExtensions(t *testing.T) {
 	if each.Map.String() != "plan.questions" || each.As != "question" || each.Parallelism != 4 || len(each.Set) != 2 {
 		t.Errorf("map node = map %s as %s parallelism %d set %d", each.Map, each.As, each.Parallelism, len(each.Set))
 	}
-	if w.Vars[0].Reducer != "append" || w.Vars[2].Reducer != "merge" {
-		t.Errorf("reducers = %q %q", w.Vars[0].Reducer, w.Vars[2].Reducer)
+	if w.Vars[0].Reducer.Kind != flow.ReduceAppend || w.Vars[2].Reducer.Kind != flow.ReduceMerge {
+		t.Errorf("reducers = %s %s", w.Vars[0].Reducer, w.Vars[2].Reducer)
 	}
 
 	m = load(t, "testdata/subworkflow.wf")

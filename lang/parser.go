@@ -674,7 +674,7 @@ func (p *parser) parseVarDecl() *VarDecl {
 	}
 	if p.isKeyword("reduce") {
 		p.next()
-		v.Reducer = p.parseIdent("reducer name (replace, append, sum, max, min, merge)")
+		v.Reducer = p.parseIdent("reducer name (" + strings.Join(flow.BuiltinReducerNames(), ", ") + ")")
 	}
 	v.End = p.prevEnd
 	return v

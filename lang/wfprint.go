@@ -378,8 +378,8 @@ func (p *wfPrinter) vars(vs []*flow.Var, what string) []*VarDecl {
 		if v.Default != nil {
 			d.Default = whole(p.expr(v.Default, "default"))
 		}
-		if v.Reducer != "" {
-			d.Reducer = p.ident(v.Reducer, "reduce")
+		if !v.Reducer.IsReplace() {
+			d.Reducer = p.ident(v.Reducer.String(), "reduce")
 		}
 		out = append(out, d)
 	}

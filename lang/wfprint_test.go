@@ -172,7 +172,7 @@ func comparePlans(t *testing.T, a, b *flow.Workflow) {
 	cells := func(p *flow.Plan) []cell {
 		var out []cell
 		for _, c := range p.Cells {
-			out = append(out, cell{c.Name, c.Type.String(), c.RedName, int(c.Kind), c.Node})
+			out = append(out, cell{c.Name, c.Type.String(), c.Red.String(), int(c.Kind), c.Node})
 		}
 		return out
 	}
@@ -350,14 +350,14 @@ func goWorkflow(t *testing.T) *flow.Workflow {
 			{Name: "opts", Type: flow.TObject, Default: irLit(mustValue(t, map[string]any{"k": 1, "nested key": []any{"a", 2.5, true, nil}}))},
 		},
 		Vars: []*flow.Var{
-			{Name: "memory", Type: flow.TObject, Reducer: "merge"},
+			{Name: "memory", Type: flow.TObject, Reducer: flow.ParseReducer("merge")},
 			{Name: "steps", Type: flow.TInt, Default: irNum(0)},
-			{Name: "log", Type: flow.ListOf(flow.TString), Default: irList(), Reducer: "append"},
+			{Name: "log", Type: flow.ListOf(flow.TString), Default: irList(), Reducer: flow.ParseReducer("append")},
 			{Name: "wait", Type: flow.TDuration, Default: irLit(flow.DurationValue(1500 * time.Millisecond))},
-			{Name: "ratio", Type: flow.TFloat, Default: irLit(flow.FloatValue(-0.5)), Reducer: "max"},
+			{Name: "ratio", Type: flow.TFloat, Default: irLit(flow.FloatValue(-0.5)), Reducer: flow.ParseReducer("max")},
 			{Name: "floor", Type: flow.TInt, Default: &flow.Unary{Op: "-", X: irNum(3)}},
 			{Name: "mode", Type: flow.EnumOf("a", "b c", `q"uote`), Default: irStr("a")},
-			{Name: "nested", Type: flow.ListOf(flow.ListOf(flow.EnumOf("x"))), Reducer: "replace"},
+			{Name: "nested", Type: flow.ListOf(flow.ListOf(flow.EnumOf("x"))), Reducer: flow.ParseReducer("replace")},
 			{Name: "anything", Type: flow.TAny, Default: irLit(flow.Null)},
 		},
 		Slots: []*flow.Var{{Name: "next_query", Type: flow.TString}},
@@ -776,7 +776,9 @@ func TestFormatWorkflowErrors(t *testing.T) {
 			PrintError{Workflow: "W", Item: "edge 0 (from a)", Field: "condition", Msg: `unknown binary operator "=~"`}},
 		{"variable name", func(w *flow.Workflow) { w.Vars = []*flow.Var{{Name: "my-var", Type: flow.TInt}} },
 			PrintError{Workflow: "W", Item: "variable my-var", Msg: `"my-var" is not an identifier`}},
-		{"reducer name", func(w *flow.Workflow) { w.Vars = []*flow.Var{{Name: "v", Type: flow.TInt, Reducer: "first-wins"}} },
+		{"reducer name", func(w *flow.Workflow) {
+			w.Vars = []*flow.Var{{Name: "v", Type: flow.TInt, Reducer: flow.ParseReducer("first-wins")}}
+		},
 			PrintError{Workflow: "W", Item: "variable v", Field: "reduce", Msg: `"first-wins" is not an identifier`}},
 		{"workflow name", func(w *flow.Workflow) { w.Name = "My Flow" },
 			PrintError{Workflow: "My Flow", Field: "name", Msg: `"My Flow" is not an identifier`}},

@@ -122,9 +122,9 @@ func (c *compiler) compile() (*flow.Workflow, error) {
 		Name:        workflowName(doc),
 		Description: doc.Description,
 		Vars: []*flow.Var{
-			{Name: varCache, Type: flow.TObject, Default: lit(flow.ObjectValue(nil)), Reducer: "merge"},
-			{Name: varStacks, Type: flow.TObject, Default: lit(flow.ObjectValue(nil)), Reducer: "merge"},
-			{Name: varFiles, Type: flow.ListOf(flow.TObject), Default: lit(flow.ListValue()), Reducer: "append"},
+			{Name: varCache, Type: flow.TObject, Default: lit(flow.ObjectValue(nil)), Reducer: flow.ReducerRef{Kind: flow.ReduceMerge}},
+			{Name: varStacks, Type: flow.TObject, Default: lit(flow.ObjectValue(nil)), Reducer: flow.ReducerRef{Kind: flow.ReduceMerge}},
+			{Name: varFiles, Type: flow.ListOf(flow.TObject), Default: lit(flow.ListValue()), Reducer: flow.ReducerRef{Kind: flow.ReduceAppend}},
 			{Name: varSteps, Type: flow.TInt, Default: lit(flow.IntValue(0))},
 		},
 		Slots:   []*flow.Var{{Name: slotError, Type: flow.TString}},

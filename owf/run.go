@@ -73,7 +73,7 @@ func Explain(err error) error {
 		return we
 	}
 	var le *engine.LimitError
-	if errors.As(err, &le) && le.Limit == "max_time" {
+	if errors.As(err, &le) && le.Limit == engine.LimitMaxTime {
 		return &WorkflowError{Msg: msgMaxTime}
 	}
 	return err

@@ -633,7 +633,7 @@ func TestIR(t *testing.T) {
 		t.Errorf("initial %s, warnings %v", w.Initial, e.c.Warnings())
 	}
 	for _, v := range w.Vars {
-		if (v.Name == "messages") != (v.Reducer == "append") {
+		if (v.Name == "messages") != (v.Reducer.String() == "append") {
 			t.Errorf("variable %s has reducer %q", v.Name, v.Reducer)
 		}
 	}
