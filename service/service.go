@@ -614,16 +614,18 @@ func typedAnswers(plan *flow.Plan, ts *engine.ThreadState, in []Answer) ([]engin
 	return out, nil
 }
 
-// ErrCancelled is the cause of a run cancelled with Cancel.
-var ErrCancelled = errors.New("service: the run was cancelled")
+// ErrCancelled is the cause of a run cancelled with Cancel: the thread
+// records the run as cancelled, and it cannot be resumed.
+var ErrCancelled = engine.ErrRunCancelled
 
 // ErrNotRunning is Cancel of a thread with no run in progress in this
 // process.
 var ErrNotRunning = errors.New("service: no run of the thread is in progress here")
 
 // Cancel stops the run of a thread that this process drives: its steps
-// in flight are abandoned and the run ends, its error wrapping
-// ErrCancelled. A thread with no run in progress here is ErrNotRunning.
+// in flight are abandoned and the run ends with status "cancelled", its
+// error wrapping ErrCancelled; the thread records it so, and the run
+// cannot be resumed (a new run can start in the thread). A thread with no run in progress here is ErrNotRunning.
 func (s *Service) Cancel(ctx context.Context, thread string) error {
 	s.mu.Lock()
 	a := s.active[thread]

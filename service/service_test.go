@@ -276,14 +276,21 @@ func TestCancel(t *testing.T) {
 	}
 	select {
 	case res := <-done:
-		if res == nil || res.Status == "completed" || !errors.Is(runErr, ErrCancelled) {
-			t.Fatalf("cancelled run: %+v, %v", res, runErr)
+		if res == nil || res.Status != "cancelled" || !errors.Is(runErr, ErrCancelled) || engine.KindOf(runErr) != engine.KindCancelled {
+			t.Fatalf("cancelled run: %+v, %v (kind %s)", res, runErr, engine.KindOf(runErr))
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("the cancelled run did not end")
 	}
 	if err := s.Cancel(ctx, "c"); !errors.Is(err, ErrNotRunning) {
 		t.Fatalf("Cancel after the end: %v", err)
+	}
+	runs, err := st.Runs(ctx, "c")
+	if err != nil || len(runs) != 1 || runs[0].Status != store.Cancelled {
+		t.Fatalf("stored runs: %+v, %v", runs, err)
+	}
+	if _, err := s.Resume(ctx, ResumeRequest{Thread: "c"}); engine.KindOf(err) != engine.KindEnded {
+		t.Fatalf("resuming a cancelled run: %v (kind %s)", err, engine.KindOf(err))
 	}
 }
 
