@@ -174,7 +174,7 @@ func foreignKind(err error) Kind {
 		return KindConflict
 	}
 	switch err {
-	case context.Canceled:
+	case context.Canceled, ErrRunCancelled:
 		return KindCancelled
 	case context.DeadlineExceeded:
 		return KindLimit

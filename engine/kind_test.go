@@ -28,6 +28,7 @@ func TestErrorKinds(t *testing.T) {
 		{"ErrStale", engine.ErrStale, engine.KindConflict},
 		{"NodeError", &engine.NodeError{Node: "n", Err: plain}, engine.KindInternal},
 		{"NodeError cancelled", &engine.NodeError{Node: "n", Err: fmt.Errorf("calling: %w", context.Canceled)}, engine.KindCancelled},
+		{"NodeError run cancelled", &engine.NodeError{Node: "n", Err: fmt.Errorf("run cancelled: %w", engine.ErrRunCancelled)}, engine.KindCancelled},
 		{"NodeError timeout", &engine.NodeError{Node: "n", Err: &engine.TimeoutError{Node: "n"}}, engine.KindLimit},
 		{"NoRouteError", &engine.NoRouteError{Node: "n"}, engine.KindInternal},
 		{"LimitError", &engine.LimitError{Limit: engine.LimitMaxSteps}, engine.KindLimit},

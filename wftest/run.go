@@ -19,6 +19,7 @@ import (
 	"github.com/weftlang/weft/flow"
 	"github.com/weftlang/weft/internal/termtext"
 	"github.com/weftlang/weft/lang"
+	"github.com/weftlang/weft/service"
 )
 
 // Options adjust Run.
@@ -204,12 +205,11 @@ func runCase(ctx context.Context, s *Suite, c *Case, mod *lang.Module, w *flow.W
 	action.Register(base)
 	reg, rec := NewStubRegistry(base, c.Stubs)
 	has := func(name string) bool { return reg.Has(name) || stubbed[name] }
-	fns, err := action.Functions()
+	plan, ds, err := service.Compile(w, &service.OpenOptions{HasAction: has})
 	if err != nil {
 		cr.Failures = append(cr.Failures, err.Error())
 		return cr
 	}
-	plan, ds := flow.Compile(w, &flow.CompileOptions{HasAction: has, Functions: fns, BindingReads: action.TemplateReads, OutputsFromInputs: action.OutputsFromInputs})
 	if plan == nil {
 		cr.Failures = append(cr.Failures, "workflow does not compile (an action is known when the Registry has it or a case of this file stubs it):\n"+newCompileError(s.Workflow, ds, mod.Source).Error())
 		return cr

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/weftlang/weft/engine"
+	"github.com/weftlang/weft/service"
 	"github.com/weftlang/weft/store/sqlite"
 )
 
@@ -42,8 +43,8 @@ func TestResumeAnswerAfterAnotherProcessAnswered(t *testing.T) {
 		t.Fatalf("load: %v, %v", ts, err)
 	}
 	q := ts.Waiting()[0]
-	pn := findPlanNode(p.plan, ts.NodeOf(q))
-	out, err := parseAnswer(pn, "net income 2023")
+	pn := service.FindNode(p.plan, ts.NodeOf(q))
+	out, err := service.ParseAnswer(pn, "net income 2023")
 	if err != nil {
 		t.Fatal(err)
 	}

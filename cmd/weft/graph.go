@@ -9,8 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/weftlang/weft/action"
-	"github.com/weftlang/weft/flow"
+	"github.com/weftlang/weft/service"
 	"github.com/weftlang/weft/viz"
 )
 
@@ -66,11 +65,10 @@ func drawGraph(e env, path, format, out, workflow string) error {
 	if err != nil {
 		return err
 	}
-	fns, err := action.Functions()
+	plan, cds, err := service.Compile(w, nil)
 	if err != nil {
 		return internal(err)
 	}
-	plan, cds := flow.Compile(w, &flow.CompileOptions{Functions: fns, BindingReads: action.TemplateReads, OutputsFromInputs: action.OutputsFromInputs})
 	printDiags(e.stderr, dedupe(append(ds, cds...)), m)
 	var buf bytes.Buffer
 	if err := render(&buf, workflowGraph(w, plan)); err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/weftlang/weft/flow"
 	"github.com/weftlang/weft/lang"
+	"github.com/weftlang/weft/service"
 )
 
 // readSource reads a file named on the command line. A file that cannot be
@@ -31,10 +33,10 @@ func loadModule(path string) (*lang.Module, flow.Diagnostics, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if isOWF(path) {
-		return loadOWF(path, src)
+	m, _, ds, err := service.LoadModule(context.Background(), service.Source{Name: path, Data: src})
+	if err != nil {
+		return nil, nil, failed(err)
 	}
-	m, ds := lang.LoadSource(path, src, lang.ImportReader(filepath.Dir(path)))
 	return m, ds, nil
 }
 
@@ -79,26 +81,8 @@ func printDiagsSrc(w io.Writer, ds flow.Diagnostics, src func(string) []byte) {
 	_ = lang.FormatDiagnostics(w, ds, src)
 }
 
-// dedupe drops diagnostics that repeat an earlier one exactly (the same
-// subworkflow compiled from two places reports its findings twice).
-func dedupe(ds flow.Diagnostics) flow.Diagnostics {
-	type key struct {
-		pos  flow.Pos
-		sev  flow.Severity
-		code string
-		msg  string
-	}
-	seen := map[key]bool{}
-	var out flow.Diagnostics
-	for _, d := range ds {
-		k := key{d.Pos, d.Severity, d.Code, d.Msg}
-		if !seen[k] {
-			seen[k] = true
-			out = append(out, d)
-		}
-	}
-	return out
-}
+// dedupe drops diagnostics that repeat an earlier one exactly.
+func dedupe(ds flow.Diagnostics) flow.Diagnostics { return service.Dedupe(ds) }
 
 // expandFiles replaces each directory among args by the .wf files under it
 // and the .json files that look like ollama-workflows documents (an object

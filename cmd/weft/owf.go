@@ -1,14 +1,12 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
 
 	"github.com/weftlang/weft/engine"
 	"github.com/weftlang/weft/flow"
-	"github.com/weftlang/weft/lang"
 	"github.com/weftlang/weft/llm"
 	"github.com/weftlang/weft/llm/providers"
 	"github.com/weftlang/weft/owf"
@@ -18,29 +16,6 @@ import (
 // isOWF reports whether path names an ollama-workflows JSON document: the
 // CLI tells the formats apart by extension (.json; everything else is .wf).
 func isOWF(path string) bool { return strings.EqualFold(filepath.Ext(path), ".json") }
-
-// loadOWF loads an ollama-workflows document and compiles it to the IR,
-// as a Module so that every command treats it like a .wf file. Problems in
-// the document are diagnostics naming line, column and JSON path.
-func loadOWF(path string, src []byte) (*lang.Module, flow.Diagnostics, error) {
-	doc, err := owf.Load(path, src, nil)
-	var el owf.ErrorList
-	if errors.As(err, &el) {
-		return lang.NewModule(path, src), el.Diagnostics(), nil
-	}
-	if err != nil {
-		return nil, nil, failed(err)
-	}
-	var ds flow.Diagnostics
-	for _, w := range doc.Warnings {
-		ds = append(ds, w.Diagnostic(flow.Warning))
-	}
-	w, err := owf.Compile(doc)
-	if err != nil {
-		return nil, nil, failed(err)
-	}
-	return lang.NewModule(path, src, w), ds, nil
-}
 
 // registerOWF adds the owf.* actions to reg: the model of --llm (or
 // WEFT_LLM), the embedder of --embed (or WEFT_EMBED; by default the

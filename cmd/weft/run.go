@@ -20,6 +20,7 @@ import (
 	"github.com/weftlang/weft/flow"
 	"github.com/weftlang/weft/lang"
 	"github.com/weftlang/weft/owf"
+	"github.com/weftlang/weft/service"
 )
 
 // runOptions are the flags of `weft run`.
@@ -153,11 +154,10 @@ func prepare(e env, path string, o *runOptions) (*prepared, error) {
 			return nil, err
 		}
 	}
-	fns, err := action.Functions()
+	plan, cds, err := service.Compile(w, &service.OpenOptions{HasAction: reg.Has})
 	if err != nil {
 		return nil, internal(err)
 	}
-	plan, cds := flow.Compile(w, &flow.CompileOptions{HasAction: reg.Has, Functions: fns, BindingReads: action.TemplateReads, OutputsFromInputs: action.OutputsFromInputs})
 	printDiags(e.stderr, dedupe(append(ds, cds...)), m)
 	if plan == nil {
 		if missing := missingActions(cds, w); len(missing) > 0 {
@@ -267,7 +267,7 @@ func answerLoop(ctx context.Context, e env, o *runOptions, plan *flow.Plan, res 
 	}
 	for res != nil && res.Status == engine.Waiting && len(res.Waiting) > 0 {
 		p := res.Waiting[0]
-		pn := findPlanNode(plan, p.Node)
+		pn := service.FindNode(plan, p.Node)
 		if pn == nil {
 			return res, internal(fmt.Errorf("run waits at unknown node %s", p.Node))
 		}
@@ -276,7 +276,7 @@ func answerLoop(ctx context.Context, e env, o *runOptions, plan *flow.Plan, res 
 		case len(o.answers) > 0:
 			text := o.answers[0]
 			o.answers = o.answers[1:]
-			if out, err = parseAnswer(pn, text); err != nil {
+			if out, err = service.ParseAnswer(pn, text); err != nil {
 				return res, usageErrorf("--answer %q for %s: %v", text, p.Node, err)
 			}
 		case stdin != nil:
@@ -421,7 +421,7 @@ func runParams(plan *flow.Plan, o *runOptions, inputSet bool) (params, init map[
 		if name == flow.InputText && inputSet {
 			return nil, nil, usageErrorf("--var %s: input_text is already set by --input", kv)
 		}
-		v, err := parseTyped(text, p.Type)
+		v, err := service.ParseValue(text, p.Type)
 		if err != nil {
 			return nil, nil, usageErrorf("--var %s: %s %s (%s): %v", kv, what, name, p.Type, err)
 		}
@@ -442,84 +442,12 @@ func runParams(plan *flow.Plan, o *runOptions, inputSet bool) (params, init map[
 	return params, init, nil
 }
 
-// parseTyped reads a command-line value for type t: as JSON when it parses
-// as JSON and fits t (numbers, booleans, lists, objects, quoted strings),
-// else as text. An error says why neither fits.
-func parseTyped(text string, t flow.Type) (flow.Value, error) {
-	var v flow.Value
-	jerr := json.Unmarshal([]byte(text), &v)
-	if jerr == nil {
-		if cv, err := flow.Conform(v, t); err == nil {
-			return cv, nil
-		}
-	}
-	cv, serr := flow.Conform(flow.StringValue(text), t)
-	if serr == nil {
-		return cv, nil
-	}
-	if jerr == nil {
-		_, err := flow.Conform(v, t)
-		return flow.Null, err
-	}
-	return flow.Null, serr
-}
-
-// parseAnswer turns a person's answer into the outputs of the human node
-// pn: the text itself for a single String output, a typed value for a
-// single output of another type, a JSON object naming every output when
-// there are several.
-func parseAnswer(pn *flow.PlanNode, text string) (map[string]flow.Value, error) {
-	switch len(pn.Outputs) {
-	case 0:
-		return map[string]flow.Value{}, nil
-	case 1:
-		o := pn.Outputs[0]
-		if o.Type.Kind == flow.KindString {
-			return map[string]flow.Value{o.Name: flow.StringValue(text)}, nil
-		}
-		v, err := parseTyped(text, o.Type)
-		if err != nil {
-			return nil, fmt.Errorf("output %s: %w", o.Name, err)
-		}
-		return map[string]flow.Value{o.Name: v}, nil
-	}
-	var obj map[string]flow.Value
-	if err := json.Unmarshal([]byte(text), &obj); err != nil || obj == nil {
-		return nil, fmt.Errorf("node %s has %d outputs (%s): answer with a JSON object", pn.Name, len(pn.Outputs), outputList(pn))
-	}
-	out := map[string]flow.Value{}
-	for _, o := range pn.Outputs {
-		v, ok := obj[o.Name]
-		if !ok {
-			return nil, fmt.Errorf("the answer has no %s (want %s)", o.Name, outputList(pn))
-		}
-		cv, err := flow.Conform(v, o.Type)
-		if err != nil {
-			return nil, fmt.Errorf("output %s: %w", o.Name, err)
-		}
-		out[o.Name] = cv
-		delete(obj, o.Name)
-	}
-	for k := range obj {
-		return nil, fmt.Errorf("node %s has no output %s (want %s)", pn.Name, k, outputList(pn))
-	}
-	return out, nil
-}
-
-func outputList(pn *flow.PlanNode) string {
-	var parts []string
-	for _, o := range pn.Outputs {
-		parts = append(parts, o.Name+": "+o.Type.String())
-	}
-	return strings.Join(parts, ", ")
-}
-
 // ask prints the question of a waiting node to w and reads answers from r
 // until one fits the node's outputs. It returns io.EOF when stdin ends.
 func ask(ctx context.Context, w io.Writer, r *bufio.Reader, pn *flow.PlanNode, p engine.Pending) (map[string]flow.Value, error) {
 	fmt.Fprintf(w, "%s asks: %s\n", p.Node, p.Question.Text())
 	if len(pn.Outputs) > 1 {
-		fmt.Fprintf(w, "(answer with a JSON object: %s)\n", outputList(pn))
+		fmt.Fprintf(w, "(answer with a JSON object: %s)\n", service.OutputList(pn))
 	}
 	for {
 		fmt.Fprint(w, "> ")
@@ -527,7 +455,7 @@ func ask(ctx context.Context, w io.Writer, r *bufio.Reader, pn *flow.PlanNode, p
 		if err != nil {
 			return nil, err
 		}
-		out, perr := parseAnswer(pn, line)
+		out, perr := service.ParseAnswer(pn, line)
 		if perr == nil {
 			return out, nil
 		}
@@ -556,24 +484,6 @@ func readLine(ctx context.Context, r *bufio.Reader) (string, error) {
 	case <-ctx.Done():
 		return "", context.Cause(ctx)
 	}
-}
-
-// findPlanNode finds a node by the name events use: "name", or
-// "sub/inner" inside a subworkflow.
-func findPlanNode(plan *flow.Plan, name string) *flow.PlanNode {
-	head, rest, nested := strings.Cut(name, "/")
-	for _, pn := range plan.Nodes {
-		if pn.Name != head {
-			continue
-		}
-		if !nested {
-			return pn
-		}
-		if pn.Sub != nil {
-			return findPlanNode(pn.Sub, rest)
-		}
-	}
-	return nil
 }
 
 // withStatus runs fn with the status line ticking (when there is one) and

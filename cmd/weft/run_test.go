@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/weftlang/weft/flow"
 )
 
 func TestRunQA(t *testing.T) {
@@ -272,60 +271,6 @@ func TestRunVarErrors(t *testing.T) {
 				t.Errorf("stderr lacks %q:\n%s", tc.want, r.stderr)
 			}
 		})
-	}
-}
-
-func TestParseTyped(t *testing.T) {
-	for _, tc := range []struct {
-		text string
-		typ  flow.Type
-		want flow.Value
-		err  bool
-	}{
-		{"5", flow.TInt, flow.IntValue(5), false},
-		{"5", flow.TFloat, flow.FloatValue(5), false},
-		{"5", flow.TString, flow.StringValue("5"), false},
-		{"5", flow.TAny, flow.IntValue(5), false},
-		{"hello", flow.TAny, flow.StringValue("hello"), false},
-		{`"hi"`, flow.TString, flow.StringValue("hi"), false},
-		{"true", flow.TBool, flow.BoolValue(true), false},
-		{"yes", flow.TBool, flow.Null, true},
-		{"qa", flow.EnumOf("qa", "other"), flow.StringValue("qa"), false},
-		{"nope", flow.EnumOf("qa", "other"), flow.Null, true},
-		{`["a"]`, flow.ListOf(flow.TString), flow.StringList("a"), false},
-		{"1m30s", flow.TDuration, flow.DurationValue(90e9), false},
-		{"{}", flow.TObject, flow.ObjectValue(map[string]flow.Value{}), false},
-	} {
-		got, err := parseTyped(tc.text, tc.typ)
-		if (err != nil) != tc.err || !got.Equal(tc.want) {
-			t.Errorf("parseTyped(%q, %s) = %v, %v; want %v (error %v)", tc.text, tc.typ, got, err, tc.want, tc.err)
-		}
-	}
-}
-
-func TestParseAnswer(t *testing.T) {
-	one := &flow.PlanNode{Name: "ask", Outputs: []flow.PlanOutput{{Name: "year", Type: flow.TInt}}}
-	got, err := parseAnswer(one, "2023")
-	if err != nil || !got["year"].Equal(flow.IntValue(2023)) {
-		t.Errorf("single Int output: %v, %v", got, err)
-	}
-	if _, err := parseAnswer(one, "last year"); err == nil {
-		t.Error("a non-number answer for an Int output was accepted")
-	}
-	str := &flow.PlanNode{Name: "ask", Outputs: []flow.PlanOutput{{Name: "query", Type: flow.TString}}}
-	got, err = parseAnswer(str, `"quoted" as typed`)
-	if err != nil || got["query"].Str() != `"quoted" as typed` {
-		t.Errorf("single String output: %v, %v", got, err)
-	}
-	two := &flow.PlanNode{Name: "ask", Outputs: []flow.PlanOutput{{Name: "ok", Type: flow.TBool}, {Name: "note", Type: flow.TString}}}
-	got, err = parseAnswer(two, `{"ok": true, "note": "fine"}`)
-	if err != nil || !got["ok"].Bool() || got["note"].Str() != "fine" {
-		t.Errorf("two outputs: %v, %v", got, err)
-	}
-	for _, bad := range []string{"yes", `{"ok": true}`, `{"ok": true, "note": "x", "extra": 1}`, `{"ok": "yes", "note": "x"}`} {
-		if _, err := parseAnswer(two, bad); err == nil {
-			t.Errorf("answer %s was accepted", bad)
-		}
 	}
 }
 

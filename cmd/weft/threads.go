@@ -23,6 +23,7 @@ import (
 	"github.com/weftlang/weft/flow"
 	"github.com/weftlang/weft/internal/redact"
 	"github.com/weftlang/weft/internal/termtext"
+	"github.com/weftlang/weft/service"
 	"github.com/weftlang/weft/store"
 	"github.com/weftlang/weft/store/postgres"
 	"github.com/weftlang/weft/store/sqlite"
@@ -406,7 +407,7 @@ func resumeThread(ctx context.Context, e env, id string, o *resumeOptions, stubs
 				if t.QuestionID() != taskID {
 					continue
 				}
-				if pn := findPlanNode(p.plan, ts.NodeOf(t)); pn != nil {
+				if pn := service.FindNode(p.plan, ts.NodeOf(t)); pn != nil {
 					return pn, nil
 				}
 				return nil, failed(fmt.Errorf("thread %s waits at node %s, which %s no longer has: resume it with the workflow it started with (--file)", id, ts.NodeOf(t), file))
@@ -420,7 +421,7 @@ func resumeThread(ctx context.Context, e env, id string, o *resumeOptions, stubs
 				if err != nil {
 					return err
 				}
-				out, err := parseAnswer(pn, o.answers[i])
+				out, err := service.ParseAnswer(pn, o.answers[i])
 				if err != nil {
 					return usageErrorf("--answer %q for question %s (%s): %v", o.answers[i], qid, pn.Name, err)
 				}
@@ -435,7 +436,7 @@ func resumeThread(ctx context.Context, e env, id string, o *resumeOptions, stubs
 			if err != nil {
 				return err
 			}
-			out, err := parseAnswer(pn, o.answers[0])
+			out, err := service.ParseAnswer(pn, o.answers[0])
 			if err != nil {
 				return usageErrorf("--answer %q for %s: %v", o.answers[0], pn.Name, err)
 			}
@@ -925,7 +926,7 @@ func parseSet(plan *flow.Plan, name, text string) (flow.Value, error) {
 	if plan != nil {
 		for _, c := range plan.Cells {
 			if c.Name == name && (c.Kind == flow.CellVar || c.Kind == flow.CellSlot || c.Kind == flow.CellParam) {
-				return parseTyped(text, c.Type)
+				return service.ParseValue(text, c.Type)
 			}
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/weftlang/weft/engine"
 	"github.com/weftlang/weft/flow"
 	"github.com/weftlang/weft/lang"
+	"github.com/weftlang/weft/service"
 )
 
 // newValidateCmd builds `weft validate`.
@@ -126,16 +127,15 @@ func validateFile(path, importedBy string, hasAction func(string) bool, show fun
 	if err != nil {
 		return nil, 0, 0, err
 	}
-	fns, err := action.Functions()
-	if err != nil {
-		return nil, 0, 0, internal(err)
-	}
 	nodes, edges := 0, 0
 	if !ds.HasErrors() {
 		own := 0
 		allNodes, allEdges := 0, 0
 		for _, w := range m.Workflows {
-			_, cds := flow.Compile(w, &flow.CompileOptions{HasAction: hasAction, Functions: fns, BindingReads: action.TemplateReads, OutputsFromInputs: action.OutputsFromInputs})
+			_, cds, err := service.Compile(w, &service.OpenOptions{HasAction: hasAction})
+			if err != nil {
+				return nil, 0, 0, internal(err)
+			}
 			ds = append(ds, cds...)
 			allNodes += len(w.Nodes)
 			allEdges += len(w.Edges)

@@ -1,0 +1,219 @@
+package service
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"slices"
+	"sync"
+)
+
+// ErrSlowSubscriber is the error a subscription ends with when its reader
+// fell so far behind that its buffer filled: the run did not wait for it.
+// Subscribe again from the cursor of the last event read
+// (*SlowSubscriberError has it) to get the events after it.
+var ErrSlowSubscriber = errors.New("service: the subscriber fell behind and was dropped")
+
+// ErrCursorExpired is the error a subscription starts with when events
+// after its cursor are no longer kept (or were never seen by this
+// process): they cannot be sent, and the thread's history (History) is
+// the record of what happened. Events from the oldest one kept follow.
+var ErrCursorExpired = errors.New("service: events after the cursor are no longer kept")
+
+// SlowSubscriberError is ErrSlowSubscriber with the cursor to resubscribe
+// from.
+type SlowSubscriberError struct {
+	Thread string
+	After  Cursor // the cursor of the last event the subscriber got
+}
+
+// Error says which thread and where to resume.
+func (e *SlowSubscriberError) Error() string {
+	return fmt.Sprintf("service: the subscriber of thread %s fell behind after event %s and was dropped; subscribe again from there", e.Thread, e.After)
+}
+
+// Is reports ErrSlowSubscriber.
+func (e *SlowSubscriberError) Is(target error) bool { return target == ErrSlowSubscriber }
+
+// CursorExpiredError is ErrCursorExpired with what is kept.
+type CursorExpiredError struct {
+	Thread string
+	After  Cursor // the cursor asked for
+	Oldest Cursor // the oldest event kept, which follows
+}
+
+// Error names the gap.
+func (e *CursorExpiredError) Error() string {
+	return fmt.Sprintf("service: the events of thread %s after %s and before %s are no longer kept", e.Thread, e.After, e.Oldest)
+}
+
+// Is reports ErrCursorExpired.
+func (e *CursorExpiredError) Is(target error) bool { return target == ErrCursorExpired }
+
+// hub fans the events of runs out to subscribers, per thread. It keeps
+// the last keep events of each thread it saw, so that a subscriber that
+// reconnects with its cursor gets every later event exactly once, and at
+// most maxTopics threads' worth of them (the idle threads seen longest
+// ago go first). Publishing never blocks: a subscriber whose buffer of
+// buffer events is full is dropped with ErrSlowSubscriber.
+//
+// E is the event type; pos gives an event's position in its thread,
+// which grows from event to event, and follows reports whether next comes
+// right after prev (no event between them).
+type hub[E any] struct {
+	pos       func(E) int64
+	follows   func(prev, next int64) bool
+	keep      int
+	buffer    int
+	maxTopics int
+
+	mu     sync.Mutex
+	topics map[string]*topic[E]
+	clock  uint64 // orders topics by last use
+}
+
+// topic is one thread's events and subscribers.
+type topic[E any] struct {
+	ring []E // the last events, oldest first, at most keep
+	subs map[*subscriber[E]]struct{}
+	used uint64
+}
+
+// subscriber is one subscription's buffer.
+type subscriber[E any] struct {
+	ch      chan E
+	dropped bool // set under hub.mu when ch was closed because it was full
+}
+
+func newHub[E any](pos func(E) int64, follows func(prev, next int64) bool, keep, buffer, maxTopics int) *hub[E] {
+	return &hub[E]{pos: pos, follows: follows, keep: keep, buffer: buffer, maxTopics: maxTopics, topics: map[string]*topic[E]{}}
+}
+
+// publish records e as the next event of thread and sends it to the
+// thread's subscribers.
+func (h *hub[E]) publish(thread string, e E) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	t := h.topic(thread)
+	if n := len(t.ring); n > 0 && !h.follows(h.pos(t.ring[n-1]), h.pos(e)) {
+		// A cursor that does not follow the ones kept (another
+		// process drove the thread in between, or a crash undid
+		// steps): what is kept no longer leads up to e.
+		clear(t.ring)
+		t.ring = t.ring[:0]
+	}
+	if len(t.ring) == h.keep {
+		clear(t.ring[:1])
+		t.ring = append(t.ring[:0], t.ring[1:]...)
+	}
+	t.ring = append(t.ring, e)
+	for s := range t.subs {
+		select {
+		case s.ch <- e:
+		default:
+			s.dropped = true
+			close(s.ch)
+			delete(t.subs, s)
+		}
+	}
+}
+
+// topic returns thread's topic, made if needed. h.mu is held.
+func (h *hub[E]) topic(thread string) *topic[E] {
+	h.clock++
+	t := h.topics[thread]
+	if t == nil {
+		h.evict()
+		t = &topic[E]{subs: map[*subscriber[E]]struct{}{}}
+		h.topics[thread] = t
+	}
+	t.used = h.clock
+	return t
+}
+
+// evict drops the idle topic used longest ago when there are maxTopics.
+// h.mu is held.
+func (h *hub[E]) evict() {
+	if len(h.topics) < h.maxTopics {
+		return
+	}
+	var oldest string
+	var at uint64
+	for id, t := range h.topics {
+		if len(t.subs) == 0 && (oldest == "" || t.used < at) {
+			oldest, at = id, t.used
+		}
+	}
+	if oldest != "" {
+		delete(h.topics, oldest)
+	}
+}
+
+// subscribe yields (once iterated: the subscription starts with the
+// iteration) thread's events after the cursor after (every event
+// kept, with a negative after: none, only those to come), then each new
+// one, until ctx ends (then it stops without an error) or the subscriber
+// falls behind (*SlowSubscriberError). When events after the cursor are
+// no longer kept it yields a *CursorExpiredError first and goes on with
+// the oldest kept.
+func (h *hub[E]) subscribe(ctx context.Context, thread string, after int64) iter.Seq2[E, error] {
+	return func(yield func(E, error) bool) {
+		var zero E
+		s := &subscriber[E]{ch: make(chan E, h.buffer)}
+		h.mu.Lock()
+		t := h.topic(thread)
+		var backlog []E
+		var gap error
+		if after >= 0 && len(t.ring) > 0 {
+			first := h.pos(t.ring[0])
+			if first > after && !h.follows(after, first) {
+				gap = &CursorExpiredError{Thread: thread, After: unpack(after), Oldest: unpack(first)}
+			}
+			i, _ := slices.BinarySearchFunc(t.ring, after, func(e E, p int64) int { return cmp.Compare(h.pos(e), p) })
+			for i < len(t.ring) && h.pos(t.ring[i]) <= after {
+				i++
+			}
+			backlog = append(backlog, t.ring[i:]...)
+		}
+		t.subs[s] = struct{}{}
+		h.mu.Unlock()
+		defer h.unsubscribe(thread, s)
+
+		if gap != nil && !yield(zero, gap) {
+			return
+		}
+		last := after
+		for _, e := range backlog {
+			if !yield(e, nil) {
+				return
+			}
+			last = h.pos(e)
+		}
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case e, ok := <-s.ch:
+				if !ok {
+					yield(zero, &SlowSubscriberError{Thread: thread, After: unpack(last)})
+					return
+				}
+				if !yield(e, nil) {
+					return
+				}
+				last = h.pos(e)
+			}
+		}
+	}
+}
+
+// unsubscribe removes s from thread's topic.
+func (h *hub[E]) unsubscribe(thread string, s *subscriber[E]) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if t := h.topics[thread]; t != nil {
+		delete(t.subs, s)
+	}
+}

@@ -1,0 +1,730 @@
+package service
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/weftlang/weft/action"
+	"github.com/weftlang/weft/component"
+	"github.com/weftlang/weft/engine"
+	"github.com/weftlang/weft/flow"
+	"github.com/weftlang/weft/llm"
+	"github.com/weftlang/weft/llm/tool"
+	"github.com/weftlang/weft/store"
+)
+
+// Spec is what a thread's runs need besides their inputs: the workflow
+// (by the digest of its canonical source, which the store keeps) and the
+// components the runs use, by module id and config, with secrets by
+// reference only. The store keeps it with the thread (store.Thread.Spec),
+// so any process sharing the store rebuilds a thread's runtime from the
+// store alone.
+type Spec struct {
+	// Workflow is the digest of the workflow's canonical source
+	// (Workflow.Digest).
+	Workflow string `json:"workflow"`
+	// Components are the components of the runs, loaded in order from
+	// the Service's component registry.
+	Components []component.Spec `json:"components,omitempty"`
+	// ContextTokens is the context window of LLM actions that set none
+	// (action.Binder.ContextTokens); 0 leaves it to the server.
+	ContextTokens int `json:"context_tokens,omitempty"`
+}
+
+// Options configure a Service. Store is required.
+type Options struct {
+	// Store keeps the threads, their runs and the workflows' sources.
+	// The Service does not close it.
+	Store store.Store
+	// Components makes the components a Spec names; nil allows specs
+	// without components only.
+	Components *component.Registry
+	// Env resolves the secrets components reference, and takes their
+	// warnings; nil: the process environment, no warnings.
+	Env *component.Env
+	// Actions are actions implemented in Go by the embedding program
+	// (the functions of a Go agent), available to every run besides
+	// weft's built-in actions and those of the components. They win
+	// over both.
+	Actions *engine.Registry
+	// Workflows are the workflows built in Go that threads may run,
+	// by the name Go gave them (Source Go): a thread of one names it
+	// in its spec ("go:NAME"), and is resumed with the one registered
+	// here under that name.
+	Workflows map[string]*flow.Workflow
+	// LeaseTTL is the lease a run takes on its thread (see
+	// engine.Threads.LeaseTTL): 0 means 30s, a negative value no lease.
+	LeaseTTL time.Duration
+	// ClaimWait is how long a run waits for another driver's lease on
+	// its thread to run out (engine.Threads.ClaimWait); 0: no wait.
+	ClaimWait time.Duration
+	// Owner names this process in leases; "" chooses a random id.
+	Owner string
+	// Durability is when step records reach the store.
+	Durability engine.Durability
+	// EventsKept is how many recent events of each thread are kept for
+	// subscribers that reconnect (0: 4096); ThreadsKept how many threads'
+	// events (0: 1024; idle threads seen longest ago go first).
+	EventsKept, ThreadsKept int
+	// WrapAction, when set, wraps every action a run carries out
+	// (registered, bound in the source, of a component): an interceptor
+	// that redacts errors, traces attempts or counts calls. It is called
+	// once per action, when the runtime is built or the action bound.
+	WrapAction func(name string, a engine.Action) engine.Action
+	// WrapModel, when set, wraps every model a run opens (recording its
+	// exchanges, say); spec is the model's "PROVIDER:MODEL".
+	WrapModel func(spec string, m llm.Model) llm.Model
+	// SubscriberBuffer is how many events a subscriber may fall behind
+	// before it is dropped with ErrSlowSubscriber (0: 1024).
+	SubscriberBuffer int
+}
+
+// Service runs workflows in durable threads: it opens workflows, keeps
+// their sources and run specs in the store, builds each run's components,
+// drives runs under a lease, and fans their events out to subscribers.
+// It is safe for concurrent use. Close releases the components it built.
+type Service struct {
+	opts   Options
+	hub    *hub[engine.Event]
+	plans  sync.Map // digest -> *Workflow, opened from the store
+	owner  string
+	closed bool
+
+	mu       sync.Mutex
+	runtimes map[string]*runtime // by spec, without the workflow
+	active   map[string]*activeRun
+}
+
+// activeRun is a run this process drives.
+type activeRun struct {
+	cancel context.CancelCauseFunc
+}
+
+// runtime is the components of a spec, built once and shared by the runs
+// that use the same ones.
+type runtime struct {
+	set     *component.Set
+	runner  *engine.Runner
+	threads *engine.Threads
+	reg     *engine.Registry
+	binder  *action.Binder
+}
+
+// New makes a Service.
+func New(opts Options) (*Service, error) {
+	if opts.Store == nil {
+		return nil, errors.New("service: Options.Store is required")
+	}
+	if opts.LeaseTTL == 0 {
+		opts.LeaseTTL = 30 * time.Second
+	}
+	if opts.LeaseTTL < 0 {
+		opts.LeaseTTL = 0
+	}
+	keep, threads, buffer := opts.EventsKept, opts.ThreadsKept, opts.SubscriberBuffer
+	if keep <= 0 {
+		keep = 4096
+	}
+	if threads <= 0 {
+		threads = 1024
+	}
+	if buffer <= 0 {
+		buffer = 1024
+	}
+	owner := opts.Owner
+	if owner == "" {
+		var b [6]byte
+		_, _ = rand.Read(b[:])
+		owner = "weft-" + hex.EncodeToString(b[:])
+	}
+	return &Service{
+		opts:     opts,
+		owner:    owner,
+		hub:      newHub(func(e engine.Event) int64 { return CursorOf(e).pack() }, follows, keep, buffer, threads),
+		runtimes: map[string]*runtime{},
+		active:   map[string]*activeRun{},
+	}, nil
+}
+
+// Close closes the components the Service built. Runs in progress fail.
+func (s *Service) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	var errs []error
+	for k, rt := range s.runtimes {
+		errs = append(errs, rt.set.Close())
+		delete(s.runtimes, k)
+	}
+	return errors.Join(errs...)
+}
+
+// Open opens the workflow src names (see the package function Open) and
+// keeps its canonical source in the store, so that a thread of it can be
+// resumed by any process sharing the store.
+func (s *Service) Open(ctx context.Context, src Source) (*Workflow, error) {
+	wf, err := Open(ctx, src, nil)
+	if err != nil {
+		return wf, err
+	}
+	if wf.Format == FormatGo {
+		return wf, nil
+	}
+	if err := s.opts.Store.PutSource(ctx, wf.Digest, wf.Source); err != nil {
+		return wf, fmt.Errorf("service: keeping the source of %s: %w", wf.Name, err)
+	}
+	s.plans.Store(wf.Digest, wf)
+	return wf, nil
+}
+
+// workflow returns the workflow a digest names: kept by this process, a
+// registered Go workflow, or opened from its source in the store.
+func (s *Service) workflow(ctx context.Context, digest string) (*Workflow, error) {
+	if w, ok := s.plans.Load(digest); ok {
+		return w.(*Workflow), nil
+	}
+	if name, ok := cutPrefix(digest, "go:"); ok {
+		w := s.opts.Workflows[name]
+		if w == nil {
+			return nil, &SourceError{Digest: digest, Reason: "no Go workflow of that name is registered (Options.Workflows)"}
+		}
+		wf, err := Open(ctx, Go(name, w), nil)
+		if err != nil {
+			return nil, err
+		}
+		s.plans.Store(digest, wf)
+		return wf, nil
+	}
+	src, err := s.opts.Store.Source(ctx, digest)
+	if err != nil {
+		return nil, fmt.Errorf("service: the workflow source %s: %w", digest, err)
+	}
+	wf, err := Open(ctx, Stored(src), nil)
+	if err != nil {
+		return nil, fmt.Errorf("service: the workflow source %s: %w", digest, err)
+	}
+	if wf.Digest != digest {
+		return nil, &SourceError{Digest: digest, Reason: fmt.Sprintf("the stored source opens as %s", wf.Digest)}
+	}
+	s.plans.Store(digest, wf)
+	return wf, nil
+}
+
+func cutPrefix(s, prefix string) (string, bool) {
+	if len(s) >= len(prefix) && s[:len(prefix)] == prefix {
+		return s[len(prefix):], true
+	}
+	return s, false
+}
+
+// runtime returns the runtime of spec's components, built at its first
+// use.
+func (s *Service) runtime(ctx context.Context, spec *Spec) (*runtime, error) {
+	key, err := json.Marshal(Spec{Components: spec.Components, ContextTokens: spec.ContextTokens})
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, errors.New("service: closed")
+	}
+	if rt := s.runtimes[string(key)]; rt != nil {
+		return rt, nil
+	}
+	rt, err := s.build(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	s.runtimes[string(key)] = rt
+	return rt, nil
+}
+
+// build loads spec's components and makes the runner of its runs.
+func (s *Service) build(ctx context.Context, spec *Spec) (*runtime, error) {
+	var set *component.Set
+	if len(spec.Components) > 0 {
+		if s.opts.Components == nil {
+			return nil, errors.New("service: the spec names components and Options.Components is nil")
+		}
+		var err error
+		if set, err = s.opts.Components.LoadAll(ctx, spec.Components, s.opts.Env); err != nil {
+			return nil, err
+		}
+	} else {
+		set = &component.Set{}
+	}
+	rt, err := s.assemble(ctx, set, spec)
+	if err != nil {
+		return nil, errors.Join(err, set.Close())
+	}
+	return rt, nil
+}
+
+// assemble makes the runner of set's components.
+func (s *Service) assemble(ctx context.Context, set *component.Set, spec *Spec) (*runtime, error) {
+	reg := engine.NewRegistry()
+	action.Register(reg)
+	ts, err := set.Tools(ctx)
+	if err != nil {
+		return nil, err
+	}
+	treg, err := tool.NewRegistry(ts...)
+	if err != nil {
+		return nil, err
+	}
+	action.RegisterTools(reg, treg)
+	if s.opts.Actions != nil {
+		for _, name := range s.opts.Actions.Names() {
+			if a, ok := s.opts.Actions.Lookup(name); ok {
+				reg.Replace(name, a)
+			}
+		}
+	}
+	for _, ap := range component.Of[component.ActionProvider](set) {
+		// Last: a component's actions (stubs) answer in place of the
+		// others.
+		if err := ap.RegisterActions(reg); err != nil {
+			return nil, err
+		}
+	}
+	binder := &action.Binder{Tools: treg, ContextTokens: spec.ContextTokens}
+	models, err := set.Models()
+	if err != nil {
+		return nil, err
+	}
+	binder.Open, binder.Default = models.Open, models.Default()
+	if wrap := s.opts.WrapModel; wrap != nil {
+		binder.Open = func(spec string) (llm.Model, error) {
+			m, err := models.Open(spec)
+			if err != nil {
+				return nil, err
+			}
+			return wrap(spec, m), nil
+		}
+	}
+	bind := binder.Bind
+	if wrap := s.opts.WrapAction; wrap != nil {
+		for _, name := range reg.Names() {
+			a, _ := reg.Lookup(name)
+			reg.Replace(name, wrap(name, a))
+		}
+		bind = func(b *flow.Binding) (engine.Action, error) {
+			a, err := binder.Bind(b)
+			if err != nil || a == nil {
+				return a, err
+			}
+			return wrap(b.Name, a), nil
+		}
+	}
+	runner := &engine.Runner{Registry: reg, Bind: bind}
+	th := &engine.Threads{Runner: runner, Store: s.opts.Store, LeaseTTL: s.opts.LeaseTTL, ClaimWait: s.opts.ClaimWait, Owner: s.owner, Durability: s.opts.Durability}
+	return &runtime{set: set, runner: runner, threads: th, reg: reg, binder: binder}, nil
+}
+
+// StartRequest is a run to start.
+type StartRequest struct {
+	// Workflow is the workflow to run, from Service.Open. Required.
+	Workflow *Workflow
+	// Thread is the thread to run in: an existing one (its variables
+	// carry over) or a new one of that id; "" makes a new thread with a
+	// random id.
+	Thread string
+	// Components and ContextTokens are the run's components (see Spec).
+	Components    []component.Spec
+	ContextTokens int
+	// Input are the run's parameters (input_text among them) and the
+	// starting values of variables, by name (SplitInput sorts them).
+	Input map[string]flow.Value
+	// Update writes to variables through their reducers before the
+	// first step (engine.RunOptions.Update): a new message appended to
+	// a conversation.
+	Update map[string]flow.Value
+	// Meta labels a new thread.
+	Meta map[string]string
+	// Observer, when set, sees the run's events as they happen, besides
+	// the Service's subscribers.
+	Observer engine.Observer
+}
+
+// Start runs a workflow in a thread until it ends or waits for people.
+// The thread keeps the run's Spec, so that Resume, from this process or
+// another, rebuilds the same runtime. A failed run is a Result with
+// Status "failed" and its error (also returned).
+func (s *Service) Start(ctx context.Context, req StartRequest) (*Result, error) {
+	wf := req.Workflow
+	if wf == nil || wf.Plan == nil {
+		return nil, errors.New("service: Start needs an opened workflow")
+	}
+	if wf.Format == FormatGo {
+		if s.opts.Workflows[wf.Digest[len("go:"):]] == nil {
+			return nil, &SourceError{Digest: wf.Digest, Reason: "a Go workflow must be registered in Options.Workflows to run in a thread"}
+		}
+	} else if _, ok := s.plans.Load(wf.Digest); !ok {
+		// Opened with the package's Open: keep its source now.
+		if err := s.opts.Store.PutSource(ctx, wf.Digest, wf.Source); err != nil {
+			return nil, fmt.Errorf("service: keeping the source of %s: %w", wf.Name, err)
+		}
+		s.plans.Store(wf.Digest, wf)
+	}
+	spec := &Spec{Workflow: wf.Digest, Components: req.Components, ContextTokens: req.ContextTokens}
+	rt, err := s.runtime(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkActions(wf.Plan, rt); err != nil {
+		return nil, err
+	}
+	id := req.Thread
+	if id == "" {
+		id = NewThreadID()
+	}
+	if err := s.keepSpec(ctx, id, wf, spec, req.Meta); err != nil {
+		return nil, err
+	}
+	params, init := SplitInput(wf.Plan, req.Input)
+	return s.drive(ctx, id, req.Observer, func(ctx context.Context, obs engine.Observer) (*engine.Result, error) {
+		return rt.threads.Run(ctx, wf.Plan, id, params, obs, &engine.RunOptions{Meta: req.Meta, Init: init, Update: req.Update})
+	})
+}
+
+// NewThreadID returns a random thread id, "t-" and 12 hex digits.
+func NewThreadID() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return "t-" + hex.EncodeToString(b[:])
+}
+
+// keepSpec writes the thread's workflow and spec: a new thread is created
+// with them, an existing one updated when they changed.
+func (s *Service) keepSpec(ctx context.Context, id string, wf *Workflow, spec *Spec, meta map[string]string) error {
+	raw, err := json.Marshal(spec)
+	if err != nil {
+		return err
+	}
+	source := wf.Digest
+	if wf.Format == FormatGo {
+		source = ""
+	}
+	st := s.opts.Store
+	thr, err := st.Thread(ctx, id)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		t := &store.Thread{ID: id, Workflow: wf.Name, Source: source, Spec: raw, Meta: meta}
+		err = st.CreateThread(ctx, t)
+		if errors.Is(err, store.ErrExists) {
+			return s.keepSpec(ctx, id, wf, spec, meta)
+		}
+		return err
+	case err != nil:
+		return err
+	}
+	if thr.Workflow == wf.Name && thr.Source == source && bytes.Equal(thr.Spec, raw) {
+		return nil
+	}
+	thr.Workflow, thr.Source, thr.Spec = wf.Name, source, raw
+	return st.UpdateThread(ctx, thr)
+}
+
+// checkActions finds the actions plan calls that the runtime cannot carry
+// out: neither registered nor bound in the source.
+func checkActions(plan *flow.Plan, rt *runtime) error {
+	var missing []string
+	walk(plan, func(p *flow.Plan, pn *flow.PlanNode) {
+		n := pn.Node
+		if n.Type == flow.Subflow || n.Action == "" || p.Workflow.Binding(n.Action) != nil || rt.reg.Has(n.Action) {
+			return
+		}
+		if !slices.Contains(missing, n.Action) {
+			missing = append(missing, n.Action)
+		}
+	})
+	if len(missing) > 0 {
+		return &MissingActionsError{Actions: missing}
+	}
+	return nil
+}
+
+// walk calls fn for every node of plan and of its subworkflows.
+func walk(plan *flow.Plan, fn func(*flow.Plan, *flow.PlanNode)) {
+	for _, pn := range plan.Nodes {
+		fn(plan, pn)
+		if pn.Sub != nil {
+			walk(pn.Sub, fn)
+		}
+	}
+}
+
+// MissingActionsError is a run whose workflow calls actions that neither
+// its components, weft's built-ins nor Options.Actions provide.
+type MissingActionsError struct {
+	Actions []string
+}
+
+// Error lists the actions.
+func (e *MissingActionsError) Error() string {
+	return fmt.Sprintf("no implementation of action %s: no component, built-in or Go action provides it", joinQuoted(e.Actions))
+}
+
+func joinQuoted(names []string) string {
+	var b bytes.Buffer
+	for i, n := range names {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%q", n)
+	}
+	return b.String()
+}
+
+// Answer answers a question a waiting run asks.
+type Answer struct {
+	// ID is the question's id (Question.ID); "" when the run asks one
+	// question only.
+	ID string `json:"id,omitempty"`
+	// Values are the human node's outputs by name, each converted to its
+	// output's type; when nil, Text is the answer.
+	Values map[string]flow.Value `json:"values,omitempty"`
+	// Text is the answer as a person types it (ParseAnswer reads it).
+	Text string `json:"text,omitempty"`
+}
+
+// ResumeRequest continues a thread's run.
+type ResumeRequest struct {
+	Thread string
+	// Answers answer the questions of a waiting run; none continues a
+	// run whose process stopped before it ended.
+	Answers []Answer
+	// Observer, when set, sees the run's events as they happen.
+	Observer engine.Observer
+}
+
+// Resume continues the last run of a thread: a waiting run takes the
+// answers (each parsed and typed against the human node that asks); a run
+// whose process stopped continues from its last recorded step. The
+// workflow and components come from the thread's spec in the store.
+func (s *Service) Resume(ctx context.Context, req ResumeRequest) (*Result, error) {
+	thr, wf, rt, err := s.thread(ctx, req.Thread)
+	if err != nil {
+		return nil, err
+	}
+	var answers []engine.Answer
+	if len(req.Answers) > 0 {
+		ts, err := rt.threads.Load(ctx, thr.ID)
+		if err != nil {
+			return nil, err
+		}
+		if answers, err = typedAnswers(wf.Plan, ts, req.Answers); err != nil {
+			return nil, err
+		}
+	}
+	return s.drive(ctx, thr.ID, req.Observer, func(ctx context.Context, obs engine.Observer) (*engine.Result, error) {
+		return rt.threads.Resume(ctx, wf.Plan, thr.ID, answers, obs)
+	})
+}
+
+// thread loads a thread with its workflow and runtime, from its spec.
+func (s *Service) thread(ctx context.Context, id string) (*store.Thread, *Workflow, *runtime, error) {
+	thr, err := s.opts.Store.Thread(ctx, id)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if len(thr.Spec) == 0 {
+		return nil, nil, nil, &SpecError{Thread: id, Reason: "the thread keeps no run spec (it was not started by a Service)"}
+	}
+	var spec Spec
+	dec := json.NewDecoder(bytes.NewReader(thr.Spec))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&spec); err != nil {
+		return nil, nil, nil, &SpecError{Thread: id, Reason: err.Error()}
+	}
+	wf, err := s.workflow(ctx, spec.Workflow)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	rt, err := s.runtime(ctx, &spec)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return thr, wf, rt, nil
+}
+
+// SpecError is a thread whose run spec is missing or does not decode.
+type SpecError struct {
+	Thread string
+	Reason string
+}
+
+// Error names the thread.
+func (e *SpecError) Error() string {
+	return fmt.Sprintf("thread %s: run spec: %s", e.Thread, e.Reason)
+}
+
+// typedAnswers checks answers against the questions ts waits on and the
+// outputs of the nodes that ask them.
+func typedAnswers(plan *flow.Plan, ts *engine.ThreadState, in []Answer) ([]engine.Answer, error) {
+	asks := ts.Waiting()
+	out := make([]engine.Answer, 0, len(in))
+	for _, a := range in {
+		id := a.ID
+		if id == "" {
+			if len(asks) != 1 {
+				return nil, &AnswerError{Reason: fmt.Sprintf("thread %s asks %d questions: give each answer its question's id", ts.Thread, len(asks))}
+			}
+			id = asks[0].QuestionID()
+		}
+		var node string
+		for _, t := range asks {
+			if t.QuestionID() == id {
+				node = ts.NodeOf(t)
+			}
+		}
+		if node == "" {
+			qe := &engine.QuestionError{ID: id}
+			for _, t := range asks {
+				qe.Waiting = append(qe.Waiting, t.QuestionID())
+			}
+			return nil, qe
+		}
+		pn := FindNode(plan, node)
+		if pn == nil {
+			return nil, &AnswerError{Node: node, Reason: fmt.Sprintf("thread %s waits at node %s, which its workflow does not have", ts.Thread, node)}
+		}
+		var vals map[string]flow.Value
+		var err error
+		if a.Values != nil {
+			vals, err = AnswerOutputs(pn, a.Values)
+		} else {
+			vals, err = ParseAnswer(pn, a.Text)
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, engine.Answer{ID: id, Outputs: vals})
+	}
+	return out, nil
+}
+
+// ErrCancelled is the cause of a run cancelled with Cancel: the thread
+// records the run as cancelled, and it cannot be resumed.
+var ErrCancelled = engine.ErrRunCancelled
+
+// ErrNotRunning is Cancel of a thread with no run in progress in this
+// process.
+var ErrNotRunning = errors.New("service: no run of the thread is in progress here")
+
+// Cancel stops the run of a thread that this process drives: its steps
+// in flight are abandoned and the run ends with status "cancelled", its
+// error wrapping ErrCancelled; the thread records it so, and the run
+// cannot be resumed (a new run can start in the thread). A thread with no run in progress here is ErrNotRunning.
+func (s *Service) Cancel(ctx context.Context, thread string) error {
+	s.mu.Lock()
+	a := s.active[thread]
+	s.mu.Unlock()
+	if a == nil {
+		return fmt.Errorf("thread %s: %w", thread, ErrNotRunning)
+	}
+	a.cancel(ErrCancelled)
+	return nil
+}
+
+// drive runs fn as the thread's run in progress, with the observers.
+func (s *Service) drive(ctx context.Context, thread string, extra engine.Observer, fn func(context.Context, engine.Observer) (*engine.Result, error)) (*Result, error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	s.mu.Lock()
+	if s.active[thread] != nil {
+		s.mu.Unlock()
+		return nil, &engine.ThreadError{Thread: thread, Detail: "a run of the thread is in progress in this process"}
+	}
+	s.active[thread] = &activeRun{cancel: cancel}
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.active, thread)
+		s.mu.Unlock()
+	}()
+	obs := engine.ObserverFunc(func(e engine.Event) {
+		s.hub.publish(thread, e)
+		if extra != nil {
+			extra.Observe(e)
+		}
+	})
+	res, err := fn(ctx, obs)
+	if res == nil {
+		return nil, err
+	}
+	return NewResult(res), err
+}
+
+// Subscribe yields the events of a thread's runs after the cursor after
+// (CursorOf an event; the zero Cursor: from the thread's first event),
+// then each new one as it happens, until ctx ends. Live, a nil after
+// yields only events to come. The subscription starts when
+// the iteration does.
+//
+// Events are kept per thread for reconnecting subscribers
+// (Options.EventsKept): when those after the cursor are no longer kept,
+// the first yield is an error that errors.Is finds ErrCursorExpired, and
+// the oldest kept follow. A subscriber that falls Options.SubscriberBuffer
+// events behind is dropped: its last yield is an error that errors.Is
+// finds ErrSlowSubscriber (a *SlowSubscriberError with the cursor to
+// subscribe again from). A run never waits for a subscriber.
+func (s *Service) Subscribe(ctx context.Context, thread string, after *Cursor) iter.Seq2[engine.Event, error] {
+	p := int64(-1)
+	if after != nil {
+		p = after.pack()
+	}
+	return s.hub.subscribe(ctx, thread, p)
+}
+
+// Threads lists the threads opts selects, in one store query.
+func (s *Service) Threads(ctx context.Context, opts store.ListOptions) ([]Thread, error) {
+	ts, err := s.opts.Store.Threads(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Thread, len(ts))
+	for i, t := range ts {
+		out[i] = threadOf(t)
+	}
+	return out, nil
+}
+
+// History returns a thread's log from record from on (1 for all).
+func (s *Service) History(ctx context.Context, thread string, from int64) ([]engine.HistoryEntry, error) {
+	th := &engine.Threads{Store: s.opts.Store}
+	return th.History(ctx, thread, from)
+}
+
+// Fork makes a new thread, to, whose state is thread's right after record
+// at (History's Seq), with edits; it runs the same workflow with the same
+// components. "" for to makes a random id. It returns the new thread's id.
+func (s *Service) Fork(ctx context.Context, thread string, at int64, to string, set map[string]flow.Value) (string, error) {
+	_, wf, rt, err := s.thread(ctx, thread)
+	if err != nil {
+		return "", err
+	}
+	if to == "" {
+		to = NewThreadID()
+	}
+	if _, err := rt.threads.Fork(ctx, thread, at, to, &engine.ForkOptions{Set: set, Plan: wf.Plan}); err != nil {
+		return "", err
+	}
+	return to, nil
+}
+
+// Prune removes old runs of a thread and the records they alone need (see
+// store.Store.Prune); it returns the number of records removed.
+func (s *Service) Prune(ctx context.Context, thread string, opts store.PruneOptions) (int, error) {
+	return s.opts.Store.Prune(ctx, thread, opts)
+}

@@ -1,0 +1,349 @@
+package service_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/weftlang/weft/component"
+	"github.com/weftlang/weft/component/builtin"
+	"github.com/weftlang/weft/engine"
+	"github.com/weftlang/weft/flow"
+	"github.com/weftlang/weft/llm/llmtest"
+	. "github.com/weftlang/weft/service"
+	"github.com/weftlang/weft/store"
+	"github.com/weftlang/weft/store/sqlite"
+)
+
+// askWF asks a model to draft a reply, asks a person to approve it, and
+// ends with both.
+const askWF = `action draft {
+  type: LLM
+  prompt: "Draft a reply to: {{input_text}}"
+}
+
+workflow Review {
+  variables {
+    drafts: Int = 0
+  }
+  nodes {
+    node write {
+      type: LLM
+      action: "draft"
+      outputs {
+        text: String
+      }
+    }
+    node approve {
+      type: HUMAN
+      question: "Send this reply?"
+      outputs {
+        ok: Bool
+      }
+    }
+    node done {
+      type: FUNCTION
+      action: "pass"
+      inputs {
+        reply: write.text
+        approved: approve.ok
+      }
+      outputs {
+        text: String
+        ok: Bool
+      }
+    }
+  }
+  edges {
+    edge { from: write; to: approve }
+    edge { from: approve; to: done }
+  }
+  initial: write
+  finals: [ done ]
+}
+`
+
+func openStore(t *testing.T) (store.Store, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "threads.db")
+	st, err := sqlite.Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st, path
+}
+
+func newService(t *testing.T, st store.Store, env map[string]string) *Service {
+	t.Helper()
+	reg, err := builtin.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Options{Store: st, Components: reg, Env: &component.Env{Getenv: func(k string) string { return env[k] }}, LeaseTTL: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func writeFile(t *testing.T, name, text string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// A thread started by one Service is resumed by another that shares only
+// the store: the workflow comes from its stored source, the model from its
+// spec, the API key from the second one's environment.
+func TestResumeFromTheStoreAlone(t *testing.T) {
+	ctx := context.Background()
+	srv := llmtest.NewOpenAIServer(llmtest.Text("We will ship on Monday."))
+	defer srv.Close()
+	const key = "sk-test-SECRET-0123456789"
+	st, _ := openStore(t)
+	a := newService(t, st, map[string]string{"TEST_KEY": key})
+	wf, err := a.Open(ctx, File(writeFile(t, "review.wf", askWF)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := component.Spec{ID: "llm.openai", Config: json.RawMessage(`{"base_url":"` + srv.URL + `/v1","model":"gpt-test","api_key":{"env":"TEST_KEY"}}`)}
+	res, err := a.Start(ctx, StartRequest{Workflow: wf, Thread: "th-1", Components: []component.Spec{model}, Input: map[string]flow.Value{flow.InputText: flow.StringValue("When do we ship?")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != "waiting" || len(res.Waiting) != 1 || res.Waiting[0].Node != "approve" || res.Thread != "th-1" || res.Run != 1 {
+		t.Fatalf("first run: %+v", res)
+	}
+	thr, err := st.Thread(ctx, "th-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if thr.Source != wf.Digest || !strings.Contains(string(thr.Spec), `"env":"TEST_KEY"`) || strings.Contains(string(thr.Spec), key) {
+		t.Fatalf("stored thread: source %s (want %s), spec %s", thr.Source, wf.Digest, thr.Spec)
+	}
+
+	// Another process: nothing but the store and its own environment.
+	b := newService(t, st, map[string]string{"TEST_KEY": key})
+	res, err = b.Resume(ctx, ResumeRequest{Thread: "th-1", Answers: []Answer{{Text: "true"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != "completed" || res.Outputs.Get("text").Str() != "We will ship on Monday." || !res.Outputs.Get("ok").Bool() {
+		t.Fatalf("resumed: %+v", res)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 1 || reqs[0].Request.Model != "gpt-test" || !strings.Contains(reqs[0].Request.Messages[len(reqs[0].Request.Messages)-1].Content, "When do we ship?") {
+		t.Fatalf("the model got %d requests: %+v", len(reqs), reqs)
+	}
+	if got := reqs[0].Header.Get("Authorization"); got != "Bearer "+key {
+		t.Errorf("Authorization %q", got)
+	}
+	out, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out), `"outputs":{"text":"We will ship on Monday.","ok":true}`) || !strings.Contains(string(out), `"thread":"th-1","run":1,"status":"completed"`) {
+		t.Errorf("JSON: %s", out)
+	}
+}
+
+// An answer is typed against the node that asks: a wrong one is an
+// *AnswerError and changes nothing; an id no question has is an
+// *engine.QuestionError.
+func TestResumeChecksAnswers(t *testing.T) {
+	ctx := context.Background()
+	st, _ := openStore(t)
+	s := newService(t, st, nil)
+	wf, err := s.Open(ctx, Bytes("ask.wf", []byte(`workflow AskYear {
+  nodes {
+    node ask {
+      type: HUMAN
+      question: "Which fiscal year?"
+      outputs { year: Int }
+    }
+  }
+  initial: ask
+  finals: [ ask ]
+}
+`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Start(ctx, StartRequest{Workflow: wf, Thread: "q"})
+	if err != nil || res.Status != "waiting" {
+		t.Fatalf("start: %v %+v", err, res)
+	}
+	_, err = s.Resume(ctx, ResumeRequest{Thread: "q", Answers: []Answer{{Text: "last year"}}})
+	var ae *AnswerError
+	if !errors.As(err, &ae) || ae.Output != "year" {
+		t.Fatalf("bad answer: %v", err)
+	}
+	_, err = s.Resume(ctx, ResumeRequest{Thread: "q", Answers: []Answer{{ID: "99", Text: "2023"}}})
+	var qe *engine.QuestionError
+	if !errors.As(err, &qe) || qe.ID != "99" || len(qe.Waiting) != 1 {
+		t.Fatalf("wrong id: %v", err)
+	}
+	res, err = s.Resume(ctx, ResumeRequest{Thread: "q", Answers: []Answer{{ID: res.Waiting[0].ID, Values: map[string]flow.Value{"year": flow.IntValue(2023)}}}})
+	if err != nil || res.Status != "completed" || res.Outputs.Get("year").Int() != 2023 {
+		t.Fatalf("resume: %v %+v", err, res)
+	}
+}
+
+func TestStartRefusesMissingActions(t *testing.T) {
+	ctx := context.Background()
+	st, _ := openStore(t)
+	s := newService(t, st, nil)
+	wf, err := s.Open(ctx, Bytes("m.wf", []byte(`workflow M {
+  nodes {
+    node a {
+      type: FUNCTION
+      action: "lookup_order"
+      outputs { x: String }
+    }
+  }
+  initial: a
+  finals: [ a ]
+}
+`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Start(ctx, StartRequest{Workflow: wf})
+	var me *MissingActionsError
+	if !errors.As(err, &me) || len(me.Actions) != 1 || me.Actions[0] != "lookup_order" {
+		t.Fatalf("err = %v", err)
+	}
+	threads, err := s.Threads(ctx, store.ListOptions{})
+	if err != nil || len(threads) != 0 {
+		t.Fatalf("a refused run left threads %v (%v)", threads, err)
+	}
+}
+
+// Cancel ends a run in progress; its error wraps ErrCancelled.
+func TestCancel(t *testing.T) {
+	ctx := context.Background()
+	st, _ := openStore(t)
+	started := make(chan struct{})
+	acts := engine.NewRegistry()
+	if err := acts.Register("wait_forever", engine.Func(func(ctx context.Context, _ map[string]flow.Value) (map[string]flow.Value, error) {
+		close(started)
+		<-ctx.Done()
+		return nil, context.Cause(ctx)
+	})); err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Options{Store: st, Actions: acts, LeaseTTL: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	wf, err := s.Open(ctx, Bytes("w.wf", []byte(`workflow W {
+  nodes {
+    node a {
+      type: FUNCTION
+      action: "wait_forever"
+      outputs { x: String }
+    }
+  }
+  initial: a
+  finals: [ a ]
+}
+`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan *Result, 1)
+	var runErr error
+	go func() {
+		res, err := s.Start(ctx, StartRequest{Workflow: wf, Thread: "c"})
+		runErr = err
+		done <- res
+	}()
+	<-started
+	if err := s.Cancel(ctx, "c"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case res := <-done:
+		if res == nil || res.Status != "cancelled" || !errors.Is(runErr, ErrCancelled) || engine.KindOf(runErr) != engine.KindCancelled {
+			t.Fatalf("cancelled run: %+v, %v (kind %s)", res, runErr, engine.KindOf(runErr))
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the cancelled run did not end")
+	}
+	if err := s.Cancel(ctx, "c"); !errors.Is(err, ErrNotRunning) {
+		t.Fatalf("Cancel after the end: %v", err)
+	}
+	runs, err := st.Runs(ctx, "c")
+	if err != nil || len(runs) != 1 || runs[0].Status != store.Cancelled {
+		t.Fatalf("stored runs: %+v, %v", runs, err)
+	}
+	if _, err := s.Resume(ctx, ResumeRequest{Thread: "c"}); engine.KindOf(err) != engine.KindEnded {
+		t.Fatalf("resuming a cancelled run: %v (kind %s)", err, engine.KindOf(err))
+	}
+}
+
+// WrapAction sees every action a run carries out: here it redacts a
+// credential an action's error quotes.
+func TestWrapActionRedacts(t *testing.T) {
+	ctx := context.Background()
+	st, _ := openStore(t)
+	acts := engine.NewRegistry()
+	if err := acts.Register("call_api", engine.Func(func(context.Context, map[string]flow.Value) (map[string]flow.Value, error) {
+		return nil, errors.New("401 from https://api.example.com?key=SECRET-123")
+	})); err != nil {
+		t.Fatal(err)
+	}
+	var wrapped []string
+	s, err := New(Options{Store: st, Actions: acts, LeaseTTL: -1, WrapAction: func(name string, a engine.Action) engine.Action {
+		wrapped = append(wrapped, name)
+		return engine.ActionFunc(func(ctx context.Context, c *engine.Call) error {
+			err := a.Run(ctx, c)
+			if err != nil {
+				return errors.New(strings.ReplaceAll(err.Error(), "SECRET-123", "[redacted]"))
+			}
+			return nil
+		})
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	wf, err := s.Open(ctx, Bytes("w.wf", []byte(`workflow W {
+  nodes {
+    node a {
+      type: FUNCTION
+      action: "call_api"
+      outputs { x: String }
+    }
+  }
+  initial: a
+  finals: [ a ]
+}
+`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Start(ctx, StartRequest{Workflow: wf, Thread: "r"})
+	if err == nil || res.Status != "failed" || strings.Contains(err.Error(), "SECRET") || !strings.Contains(*res.Error, "[redacted]") {
+		t.Fatalf("run: %v, %+v", err, res)
+	}
+	if !slices.Contains(wrapped, "call_api") || !slices.Contains(wrapped, "pass") {
+		t.Errorf("wrapped %v", wrapped)
+	}
+	runs, err := st.Runs(ctx, "r")
+	if err != nil || len(runs) != 1 || strings.Contains(runs[0].Error, "SECRET") {
+		t.Fatalf("stored run: %+v %v", runs, err)
+	}
+}
