@@ -369,12 +369,8 @@ func (s *Service) Start(ctx context.Context, req StartRequest) (*Result, error) 
 		if s.opts.Workflows[wf.Digest[len("go:"):]] == nil {
 			return nil, &SourceError{Digest: wf.Digest, Reason: "a Go workflow must be registered in Options.Workflows to run in a thread"}
 		}
-	} else if _, ok := s.plans.Load(wf.Digest); !ok {
-		// Opened with the package's Open: keep its source now.
-		if err := s.opts.Store.PutSource(ctx, wf.Digest, wf.Source); err != nil {
-			return nil, fmt.Errorf("service: keeping the source of %s: %w", wf.Name, err)
-		}
-		s.plans.Store(wf.Digest, wf)
+	} else if err := s.keepSource(ctx, wf); err != nil {
+		return nil, err
 	}
 	spec := &Spec{Workflow: wf.Digest, Components: req.Components, ContextTokens: req.ContextTokens}
 	rt, err := s.runtime(ctx, spec)
@@ -395,6 +391,22 @@ func (s *Service) Start(ctx context.Context, req StartRequest) (*Result, error) 
 	return s.drive(ctx, id, req.Observer, func(ctx context.Context, obs engine.Observer) (*engine.Result, error) {
 		return rt.threads.Run(ctx, wf.Plan, id, params, obs, &engine.RunOptions{Meta: req.Meta, Init: init, Update: req.Update})
 	})
+}
+
+// keepSource stores the source of a workflow opened with the package's
+// Open, unless this Service kept it already.
+func (s *Service) keepSource(ctx context.Context, wf *Workflow) error {
+	if wf.Format == FormatGo {
+		return nil
+	}
+	if _, ok := s.plans.Load(wf.Digest); ok {
+		return nil
+	}
+	if err := s.opts.Store.PutSource(ctx, wf.Digest, wf.Source); err != nil {
+		return fmt.Errorf("service: keeping the source of %s: %w", wf.Name, err)
+	}
+	s.plans.Store(wf.Digest, wf)
+	return nil
 }
 
 // NewThreadID returns a random thread id, "t-" and 12 hex digits.
@@ -501,6 +513,15 @@ type Answer struct {
 // ResumeRequest continues a thread's run.
 type ResumeRequest struct {
 	Thread string
+	// Workflow, when set, is the workflow to resume with instead of the
+	// one the thread's spec names: it must have the same plan structure
+	// (engine.PlanChangedError otherwise). The thread's spec then names
+	// it.
+	Workflow *Workflow
+	// Components, when not nil, replace the components of the thread's
+	// spec (a model moved to another server, say); the thread keeps
+	// them for later resumes.
+	Components []component.Spec
 	// Answers answer the questions of a waiting run; none continues a
 	// run whose process stopped before it ended.
 	Answers []Answer
@@ -516,6 +537,31 @@ func (s *Service) Resume(ctx context.Context, req ResumeRequest) (*Result, error
 	thr, wf, rt, err := s.thread(ctx, req.Thread)
 	if err != nil {
 		return nil, err
+	}
+	if req.Workflow != nil || req.Components != nil {
+		var spec Spec
+		if err := json.Unmarshal(thr.Spec, &spec); err != nil {
+			return nil, &SpecError{Thread: thr.ID, Reason: err.Error()}
+		}
+		if req.Workflow != nil {
+			if req.Workflow.Plan == nil {
+				return nil, errors.New("service: Resume needs an opened workflow")
+			}
+			if err := s.keepSource(ctx, req.Workflow); err != nil {
+				return nil, err
+			}
+			wf = req.Workflow
+			spec.Workflow = wf.Digest
+		}
+		if req.Components != nil {
+			spec.Components = req.Components
+		}
+		if rt, err = s.runtime(ctx, &spec); err != nil {
+			return nil, err
+		}
+		if err := s.keepSpec(ctx, thr.ID, wf, &spec, nil); err != nil {
+			return nil, err
+		}
 	}
 	var answers []engine.Answer
 	if len(req.Answers) > 0 {
@@ -538,24 +584,71 @@ func (s *Service) thread(ctx context.Context, id string) (*store.Thread, *Workfl
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if len(thr.Spec) == 0 {
-		return nil, nil, nil, &SpecError{Thread: id, Reason: "the thread keeps no run spec (it was not started by a Service)"}
-	}
-	var spec Spec
-	dec := json.NewDecoder(bytes.NewReader(thr.Spec))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&spec); err != nil {
-		return nil, nil, nil, &SpecError{Thread: id, Reason: err.Error()}
+	spec, err := decodeSpec(thr)
+	if err != nil {
+		return nil, nil, nil, err
 	}
 	wf, err := s.workflow(ctx, spec.Workflow)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	rt, err := s.runtime(ctx, &spec)
+	rt, err := s.runtime(ctx, spec)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	return thr, wf, rt, nil
+}
+
+// ThreadView is a thread as the store keeps it, with what its spec names.
+type ThreadView struct {
+	// Thread is the store's row: id, workflow name, source, labels.
+	Thread *store.Thread
+	// Spec is the thread's run spec.
+	Spec Spec
+	// Workflow is the workflow the spec names, opened.
+	Workflow *Workflow
+	// State is the thread's state: its last run, the questions it
+	// waits on (State.Waiting, State.NodeOf), its variables.
+	State *engine.ThreadState
+}
+
+// Thread reads a thread: its row, its spec, its workflow (from the stored
+// source) and its state. A thread that does not exist is an error that
+// errors.Is finds store.ErrNotFound (and engine.KindOf says not_found);
+// one without a spec a *SpecError.
+func (s *Service) Thread(ctx context.Context, id string) (*ThreadView, error) {
+	thr, err := s.opts.Store.Thread(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	spec, err := decodeSpec(thr)
+	if err != nil {
+		return nil, err
+	}
+	wf, err := s.workflow(ctx, spec.Workflow)
+	if err != nil {
+		return nil, err
+	}
+	th := &engine.Threads{Store: s.opts.Store}
+	ts, err := th.Load(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return &ThreadView{Thread: thr, Spec: *spec, Workflow: wf, State: ts}, nil
+}
+
+// decodeSpec reads a thread's spec.
+func decodeSpec(thr *store.Thread) (*Spec, error) {
+	if len(thr.Spec) == 0 {
+		return nil, &SpecError{Thread: thr.ID, Reason: "the thread keeps no run spec (it was not started by a Service)"}
+	}
+	var spec Spec
+	dec := json.NewDecoder(bytes.NewReader(thr.Spec))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&spec); err != nil {
+		return nil, &SpecError{Thread: thr.ID, Reason: err.Error()}
+	}
+	return &spec, nil
 }
 
 // SpecError is a thread whose run spec is missing or does not decode.

@@ -122,7 +122,7 @@ func TestResumeFromTheStoreAlone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Status != "waiting" || len(res.Waiting) != 1 || res.Waiting[0].Node != "approve" || res.Thread != "th-1" || res.Run != 1 {
+	if res.Status != engine.Waiting || len(res.Waiting) != 1 || res.Waiting[0].Node != "approve" || res.Thread != "th-1" || res.Run != 1 {
 		t.Fatalf("first run: %+v", res)
 	}
 	thr, err := st.Thread(ctx, "th-1")
@@ -139,7 +139,7 @@ func TestResumeFromTheStoreAlone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Status != "completed" || res.Outputs.Get("text").Str() != "We will ship on Monday." || !res.Outputs.Get("ok").Bool() {
+	if res.Status != engine.Completed || res.Outputs.Get("text").Str() != "We will ship on Monday." || !res.Outputs.Get("ok").Bool() {
 		t.Fatalf("resumed: %+v", res)
 	}
 	reqs := srv.Requests()
@@ -181,7 +181,7 @@ func TestResumeChecksAnswers(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, err := s.Start(ctx, StartRequest{Workflow: wf, Thread: "q"})
-	if err != nil || res.Status != "waiting" {
+	if err != nil || res.Status != engine.Waiting {
 		t.Fatalf("start: %v %+v", err, res)
 	}
 	_, err = s.Resume(ctx, ResumeRequest{Thread: "q", Answers: []Answer{{Text: "last year"}}})
@@ -195,7 +195,7 @@ func TestResumeChecksAnswers(t *testing.T) {
 		t.Fatalf("wrong id: %v", err)
 	}
 	res, err = s.Resume(ctx, ResumeRequest{Thread: "q", Answers: []Answer{{ID: res.Waiting[0].ID, Values: map[string]flow.Value{"year": flow.IntValue(2023)}}}})
-	if err != nil || res.Status != "completed" || res.Outputs.Get("year").Int() != 2023 {
+	if err != nil || res.Status != engine.Completed || res.Outputs.Get("year").Int() != 2023 {
 		t.Fatalf("resume: %v %+v", err, res)
 	}
 }
@@ -276,7 +276,7 @@ func TestCancel(t *testing.T) {
 	}
 	select {
 	case res := <-done:
-		if res == nil || res.Status != "cancelled" || !errors.Is(runErr, ErrCancelled) || engine.KindOf(runErr) != engine.KindCancelled {
+		if res == nil || res.Status != engine.Cancelled || !errors.Is(runErr, ErrCancelled) || engine.KindOf(runErr) != engine.KindCancelled {
 			t.Fatalf("cancelled run: %+v, %v (kind %s)", res, runErr, engine.KindOf(runErr))
 		}
 	case <-time.After(20 * time.Second):
@@ -336,7 +336,7 @@ func TestWrapActionRedacts(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, err := s.Start(ctx, StartRequest{Workflow: wf, Thread: "r"})
-	if err == nil || res.Status != "failed" || strings.Contains(err.Error(), "SECRET") || !strings.Contains(*res.Error, "[redacted]") {
+	if err == nil || res.Status != engine.Failed || strings.Contains(err.Error(), "SECRET") || !strings.Contains(*res.Error, "[redacted]") {
 		t.Fatalf("run: %v, %+v", err, res)
 	}
 	if !slices.Contains(wrapped, "call_api") || !slices.Contains(wrapped, "pass") {

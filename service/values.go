@@ -72,6 +72,14 @@ type Notice struct {
 	Values  Values `json:"values,omitempty"`
 }
 
+// String renders the notice as one line, as engine.Notice does.
+func (n Notice) String() string {
+	return engine.Notice{Kind: engine.NoticeKind(n.Kind), Node: n.Node, Step: n.Step, Item: n.Item, Message: n.Message, Values: n.Values}.String()
+}
+
+// Output returns the final output called name, or null.
+func (r *Result) Output(name string) flow.Value { return r.Outputs.Get(name) }
+
 // ErrorInfo is a failed run's error as a value: its text and its kind.
 type ErrorInfo struct {
 	Message string `json:"message"`
@@ -86,8 +94,9 @@ type Result struct {
 	// from 1. Empty and 0 for a run kept in no thread.
 	Thread string `json:"thread,omitempty"`
 	Run    int    `json:"run,omitempty"`
-	// Status is "completed", "failed", "waiting" or "cancelled".
-	Status string `json:"status"`
+	// Status is the run's status; its JSON form is "completed",
+	// "failed", "waiting" or "cancelled".
+	Status engine.Status `json:"status"`
 	// Final is the final node that ended the run; Outputs its outputs.
 	Final   string `json:"final"`
 	Outputs Values `json:"outputs"`
@@ -114,7 +123,7 @@ func NewResult(res *engine.Result) *Result {
 	out := &Result{
 		Thread:    res.Thread,
 		Run:       res.Run,
-		Status:    res.Status.String(),
+		Status:    res.Status,
 		Final:     res.Final,
 		Outputs:   Values(res.Outputs),
 		Vars:      Values(res.Vars),

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/weftlang/weft/engine"
+	"github.com/weftlang/weft/service"
 )
 
 // modelFlags adds the flags that tune every LLM action's requests.
@@ -21,39 +22,15 @@ func modelFlags(f *pflag.FlagSet, o *runOptions) {
 //	weft: warning: node reply: the reply was cut at the token limit ...
 //
 // Their text may come from a model or a server: it is escaped.
-func printNotices(w io.Writer, res *engine.Result) {
+func printNotices(w io.Writer, res *service.Result) {
 	if res == nil {
 		return
 	}
 	for _, n := range res.Notices {
-		if n.Kind == engine.NoticeFallback {
+		if n.Kind == string(engine.NoticeFallback) {
 			fmt.Fprintf(w, "weft: %s\n", termSafe(n.String(), false))
 			continue
 		}
 		fmt.Fprintf(w, "weft: warning: %s\n", termSafe(n.String(), false))
 	}
-}
-
-// noticeJSON is a notice in --json output.
-type noticeJSON struct {
-	Kind    string      `json:"kind"`
-	Node    string      `json:"node"`
-	Step    int         `json:"step"`
-	Item    int         `json:"item,omitempty"`
-	Message string      `json:"message"`
-	Values  namedObject `json:"values,omitempty"`
-}
-
-// noticesJSON returns a run's notices, and its fallbacks alone, for
-// --json output: empty lists, never null, when there are none.
-func noticesJSON(res *engine.Result) (all, fallbacks []noticeJSON) {
-	all, fallbacks = []noticeJSON{}, []noticeJSON{}
-	for _, n := range res.Notices {
-		j := noticeJSON{Kind: string(n.Kind), Node: n.Node, Step: n.Step, Item: n.Item, Message: n.Message, Values: n.Values}
-		all = append(all, j)
-		if n.Kind == engine.NoticeFallback {
-			fallbacks = append(fallbacks, j)
-		}
-	}
-	return all, fallbacks
 }

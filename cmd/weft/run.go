@@ -238,20 +238,22 @@ func runWorkflow(ctx context.Context, e env, path string, o *runOptions, inputSe
 		return runInThread(ctx, e, path, o, p, params, init)
 	}
 	obs, status := observers(e, o)
-	res, err := withStatus(status, e.tick, func() (*engine.Result, error) {
-		return p.runner.RunWith(ctx, p.plan, params, obs.observer(), &engine.RunOptions{Init: init})
-	})
 	// Each Resume takes the Result the last one returned: a Result is
 	// resumed once (engine.ErrStale).
-	cur := res
-	res, err = answerLoop(ctx, e, o, p.plan, res, err, func(id string, out map[string]flow.Value) (*engine.Result, error) {
-		next, err := withStatus(status, e.tick, func() (*engine.Result, error) {
-			return p.runner.Resume(ctx, cur, map[string]map[string]flow.Value{id: out}, obs.observer())
+	var cur *engine.Result
+	res, err := withStatus(status, e.tick, func() (*service.Result, error) {
+		r, err := p.runner.RunWith(ctx, p.plan, params, obs.observer(), &engine.RunOptions{Init: init})
+		cur = r
+		return resultOf(r), err
+	})
+	res, err = answerLoop(ctx, e, o, p.plan, res, err, func(id string, out map[string]flow.Value) (*service.Result, error) {
+		return withStatus(status, e.tick, func() (*service.Result, error) {
+			next, err := p.runner.Resume(ctx, cur, map[string]map[string]flow.Value{id: out}, obs.observer())
+			if next != nil {
+				cur = next
+			}
+			return resultOf(next), err
 		})
-		if next != nil {
-			cur = next
-		}
-		return next, err
 	})
 	return report(e, o, res, err)
 }
@@ -260,7 +262,7 @@ func runWorkflow(ctx context.Context, e env, path string, o *runOptions, inputSe
 // or, on a terminal, from stdin, resuming it with resume after each. It
 // returns the run's result once it no longer waits, or an exit error when
 // it waits and nothing can answer (after printing the question).
-func answerLoop(ctx context.Context, e env, o *runOptions, plan *flow.Plan, res *engine.Result, err error, resume func(id string, out map[string]flow.Value) (*engine.Result, error)) (*engine.Result, error) {
+func answerLoop(ctx context.Context, e env, o *runOptions, plan *flow.Plan, res *service.Result, err error, resume func(id string, out map[string]flow.Value) (*service.Result, error)) (*service.Result, error) {
 	var stdin *bufio.Reader
 	if e.stdinTTY {
 		stdin = bufio.NewReader(e.stdin)
@@ -300,7 +302,7 @@ func answerLoop(ctx context.Context, e env, o *runOptions, plan *flow.Plan, res 
 }
 
 // report prints a run's result and returns its exit error.
-func report(e env, o *runOptions, res *engine.Result, err error) error {
+func report(e env, o *runOptions, res *service.Result, err error) error {
 	var xe *exitError
 	if errors.As(err, &xe) {
 		return err
@@ -358,7 +360,7 @@ func report(e env, o *runOptions, res *engine.Result, err error) error {
 
 // waiting reports a run that waits for an answer no one can give here,
 // and exits with code 3.
-func waiting(e env, o *runOptions, res *engine.Result) error {
+func waiting(e env, o *runOptions, res *service.Result) error {
 	printNotices(e.stderr, res)
 	if o.json {
 		if err := writeResultJSON(e.stdout, res); err != nil {
@@ -444,7 +446,7 @@ func runParams(plan *flow.Plan, o *runOptions, inputSet bool) (params, init map[
 
 // ask prints the question of a waiting node to w and reads answers from r
 // until one fits the node's outputs. It returns io.EOF when stdin ends.
-func ask(ctx context.Context, w io.Writer, r *bufio.Reader, pn *flow.PlanNode, p engine.Pending) (map[string]flow.Value, error) {
+func ask(ctx context.Context, w io.Writer, r *bufio.Reader, pn *flow.PlanNode, p service.Question) (map[string]flow.Value, error) {
 	fmt.Fprintf(w, "%s asks: %s\n", p.Node, p.Question.Text())
 	if len(pn.Outputs) > 1 {
 		fmt.Fprintf(w, "(answer with a JSON object: %s)\n", service.OutputList(pn))
@@ -488,7 +490,7 @@ func readLine(ctx context.Context, r *bufio.Reader) (string, error) {
 
 // withStatus runs fn with the status line ticking (when there is one) and
 // clears the line afterwards.
-func withStatus(s *statusLine, tick time.Duration, fn func() (*engine.Result, error)) (*engine.Result, error) {
+func withStatus(s *statusLine, tick time.Duration, fn func() (*service.Result, error)) (*service.Result, error) {
 	if s == nil {
 		return fn()
 	}
@@ -550,52 +552,21 @@ func ndjsonTrace(w io.Writer) engine.Observer {
 	})
 }
 
-// resultJSON is the --json form of a run's result.
-type resultJSON struct {
-	Status  string        `json:"status"`
-	Final   string        `json:"final"`
-	Outputs namedObject   `json:"outputs"`
-	Vars    namedObject   `json:"vars"`
-	Path    []string      `json:"path"`
-	Steps   int           `json:"steps"`
-	Waiting []pendingJSON `json:"waiting"`
-	Error   *string       `json:"error"`
-	// Fallbacks and Notices: see notices.go.
-	Fallbacks []noticeJSON `json:"fallbacks"`
-	Notices   []noticeJSON `json:"notices"`
-}
-
-type pendingJSON struct {
-	ID       string     `json:"id"`
-	Node     string     `json:"node"`
-	Question flow.Value `json:"question"`
-}
-
-func writeResultJSON(w io.Writer, res *engine.Result) error {
-	out := resultJSON{
-		Status:  res.Status.String(),
-		Final:   res.Final,
-		Outputs: res.Outputs,
-		Vars:    res.Vars,
-		Path:    res.Path,
-		Steps:   res.Steps,
-		Waiting: []pendingJSON{},
-	}
-	if out.Path == nil {
-		out.Path = []string{}
-	}
-	out.Notices, out.Fallbacks = noticesJSON(res)
-	for _, p := range res.Waiting {
-		out.Waiting = append(out.Waiting, pendingJSON{ID: p.ID, Node: p.Node, Question: p.Question})
-	}
-	if res.Err != nil {
-		s := res.Err.Error()
-		out.Error = &s
-	}
+// writeResultJSON writes the --json form of a run's result: the
+// service's Result, indented.
+func writeResultJSON(w io.Writer, res *service.Result) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	return enc.Encode(res)
+}
+
+// resultOf converts an engine result for printing; nil stays nil.
+func resultOf(res *engine.Result) *service.Result {
+	if res == nil {
+		return nil
+	}
+	return service.NewResult(res)
 }
 
 // namedObject encodes named values as a JSON object, keeping their order.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -9,9 +10,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -19,6 +22,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/weftlang/weft/component"
 	"github.com/weftlang/weft/engine"
 	"github.com/weftlang/weft/flow"
 	"github.com/weftlang/weft/internal/redact"
@@ -50,18 +54,28 @@ const defaultLeaseTTL = 10 * time.Second
 // waiting up to that long for the lease of a process that stopped
 // without releasing it (killed) to run out.
 func drivingThreads(e env, runner *engine.Runner, st store.Store) (*engine.Threads, error) {
-	ttl := defaultLeaseTTL
-	if v := getenvOf(e)(envLeaseTTL); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			return nil, usageErrorf("$%s=%q: want a positive duration such as 10s", envLeaseTTL, v)
-		}
-		ttl = d
+	ttl, err := leaseTTL(e)
+	if err != nil {
+		return nil, err
 	}
 	return &engine.Threads{Runner: runner, Store: st, LeaseTTL: ttl, ClaimWait: ttl + ttl/2}, nil
 }
 
-// Thread labels the CLI keeps, so that resume needs only the thread.
+// leaseTTL is $WEFT_LEASE_TTL, else defaultLeaseTTL.
+func leaseTTL(e env) (time.Duration, error) {
+	ttl := defaultLeaseTTL
+	if v := getenvOf(e)(envLeaseTTL); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return 0, usageErrorf("$%s=%q: want a positive duration such as 10s", envLeaseTTL, v)
+		}
+		ttl = d
+	}
+	return ttl, nil
+}
+
+// Thread labels an older weft kept instead of a run spec: resume reads
+// them from such a thread, and gives it a spec.
 const (
 	metaFile     = "file"
 	metaWorkflow = "workflow"
@@ -197,66 +211,39 @@ func newThreadID() string {
 	return "t-" + hex.EncodeToString(b[:])
 }
 
-// runInThread is `weft run --thread`: the run is recorded step by step.
+// runInThread is `weft run --thread`: the run is recorded step by step,
+// and the thread keeps the run's spec (the workflow's source and the
+// components the flags configure), so that resume needs only the thread.
 func runInThread(ctx context.Context, e env, path string, o *runOptions, p *prepared, params, init map[string]flow.Value) error {
 	st, where, err := openStore(ctx, e, o.store, true)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
+	specs, err := runSpecs(e, o, p.tools, o.owf, true)
+	if err != nil {
+		return err
+	}
+	svc, closeSvc, err := newService(e, o, st, specs.secrets)
+	if err != nil {
+		return err
+	}
+	defer closeSvc()
+	wf, err := svc.Open(ctx, service.Source{Name: path, Workflow: o.workflow})
+	if err != nil {
+		return threadErr(err)
+	}
 	id := o.thread
 	if id == "" {
 		id = newThreadID()
 		fmt.Fprintf(e.stderr, "weft: thread %s (in %s)\n", id, where)
 	}
-	meta := map[string]string{}
-	if abs, err := filepath.Abs(path); err == nil {
-		meta[metaFile] = abs
-	}
-	if o.workflow != "" {
-		meta[metaWorkflow] = o.workflow
-	}
-	if o.stubs != "" {
-		if abs, err := filepath.Abs(o.stubs); err == nil {
-			meta[metaStubs] = abs
-		}
-	}
-	if o.llm != "" {
-		meta[metaLLM] = o.llm
-		if path, ok := strings.CutPrefix(o.llm, "replay:"); ok {
-			if abs, err := filepath.Abs(path); err == nil {
-				meta[metaLLM] = "replay:" + abs // resumable from another directory
-			}
-		}
-	}
-	if o.docs != "" {
-		if abs, err := filepath.Abs(o.docs); err == nil {
-			meta[metaDocs] = abs
-		}
-	}
-	if o.db != "" {
-		meta[metaDB] = withoutPassword(o.db)
-	}
-	if o.embed != "" {
-		meta[metaEmbed] = o.embed
-	}
-	if o.es != "" {
-		meta[metaES] = o.es
-		if dir, ok := strings.CutPrefix(o.es, "bleve:"); ok {
-			if abs, err := filepath.Abs(dir); err == nil {
-				meta[metaES] = "bleve:" + abs
-			}
-		} else {
-			meta[metaES] = withoutPassword(o.es)
-		}
-	}
-	th, err := drivingThreads(e, p.runner, st)
-	if err != nil {
-		return err
-	}
+	input := make(map[string]flow.Value, len(params)+len(init))
+	maps.Copy(input, params)
+	maps.Copy(input, init)
 	obs, status := observers(e, o)
-	res, err := withStatus(status, e.tick, func() (*engine.Result, error) {
-		return th.Run(ctx, p.plan, id, params, obs.observer(), &engine.RunOptions{Meta: meta, Init: init})
+	res, err := withStatus(status, e.tick, func() (*service.Result, error) {
+		return svc.Start(ctx, service.StartRequest{Workflow: wf, Thread: id, Components: specs.components, ContextTokens: o.contextTokens, Input: input, Observer: obs.observer()})
 	})
 	if err != nil && res == nil {
 		var te *engine.ThreadError
@@ -270,9 +257,9 @@ func runInThread(ctx context.Context, e env, path string, o *runOptions, p *prep
 		}
 		return threadErr(err)
 	}
-	res, err = answerLoop(ctx, e, o, p.plan, res, err, func(qid string, out map[string]flow.Value) (*engine.Result, error) {
-		return withStatus(status, e.tick, func() (*engine.Result, error) {
-			return th.Resume(ctx, p.plan, id, []engine.Answer{{ID: qid, Outputs: out}}, obs.observer())
+	res, err = answerLoop(ctx, e, o, wf.Plan, res, err, func(qid string, out map[string]flow.Value) (*service.Result, error) {
+		return withStatus(status, e.tick, func() (*service.Result, error) {
+			return svc.Resume(ctx, service.ResumeRequest{Thread: id, Answers: []service.Answer{{ID: qid, Values: out}}, Observer: obs.observer()})
 		})
 	})
 	return report(e, o, res, err)
@@ -282,7 +269,7 @@ func runInThread(ctx context.Context, e env, path string, o *runOptions, p *prep
 // thread is a usage error, a thread in the wrong state a failure.
 func threadErr(err error) error { return exitFor(err, failed) }
 
-func waitingNodes(res *engine.Result) string {
+func waitingNodes(res *service.Result) string {
 	var names []string
 	for _, p := range res.Waiting {
 		names = append(names, p.Node)
@@ -348,71 +335,98 @@ func resumeThread(ctx context.Context, e env, id string, o *resumeOptions, stubs
 		return err
 	}
 	defer st.Close()
-	thr, err := st.Thread(ctx, id)
-	if errors.Is(err, store.ErrNotFound) {
+	secrets := map[string]string{}
+	svc, closeSvc, err := newService(e, &o.runOptions, st, secrets)
+	if err != nil {
+		return err
+	}
+	defer closeSvc()
+	view, err := svc.Thread(ctx, id)
+	var se *service.SpecError
+	switch {
+	case errors.Is(err, store.ErrNotFound):
 		return usageErrorf("no thread %s in %s", id, where)
+	case errors.As(err, &se):
+		// A thread an older weft recorded: its flags are labels.
+		thr, terr := st.Thread(ctx, id)
+		if terr != nil {
+			return storeFailed(terr)
+		}
+		if o.file == "" && thr.Meta[metaFile] == "" {
+			return usageErrorf("thread %s does not say which workflow file it runs: pass --file FILE", id)
+		}
+		legacyFlags(thr, o, stubsSet, llmSet)
+		stubsSet, llmSet = o.stubs != "", o.llm != ""
+	case err != nil:
+		return threadErr(err)
 	}
-	if err != nil {
-		return storeFailed(err)
+	// The workflow and components of the thread's spec, unless flags
+	// given here replace them.
+	var wf *service.Workflow
+	if view != nil {
+		wf = view.Workflow
 	}
-	file := o.file
-	if file == "" {
-		file = thr.Meta[metaFile]
+	override := o.file != ""
+	if override {
+		if wf, err = svc.Open(ctx, service.Source{Name: o.file, Workflow: o.workflow}); err != nil {
+			var de *service.DiagnosticsError
+			if errors.As(err, &de) && wf != nil {
+				printDiags(e.stderr, de.Diagnostics, wf.Module)
+				return silent(exitFailed)
+			}
+			return usageErrorf("--file %s: %v", o.file, err)
+		}
+		o.owf = wf.Format == service.FormatOWF
+	} else {
+		o.owf = wf.Format == service.FormatOWF
 	}
-	if file == "" {
-		return usageErrorf("thread %s does not say which workflow file it runs: pass --file FILE", id)
+	var comps []component.Spec
+	if view == nil || stubsSet || llmSet || o.docs != "" || o.db != "" || o.es != "" || o.embed != "" {
+		ts := &toolset{docs: resolveData(getenvOf(e), o.docs), db: resolveData(getenvOf(e), o.db), es: o.es, embed: o.embed}
+		given, err := runSpecs(e, &o.runOptions, ts, o.owf && (llmSet || o.embed != ""), view == nil)
+		if err != nil {
+			return err
+		}
+		maps.Copy(secrets, given.secrets)
+		var stored []component.Spec
+		if view != nil {
+			stored = view.Spec.Components
+		}
+		comps = replaceSpecs(stored, given.components)
 	}
-	if o.workflow == "" {
-		o.workflow = thr.Meta[metaWorkflow]
+	var ts *engine.ThreadState
+	if view != nil {
+		ts = view.State
+	} else {
+		th := &engine.Threads{Store: st}
+		if ts, err = th.Load(ctx, id); err != nil {
+			return storeFailed(err)
+		}
 	}
-	if !stubsSet {
-		o.stubs = thr.Meta[metaStubs]
+	plan := wf.Plan
+	req := service.ResumeRequest{Thread: id, Components: comps}
+	if override || view == nil {
+		req.Workflow = wf
 	}
-	if !llmSet {
-		o.llm = thr.Meta[metaLLM]
+	resume := func(answers []service.Answer, obs engine.Observer) (*service.Result, error) {
+		r := req
+		r.Answers, r.Observer = answers, obs
+		return svc.Resume(ctx, r)
 	}
-	if o.docs == "" {
-		o.docs = thr.Meta[metaDocs]
-	}
-	if o.db == "" {
-		o.db = thr.Meta[metaDB]
-	}
-	if o.es == "" {
-		o.es = thr.Meta[metaES]
-	}
-	if o.embed == "" {
-		o.embed = thr.Meta[metaEmbed]
-	}
-	p, err := prepare(e, file, &o.runOptions)
-	if err != nil {
-		return err
-	}
-	defer p.close()
-	if err := p.checkConfig(e, &o.runOptions); err != nil {
-		return err
-	}
-	th, err := drivingThreads(e, p.runner, st)
-	if err != nil {
-		return err
-	}
-	ts, err := th.Load(ctx, id)
-	if err != nil {
-		return storeFailed(err)
-	}
-	var answers []engine.Answer
+	var answers []service.Answer
 	if ts.Status() == engine.Waiting {
 		asks := ts.Waiting()
-		node := func(taskID string) (*flow.PlanNode, error) {
+		node := func(qid string) (*flow.PlanNode, error) {
 			for _, t := range asks {
-				if t.QuestionID() != taskID {
+				if t.QuestionID() != qid {
 					continue
 				}
-				if pn := service.FindNode(p.plan, ts.NodeOf(t)); pn != nil {
+				if pn := service.FindNode(plan, ts.NodeOf(t)); pn != nil {
 					return pn, nil
 				}
-				return nil, failed(fmt.Errorf("thread %s waits at node %s, which %s no longer has: resume it with the workflow it started with (--file)", id, ts.NodeOf(t), file))
+				return nil, failed(fmt.Errorf("thread %s waits at node %s, which its workflow no longer has: resume it with the workflow it started with (--file)", id, ts.NodeOf(t)))
 			}
-			return nil, usageErrorf("thread %s asks no question %s%s", id, taskID, questionList(ts))
+			return nil, usageErrorf("thread %s asks no question %s%s", id, qid, questionList(ts))
 		}
 		switch {
 		case len(o.ids) > 0:
@@ -425,7 +439,7 @@ func resumeThread(ctx context.Context, e env, id string, o *resumeOptions, stubs
 				if err != nil {
 					return usageErrorf("--answer %q for question %s (%s): %v", o.answers[i], qid, pn.Name, err)
 				}
-				answers = append(answers, engine.Answer{ID: qid, Outputs: out})
+				answers = append(answers, service.Answer{ID: qid, Values: out})
 			}
 			o.answers = nil
 		case len(o.answers) > 0 && len(asks) > 1:
@@ -440,7 +454,7 @@ func resumeThread(ctx context.Context, e env, id string, o *resumeOptions, stubs
 			if err != nil {
 				return usageErrorf("--answer %q for %s: %v", o.answers[0], pn.Name, err)
 			}
-			answers = append(answers, engine.Answer{ID: qid, Outputs: out})
+			answers = append(answers, service.Answer{ID: qid, Values: out})
 			o.answers = o.answers[1:]
 		default:
 			pend, err := st.Pending(ctx, id)
@@ -455,14 +469,14 @@ func resumeThread(ctx context.Context, e env, id string, o *resumeOptions, stubs
 				}
 				questions[pq.ID] = q
 			}
-			res := &engine.Result{Status: engine.Waiting, Thread: id, Run: ts.RunNumber}
+			res := &service.Result{Status: engine.Waiting, Thread: id, Run: ts.RunNumber, Outputs: service.Values{}, Vars: service.Values{}, Path: []string{}, Fallbacks: []service.Notice{}, Notices: []service.Notice{}}
 			for _, t := range asks {
-				res.Waiting = append(res.Waiting, engine.Pending{ID: t.QuestionID(), Node: ts.NodeOf(t), Question: questions[t.QuestionID()]})
+				res.Waiting = append(res.Waiting, service.Question{ID: t.QuestionID(), Node: ts.NodeOf(t), Question: questions[t.QuestionID()]})
 			}
 			if e.stdinTTY && len(asks) == 1 {
 				// Ask on the terminal, as run does.
-				res, err := answerLoop(ctx, e, &o.runOptions, p.plan, res, nil, func(qid string, out map[string]flow.Value) (*engine.Result, error) {
-					return th.Resume(ctx, p.plan, id, []engine.Answer{{ID: qid, Outputs: out}}, nil)
+				res, err := answerLoop(ctx, e, &o.runOptions, plan, res, nil, func(qid string, out map[string]flow.Value) (*service.Result, error) {
+					return resume([]service.Answer{{ID: qid, Values: out}}, nil)
 				})
 				return report(e, &o.runOptions, res, err)
 			}
@@ -472,18 +486,72 @@ func resumeThread(ctx context.Context, e env, id string, o *resumeOptions, stubs
 		return noQuestion(ctx, st, id, ts, o.store)
 	}
 	obs, status := observers(e, &o.runOptions)
-	res, err := withStatus(status, e.tick, func() (*engine.Result, error) {
-		return th.Resume(ctx, p.plan, id, answers, obs.observer())
+	res, err := withStatus(status, e.tick, func() (*service.Result, error) {
+		return resume(answers, obs.observer())
 	})
 	if err != nil && res == nil {
 		return threadErr(err)
 	}
-	res, err = answerLoop(ctx, e, &o.runOptions, p.plan, res, err, func(qid string, out map[string]flow.Value) (*engine.Result, error) {
-		return withStatus(status, e.tick, func() (*engine.Result, error) {
-			return th.Resume(ctx, p.plan, id, []engine.Answer{{ID: qid, Outputs: out}}, obs.observer())
+	res, err = answerLoop(ctx, e, &o.runOptions, plan, res, err, func(qid string, out map[string]flow.Value) (*service.Result, error) {
+		return withStatus(status, e.tick, func() (*service.Result, error) {
+			return resume([]service.Answer{{ID: qid, Values: out}}, obs.observer())
 		})
 	})
 	return report(e, &o.runOptions, res, err)
+}
+
+// legacyFlags reads the flags an older weft kept as a thread's labels
+// into o, where o does not set them: resuming such a thread gives it a
+// run spec.
+func legacyFlags(thr *store.Thread, o *resumeOptions, stubsSet, llmSet bool) {
+	if o.file == "" {
+		o.file = thr.Meta[metaFile]
+	}
+	if o.workflow == "" {
+		o.workflow = thr.Meta[metaWorkflow]
+	}
+	if !stubsSet {
+		o.stubs = thr.Meta[metaStubs]
+	}
+	if !llmSet {
+		o.llm = thr.Meta[metaLLM]
+	}
+	for _, kv := range []struct {
+		dst *string
+		key string
+	}{{&o.docs, metaDocs}, {&o.db, metaDB}, {&o.es, metaES}, {&o.embed, metaEmbed}} {
+		if *kv.dst == "" {
+			*kv.dst = thr.Meta[kv.key]
+		}
+	}
+}
+
+// replaceSpecs returns the stored components with those given in their
+// place: a given component replaces the stored ones of its id, and a
+// model (llm.*) every stored model.
+func replaceSpecs(stored, given []component.Spec) []component.Spec {
+	out := make([]component.Spec, 0, len(stored)+len(given))
+	for _, sp := range stored {
+		replaced := slices.ContainsFunc(given, func(g component.Spec) bool {
+			return g.ID == sp.ID || strings.HasPrefix(g.ID, "llm.") && strings.HasPrefix(sp.ID, "llm.")
+		})
+		if !replaced {
+			out = append(out, sp)
+		}
+	}
+	out = append(out, given...)
+	// Stubs answer in place of every other action: they load last.
+	slices.SortStableFunc(out, func(a, b component.Spec) int {
+		return cmp.Compare(boolInt(a.ID == "action.stubs"), boolInt(b.ID == "action.stubs"))
+	})
+	return out
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // noQuestion is the error of answers given to a thread that asks no
@@ -641,13 +709,14 @@ func threadsShow(e env, o *threadsOptions) *cobra.Command {
 					ID       string             `json:"id"`
 					Workflow string             `json:"workflow"`
 					File     string             `json:"file,omitempty"`
+					Source   string             `json:"source,omitempty"`
 					Run      int                `json:"run"`
 					Status   string             `json:"status"`
 					Records  int64              `json:"records"`
 					Vars     namedObject        `json:"vars"`
 					Pending  []question         `json:"pending"`
 					Forked   *engine.ForkOrigin `json:"forked_from,omitempty"`
-				}{ID: thr.ID, Workflow: thr.Workflow, File: thr.Meta[metaFile], Run: ts.RunNumber, Status: ts.Status().String(), Records: ts.Seq, Vars: ts.Vars(), Pending: []question{}, Forked: ts.Forked}
+				}{ID: thr.ID, Workflow: thr.Workflow, File: thr.Meta[metaFile], Source: thr.Source, Run: ts.RunNumber, Status: ts.Status().String(), Records: ts.Seq, Vars: ts.Vars(), Pending: []question{}, Forked: ts.Forked}
 				if ts.State == nil {
 					out.Status = "new"
 				}
@@ -861,7 +930,7 @@ takes its answer with 'weft resume NEW --answer TEXT'; after an ended run,
 				if to == "" {
 					to = fmt.Sprintf("%s-at-%d", src, at)
 				}
-				plan := threadPlan(e, thr)
+				plan := threadPlan(ctx, e, st, thr)
 				set := map[string]flow.Value{}
 				for _, kv := range sets {
 					name, text, ok := strings.Cut(kv, "=")
@@ -903,9 +972,23 @@ takes its answer with 'weft resume NEW --answer TEXT'; after an ended run,
 	return cmd
 }
 
-// threadPlan compiles the workflow a thread's runs follow, for typing
-// edits; nil when it cannot be loaded.
-func threadPlan(e env, thr *store.Thread) *flow.Plan {
+// threadPlan is the workflow a thread's runs follow, for typing edits:
+// the one its spec names (its source kept in the store), else for a
+// thread an older weft recorded the file its labels name; nil when it
+// cannot be loaded.
+func threadPlan(ctx context.Context, e env, st store.Store, thr *store.Thread) *flow.Plan {
+	if len(thr.Spec) > 0 {
+		svc, err := service.New(service.Options{Store: st})
+		if err != nil {
+			return nil
+		}
+		defer svc.Close()
+		view, err := svc.Thread(ctx, thr.ID)
+		if err != nil {
+			return nil
+		}
+		return view.Workflow.Plan
+	}
 	file := thr.Meta[metaFile]
 	if file == "" {
 		return nil
