@@ -347,3 +347,47 @@ func TestWrapActionRedacts(t *testing.T) {
 		t.Fatalf("stored run: %+v %v", runs, err)
 	}
 }
+
+// Run and Continue: an in-memory run, in no thread, answered in this
+// process; a refused answer leaves the Result waiting, a spent one is
+// stale.
+func TestRunInMemory(t *testing.T) {
+	ctx := context.Background()
+	st, _ := openStore(t)
+	s := newService(t, st, nil)
+	wf, err := s.Open(ctx, Bytes("ask.wf", []byte(`workflow AskYear {
+  nodes {
+    node ask {
+      type: HUMAN
+      question: "Which fiscal year?"
+      outputs { year: Int }
+    }
+  }
+  initial: ask
+  finals: [ ask ]
+}
+`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Run(ctx, StartRequest{Workflow: wf})
+	if err != nil || res.Status != engine.Waiting || res.Thread != "" {
+		t.Fatalf("run: %v %+v", err, res)
+	}
+	if _, err := s.Continue(ctx, res, []Answer{{Text: "soon"}}, nil); !errors.As(err, new(*AnswerError)) {
+		t.Fatalf("bad answer: %v", err)
+	}
+	done, err := s.Continue(ctx, res, []Answer{{Text: "2024"}}, nil)
+	if err != nil || done.Status != engine.Completed || done.Output("year").Int() != 2024 {
+		t.Fatalf("continue: %v %+v", err, done)
+	}
+	if _, err := s.Continue(ctx, res, []Answer{{Text: "2025"}}, nil); !errors.Is(err, engine.ErrStale) {
+		t.Fatalf("continuing a spent result: %v", err)
+	}
+	if threads, _ := s.Threads(ctx, store.ListOptions{}); len(threads) != 0 {
+		t.Fatalf("an in-memory run made threads %v", threads)
+	}
+	if _, err := s.Run(ctx, StartRequest{Workflow: wf, Thread: "x"}); !errors.Is(err, engine.ErrMisuse) {
+		t.Fatalf("Run with a thread: %v", err)
+	}
+}
