@@ -574,6 +574,10 @@ type MissingActionsError struct {
 	Actions []string
 }
 
+// Is reports the invalid-input kind (engine.KindOf): the run's
+// components do not fit its workflow.
+func (e *MissingActionsError) Is(target error) bool { return target == engine.ErrInvalidInput }
+
 // Error lists the actions.
 func (e *MissingActionsError) Error() string {
 	return fmt.Sprintf("no implementation of action %s: no component, built-in or Go action provides it", joinQuoted(e.Actions))
@@ -661,8 +665,16 @@ func (s *Service) Resume(ctx context.Context, req ResumeRequest) (*Result, error
 		if err != nil {
 			return nil, err
 		}
-		if answers, err = typedAnswers(wf.Plan, ts, req.Answers); err != nil {
-			return nil, err
+		if ts.Status() == engine.Waiting {
+			if answers, err = typedAnswers(wf.Plan, ts, req.Answers); err != nil {
+				return nil, err
+			}
+		} else {
+			// No question waits: the engine says why (the run ended,
+			// or another process took the answers) with its kind.
+			for _, a := range req.Answers {
+				answers = append(answers, engine.Answer{ID: a.ID, Outputs: a.Values})
+			}
 		}
 	}
 	return s.drive(ctx, thr.ID, req.Observer, func(ctx context.Context, obs engine.Observer) (*engine.Result, error) {
@@ -748,6 +760,10 @@ type SpecError struct {
 	Thread string
 	Reason string
 }
+
+// Is reports the internal kind: a thread's stored spec that does not
+// decode is damage.
+func (e *SpecError) Is(target error) bool { return target == engine.ErrInternal }
 
 // Error names the thread.
 func (e *SpecError) Error() string {

@@ -391,3 +391,49 @@ func TestRunInMemory(t *testing.T) {
 		t.Fatalf("Run with a thread: %v", err)
 	}
 }
+
+// The service's errors carry the engine's kinds, so a server maps them
+// to HTTP statuses: a late answer is ended, a misfit mismatch, a missing
+// thread not_found, a workflow that does not compile invalid_input.
+func TestServiceErrorKinds(t *testing.T) {
+	ctx := context.Background()
+	st, _ := openStore(t)
+	s := newService(t, st, nil)
+	wf, err := s.Open(ctx, Bytes("ask.wf", []byte(`workflow AskYear {
+  nodes {
+    node ask {
+      type: HUMAN
+      question: "Which fiscal year?"
+      outputs { year: Int }
+    }
+  }
+  initial: ask
+  finals: [ ask ]
+}
+`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Start(ctx, StartRequest{Workflow: wf, Thread: "k"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Resume(ctx, ResumeRequest{Thread: "k", Answers: []Answer{{Text: "soon"}}})
+	if engine.KindOf(err) != engine.KindMismatch {
+		t.Errorf("a misfit answer: %v (kind %s)", err, engine.KindOf(err))
+	}
+	if _, err := s.Resume(ctx, ResumeRequest{Thread: "k", Answers: []Answer{{Text: "2020"}}}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Resume(ctx, ResumeRequest{Thread: "k", Answers: []Answer{{Text: "2021"}}})
+	if engine.KindOf(err) != engine.KindEnded {
+		t.Errorf("a late answer: %v (kind %s)", err, engine.KindOf(err))
+	}
+	_, err = s.Resume(ctx, ResumeRequest{Thread: "nope"})
+	if engine.KindOf(err) != engine.KindNotFound {
+		t.Errorf("no thread: %v (kind %s)", err, engine.KindOf(err))
+	}
+	_, err = s.Open(ctx, Bytes("bad.wf", []byte("workflow {")))
+	if engine.KindOf(err) != engine.KindInvalidInput || !errors.Is(err, engine.ErrInvalidInput) {
+		t.Errorf("a broken workflow: %v (kind %s)", err, engine.KindOf(err))
+	}
+}
