@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/weftlang/weft/engine"
 	"github.com/weftlang/weft/flow"
 )
 
@@ -73,3 +74,14 @@ func (e *SourceError) Error() string {
 	}
 	return "workflow source: " + e.Reason
 }
+
+// Is reports the invalid-input kind (engine.KindOf): the workflow given
+// does not compile.
+func (e *DiagnosticsError) Is(target error) bool { return target == engine.ErrInvalidInput }
+
+// Is reports the not-found kind: the module has no such workflow.
+func (e *NoWorkflowError) Is(target error) bool { return target == engine.ErrNotFound }
+
+// Is reports the internal kind: a stored source that does not open is
+// damage, not a caller's mistake.
+func (e *SourceError) Is(target error) bool { return target == engine.ErrInternal }

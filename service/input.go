@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/weftlang/weft/engine"
 	"github.com/weftlang/weft/flow"
 )
 
@@ -54,6 +55,10 @@ func (e *AnswerError) Error() string {
 
 // Unwrap returns the conversion's error.
 func (e *AnswerError) Unwrap() error { return e.Err }
+
+// Is reports the mismatch kind (engine.KindOf): the answer does not fit
+// the question.
+func (e *AnswerError) Is(target error) bool { return target == engine.ErrMismatch }
 
 // ParseAnswer turns a person's answer, as text, into the outputs of the
 // human node pn: the text itself for a single String output, a typed

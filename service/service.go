@@ -409,6 +409,98 @@ func (s *Service) keepSource(ctx context.Context, wf *Workflow) error {
 	return nil
 }
 
+// Run runs a workflow in memory, in no thread: nothing is stored, and a
+// run that waits for people is continued with Continue on the Result it
+// returned, in this process. req.Thread and req.Meta must be empty. Events
+// reach req.Observer only (Subscribe is for threads).
+func (s *Service) Run(ctx context.Context, req StartRequest) (*Result, error) {
+	wf := req.Workflow
+	if wf == nil || wf.Plan == nil {
+		return nil, errors.New("service: Run needs an opened workflow")
+	}
+	if req.Thread != "" || req.Meta != nil {
+		return nil, engine.Misuse(errors.New("service: Run keeps no thread: use Start to run in one"))
+	}
+	rt, err := s.runtime(ctx, &Spec{Components: req.Components, ContextTokens: req.ContextTokens})
+	if err != nil {
+		return nil, err
+	}
+	if err := checkActions(wf.Plan, rt); err != nil {
+		return nil, err
+	}
+	params, init := SplitInput(wf.Plan, req.Input)
+	res, err := rt.runner.RunWith(ctx, wf.Plan, params, req.Observer, &engine.RunOptions{Init: init, Update: req.Update})
+	return memResult(res, rt, wf.Plan), err
+}
+
+// Continue continues an in-memory run of Run (or of an earlier Continue)
+// that waits for people, with their answers, typed against the nodes that
+// ask. The Result is spent once a Continue takes it: a later one is an
+// error that errors.Is finds engine.ErrStale. obs, when set, sees the
+// events.
+func (s *Service) Continue(ctx context.Context, res *Result, answers []Answer, obs engine.Observer) (*Result, error) {
+	if res == nil || res.mem == nil {
+		return res, engine.Misuse(errors.New("service: Continue needs a waiting Result of Run or Continue"))
+	}
+	byID := make(map[string]map[string]flow.Value, len(answers))
+	plan := res.mem.plan
+	for _, a := range answers {
+		id := a.ID
+		if id == "" {
+			if len(res.Waiting) != 1 {
+				return res, &AnswerError{Reason: fmt.Sprintf("the run asks %d questions: give each answer its question's id", len(res.Waiting))}
+			}
+			id = res.Waiting[0].ID
+		}
+		var node string
+		for _, q := range res.Waiting {
+			if q.ID == id {
+				node = q.Node
+			}
+		}
+		if node == "" {
+			qe := &engine.QuestionError{ID: id}
+			for _, q := range res.Waiting {
+				qe.Waiting = append(qe.Waiting, q.ID)
+			}
+			return res, qe
+		}
+		pn := FindNode(plan, node)
+		if pn == nil {
+			return res, &AnswerError{Node: node, Reason: fmt.Sprintf("the run waits at node %s, which its workflow does not have", node)}
+		}
+		var vals map[string]flow.Value
+		var err error
+		if a.Values != nil {
+			vals, err = AnswerOutputs(pn, a.Values)
+		} else {
+			vals, err = ParseAnswer(pn, a.Text)
+		}
+		if err != nil {
+			return res, err
+		}
+		byID[id] = vals
+	}
+	next, err := res.mem.rt.runner.Resume(ctx, res.mem.res, byID, obs)
+	if next == res.mem.res {
+		return res, err // refused: res stays as it was
+	}
+	return memResult(next, res.mem.rt, plan), err
+}
+
+// memResult converts the result of an in-memory run, keeping what
+// Continue needs.
+func memResult(res *engine.Result, rt *runtime, plan *flow.Plan) *Result {
+	if res == nil {
+		return nil
+	}
+	out := NewResult(res)
+	if res.Status == engine.Waiting {
+		out.mem = &memRun{res: res, rt: rt, plan: plan}
+	}
+	return out
+}
+
 // NewThreadID returns a random thread id, "t-" and 12 hex digits.
 func NewThreadID() string {
 	var b [6]byte
@@ -481,6 +573,10 @@ func walk(plan *flow.Plan, fn func(*flow.Plan, *flow.PlanNode)) {
 type MissingActionsError struct {
 	Actions []string
 }
+
+// Is reports the invalid-input kind (engine.KindOf): the run's
+// components do not fit its workflow.
+func (e *MissingActionsError) Is(target error) bool { return target == engine.ErrInvalidInput }
 
 // Error lists the actions.
 func (e *MissingActionsError) Error() string {
@@ -569,8 +665,16 @@ func (s *Service) Resume(ctx context.Context, req ResumeRequest) (*Result, error
 		if err != nil {
 			return nil, err
 		}
-		if answers, err = typedAnswers(wf.Plan, ts, req.Answers); err != nil {
-			return nil, err
+		if ts.Status() == engine.Waiting {
+			if answers, err = typedAnswers(wf.Plan, ts, req.Answers); err != nil {
+				return nil, err
+			}
+		} else {
+			// No question waits: the engine says why (the run ended,
+			// or another process took the answers) with its kind.
+			for _, a := range req.Answers {
+				answers = append(answers, engine.Answer{ID: a.ID, Outputs: a.Values})
+			}
 		}
 	}
 	return s.drive(ctx, thr.ID, req.Observer, func(ctx context.Context, obs engine.Observer) (*engine.Result, error) {
@@ -656,6 +760,10 @@ type SpecError struct {
 	Thread string
 	Reason string
 }
+
+// Is reports the internal kind: a thread's stored spec that does not
+// decode is damage.
+func (e *SpecError) Is(target error) bool { return target == engine.ErrInternal }
 
 // Error names the thread.
 func (e *SpecError) Error() string {

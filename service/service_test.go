@@ -347,3 +347,93 @@ func TestWrapActionRedacts(t *testing.T) {
 		t.Fatalf("stored run: %+v %v", runs, err)
 	}
 }
+
+// Run and Continue: an in-memory run, in no thread, answered in this
+// process; a refused answer leaves the Result waiting, a spent one is
+// stale.
+func TestRunInMemory(t *testing.T) {
+	ctx := context.Background()
+	st, _ := openStore(t)
+	s := newService(t, st, nil)
+	wf, err := s.Open(ctx, Bytes("ask.wf", []byte(`workflow AskYear {
+  nodes {
+    node ask {
+      type: HUMAN
+      question: "Which fiscal year?"
+      outputs { year: Int }
+    }
+  }
+  initial: ask
+  finals: [ ask ]
+}
+`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Run(ctx, StartRequest{Workflow: wf})
+	if err != nil || res.Status != engine.Waiting || res.Thread != "" {
+		t.Fatalf("run: %v %+v", err, res)
+	}
+	if _, err := s.Continue(ctx, res, []Answer{{Text: "soon"}}, nil); !errors.As(err, new(*AnswerError)) {
+		t.Fatalf("bad answer: %v", err)
+	}
+	done, err := s.Continue(ctx, res, []Answer{{Text: "2024"}}, nil)
+	if err != nil || done.Status != engine.Completed || done.Output("year").Int() != 2024 {
+		t.Fatalf("continue: %v %+v", err, done)
+	}
+	if _, err := s.Continue(ctx, res, []Answer{{Text: "2025"}}, nil); !errors.Is(err, engine.ErrStale) {
+		t.Fatalf("continuing a spent result: %v", err)
+	}
+	if threads, _ := s.Threads(ctx, store.ListOptions{}); len(threads) != 0 {
+		t.Fatalf("an in-memory run made threads %v", threads)
+	}
+	if _, err := s.Run(ctx, StartRequest{Workflow: wf, Thread: "x"}); !errors.Is(err, engine.ErrMisuse) {
+		t.Fatalf("Run with a thread: %v", err)
+	}
+}
+
+// The service's errors carry the engine's kinds, so a server maps them
+// to HTTP statuses: a late answer is ended, a misfit mismatch, a missing
+// thread not_found, a workflow that does not compile invalid_input.
+func TestServiceErrorKinds(t *testing.T) {
+	ctx := context.Background()
+	st, _ := openStore(t)
+	s := newService(t, st, nil)
+	wf, err := s.Open(ctx, Bytes("ask.wf", []byte(`workflow AskYear {
+  nodes {
+    node ask {
+      type: HUMAN
+      question: "Which fiscal year?"
+      outputs { year: Int }
+    }
+  }
+  initial: ask
+  finals: [ ask ]
+}
+`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Start(ctx, StartRequest{Workflow: wf, Thread: "k"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Resume(ctx, ResumeRequest{Thread: "k", Answers: []Answer{{Text: "soon"}}})
+	if engine.KindOf(err) != engine.KindMismatch {
+		t.Errorf("a misfit answer: %v (kind %s)", err, engine.KindOf(err))
+	}
+	if _, err := s.Resume(ctx, ResumeRequest{Thread: "k", Answers: []Answer{{Text: "2020"}}}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Resume(ctx, ResumeRequest{Thread: "k", Answers: []Answer{{Text: "2021"}}})
+	if engine.KindOf(err) != engine.KindEnded {
+		t.Errorf("a late answer: %v (kind %s)", err, engine.KindOf(err))
+	}
+	_, err = s.Resume(ctx, ResumeRequest{Thread: "nope"})
+	if engine.KindOf(err) != engine.KindNotFound {
+		t.Errorf("no thread: %v (kind %s)", err, engine.KindOf(err))
+	}
+	_, err = s.Open(ctx, Bytes("bad.wf", []byte("workflow {")))
+	if engine.KindOf(err) != engine.KindInvalidInput || !errors.Is(err, engine.ErrInvalidInput) {
+		t.Errorf("a broken workflow: %v (kind %s)", err, engine.KindOf(err))
+	}
+}

@@ -115,6 +115,16 @@ type Result struct {
 
 	// Err is the run's error, for errors.Is and errors.As.
 	Err error `json:"-"`
+
+	mem *memRun // a waiting in-memory run (Service.Run), for Continue
+}
+
+// memRun is a waiting in-memory run: the engine's Result, which holds the
+// machine, and the runtime that continues it.
+type memRun struct {
+	res  *engine.Result
+	rt   *runtime
+	plan *flow.Plan
 }
 
 // NewResult converts an engine result into a Result: lists empty, never

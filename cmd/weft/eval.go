@@ -18,8 +18,10 @@ import (
 	"github.com/weftlang/weft/internal/redact"
 	"github.com/weftlang/weft/llm/providers"
 	"github.com/weftlang/weft/retrieval"
+	"github.com/weftlang/weft/service"
 	"github.com/weftlang/weft/sqltool"
 	"github.com/weftlang/weft/sqltool/spider"
+	"github.com/weftlang/weft/store/memory"
 	"github.com/weftlang/weft/tools"
 )
 
@@ -149,13 +151,26 @@ func evalSpider(ctx context.Context, e env, path string, o *evalSpiderOptions) e
 	}) {
 		return usageErrorf("no final node of %s has an output %q (set --output)", path, o.output)
 	}
+	specs, err := runSpecs(e, &o.runOptions, p.tools, p.owfActions, true)
+	if err != nil {
+		return err
+	}
+	svc, closeSvc, err := newService(e, &o.runOptions, memory.New(), specs)
+	if err != nil {
+		return err
+	}
+	defer closeSvc()
+	wf, err := svc.Open(ctx, service.Source{Name: path, Workflow: o.workflow})
+	if err != nil {
+		return internal(err) // prepare compiled it
+	}
 	db, err := sqltool.Open(ctx, o.db, nil)
 	if err != nil {
 		return failed(fmt.Errorf("--db %s: %w", redact.DSN(o.db), err))
 	}
 	defer db.Close()
 	predict := func(ctx context.Context, q spider.Question) (string, error) {
-		res, err := p.runner.Run(ctx, p.plan, map[string]flow.Value{flow.InputText: flow.StringValue(q.Question)}, nil)
+		res, err := svc.Run(ctx, service.StartRequest{Workflow: wf, Components: specs.components, ContextTokens: o.contextTokens, Input: map[string]flow.Value{flow.InputText: flow.StringValue(q.Question)}})
 		if err != nil {
 			return "", err
 		}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -21,6 +22,7 @@ import (
 	"github.com/weftlang/weft/lang"
 	"github.com/weftlang/weft/owf"
 	"github.com/weftlang/weft/service"
+	"github.com/weftlang/weft/store/memory"
 )
 
 // runOptions are the flags of `weft run`.
@@ -104,6 +106,9 @@ type prepared struct {
 	reg    *engine.Registry
 	binder *action.Binder
 	tools  *toolset
+	// owfActions: the workflow calls owf.* actions (an ollama-workflows
+	// document, or a .wf converted from one).
+	owfActions bool
 }
 
 // prepare loads and compiles the workflow at path and makes its runner:
@@ -145,8 +150,9 @@ func prepare(e env, path string, o *runOptions) (*prepared, error) {
 	var binder *action.Binder
 	closeLLM := func() {}
 	o.owf = isOWF(path)
-	if o.owf || usesOWF(w) {
-		if binder, closeLLM, err = newBinder(e, o, treg); err != nil {
+	owfActions := o.owf || usesOWF(w)
+	if owfActions {
+		if binder, closeLLM, err = newBinder(e, unrecorded(o), treg); err != nil {
 			return nil, err
 		}
 		if err := registerOWF(e, o, w, reg, binder.Open); err != nil {
@@ -176,7 +182,7 @@ func prepare(e env, path string, o *runOptions) (*prepared, error) {
 		}
 	}
 	if binder == nil {
-		if binder, closeLLM, err = newBinder(e, o, treg); err != nil {
+		if binder, closeLLM, err = newBinder(e, unrecorded(o), treg); err != nil {
 			return nil, err
 		}
 	}
@@ -186,7 +192,15 @@ func prepare(e env, path string, o *runOptions) (*prepared, error) {
 		tools.Close()
 	}
 	bind := redactActions(reg, binder.Bind, runRedactor(e, o))
-	return &prepared{mod: m, plan: plan, runner: &engine.Runner{Registry: reg, Bind: bind}, close: closeAll, reg: reg, binder: binder, tools: tools}, nil
+	return &prepared{mod: m, plan: plan, runner: &engine.Runner{Registry: reg, Bind: bind}, close: closeAll, reg: reg, binder: binder, tools: tools, owfActions: owfActions}, nil
+}
+
+// unrecorded is o without --record: the checks before a run open models
+// the run's Service opens again, and records.
+func unrecorded(o *runOptions) *runOptions {
+	c := *o
+	c.record = ""
+	return &c
 }
 
 // traceFlag defines --trace on f: a line per node step, or with
@@ -237,22 +251,39 @@ func runWorkflow(ctx context.Context, e env, path string, o *runOptions, inputSe
 	if o.thread != "" || o.store != "" {
 		return runInThread(ctx, e, path, o, p, params, init)
 	}
+	specs, err := runSpecs(e, o, p.tools, p.owfActions, true)
+	if err != nil {
+		return err
+	}
+	svc, closeSvc, err := newService(e, o, memory.New(), specs)
+	if err != nil {
+		return err
+	}
+	defer closeSvc()
+	wf, err := svc.Open(ctx, service.Source{Name: path, Workflow: o.workflow})
+	if err != nil {
+		return internal(err) // prepare compiled it
+	}
+	input := make(map[string]flow.Value, len(params)+len(init))
+	maps.Copy(input, params)
+	maps.Copy(input, init)
 	obs, status := observers(e, o)
-	// Each Resume takes the Result the last one returned: a Result is
-	// resumed once (engine.ErrStale).
-	var cur *engine.Result
 	res, err := withStatus(status, e.tick, func() (*service.Result, error) {
-		r, err := p.runner.RunWith(ctx, p.plan, params, obs.observer(), &engine.RunOptions{Init: init})
-		cur = r
-		return resultOf(r), err
+		return svc.Run(ctx, service.StartRequest{Workflow: wf, Components: specs.components, ContextTokens: o.contextTokens, Input: input, Observer: obs.observer()})
 	})
-	res, err = answerLoop(ctx, e, o, p.plan, res, err, func(id string, out map[string]flow.Value) (*service.Result, error) {
+	if err != nil && res == nil {
+		return report(e, o, nil, err)
+	}
+	// Each Continue takes the Result the last one returned: a Result is
+	// continued once (engine.ErrStale).
+	cur := res
+	res, err = answerLoop(ctx, e, o, wf.Plan, res, err, func(id string, out map[string]flow.Value) (*service.Result, error) {
 		return withStatus(status, e.tick, func() (*service.Result, error) {
-			next, err := p.runner.Resume(ctx, cur, map[string]map[string]flow.Value{id: out}, obs.observer())
+			next, err := svc.Continue(ctx, cur, []service.Answer{{ID: id, Values: out}}, obs.observer())
 			if next != nil {
 				cur = next
 			}
-			return resultOf(next), err
+			return next, err
 		})
 	})
 	return report(e, o, res, err)

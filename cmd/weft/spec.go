@@ -11,6 +11,7 @@ import (
 	"github.com/weftlang/weft/component"
 	"github.com/weftlang/weft/component/builtin"
 	"github.com/weftlang/weft/engine"
+	"github.com/weftlang/weft/internal/redact"
 	"github.com/weftlang/weft/llm"
 	"github.com/weftlang/weft/llm/providers"
 	"github.com/weftlang/weft/llm/replay"
@@ -32,6 +33,12 @@ const (
 type cliSpecs struct {
 	components []component.Spec
 	secrets    map[string]string
+	// flags names, by component id, the flag that configured it, for
+	// the components' warnings.
+	flags map[string]string
+	// quiet are the components whose warnings the CLI gave already, in
+	// its own words (an ollama-workflows run without a model).
+	quiet map[string]bool
 }
 
 // runSpecs turns the run's flags and environment into the components of
@@ -44,7 +51,7 @@ type cliSpecs struct {
 // (run); resume replaces only what its flags give.
 func runSpecs(e env, o *runOptions, ts *toolset, owfDoc, envModel bool) (*cliSpecs, error) {
 	getenv := getenvOf(e)
-	out := &cliSpecs{secrets: map[string]string{}}
+	out := &cliSpecs{secrets: map[string]string{}, flags: map[string]string{}, quiet: map[string]bool{}}
 	add := func(id string, cfg any) error {
 		sp, err := component.SpecOf(id, cfg)
 		if err != nil {
@@ -75,6 +82,7 @@ func runSpecs(e env, o *runOptions, ts *toolset, owfDoc, envModel bool) (*cliSpe
 			}
 			cfg["embed"] = sp
 		}
+		out.flags["tool.retrieve"] = "--docs " + ts.docs
 		if err := add("tool.retrieve", cfg); err != nil {
 			return nil, err
 		}
@@ -93,6 +101,7 @@ func runSpecs(e env, o *runOptions, ts *toolset, owfDoc, envModel bool) (*cliSpe
 		if o.dbUnsafe {
 			cfg["allow_unsafe_role"] = true
 		}
+		out.flags["tool.sql"] = "--db " + redact.DSN(ts.db)
 		if err := add("tool.sql", cfg); err != nil {
 			return nil, err
 		}
@@ -123,6 +132,7 @@ func runSpecs(e env, o *runOptions, ts *toolset, owfDoc, envModel bool) (*cliSpe
 			}
 			cfg = map[string]any{"search": sp}
 		}
+		out.flags["tool.es"] = "--es " + redact.DSN(ts.es)
 		if err := add("tool.es", cfg); err != nil {
 			return nil, err
 		}
@@ -133,6 +143,7 @@ func runSpecs(e env, o *runOptions, ts *toolset, owfDoc, envModel bool) (*cliSpe
 		}
 	}
 	if owfDoc {
+		out.quiet["action.owf"] = model == "" // prepare warned: "no model: task ..."
 		sp, err := builtin.OWFSpec(model, o.embed, getenv, policy)
 		if err != nil {
 			return nil, usageErrorf("%v", err)
@@ -190,7 +201,7 @@ func splitPassword(dsn string) (string, string, bool) {
 // components, credentials from the environment (and the flags' secrets),
 // leases of $WEFT_LEASE_TTL, errors redacted of every credential the run
 // is configured with, and --record's recording.
-func newService(e env, o *runOptions, st store.Store, secrets map[string]string) (*service.Service, func(), error) {
+func newService(e env, o *runOptions, st store.Store, specs *cliSpecs) (*service.Service, func(), error) {
 	reg, err := builtin.New()
 	if err != nil {
 		return nil, nil, internal(err)
@@ -205,9 +216,19 @@ func newService(e env, o *runOptions, st store.Store, secrets map[string]string)
 			if v := getenv(k); v != "" {
 				return v
 			}
-			return secrets[k]
+			return specs.secrets[k]
 		},
-		Warn: func(msg string) { fmt.Fprintf(e.stderr, "weft: warning: %s\n", termSafe(msg, false)) },
+		Warn: func(msg string) {
+			// "tool.sql: ..." names the flag that configured it.
+			id, rest, ok := strings.Cut(msg, ": ")
+			if ok && specs.quiet[id] {
+				return
+			}
+			if ok && specs.flags[id] != "" {
+				msg = specs.flags[id] + ": " + rest
+			}
+			fmt.Fprintf(e.stderr, "weft: warning: %s\n", termSafe(msg, false))
+		},
 	}
 	red := runRedactor(e, o)
 	opts := service.Options{

@@ -220,11 +220,11 @@ func runInThread(ctx context.Context, e env, path string, o *runOptions, p *prep
 		return err
 	}
 	defer st.Close()
-	specs, err := runSpecs(e, o, p.tools, o.owf, true)
+	specs, err := runSpecs(e, o, p.tools, p.owfActions, true)
 	if err != nil {
 		return err
 	}
-	svc, closeSvc, err := newService(e, o, st, specs.secrets)
+	svc, closeSvc, err := newService(e, o, st, specs)
 	if err != nil {
 		return err
 	}
@@ -335,8 +335,8 @@ func resumeThread(ctx context.Context, e env, id string, o *resumeOptions, stubs
 		return err
 	}
 	defer st.Close()
-	secrets := map[string]string{}
-	svc, closeSvc, err := newService(e, &o.runOptions, st, secrets)
+	specs := &cliSpecs{secrets: map[string]string{}, flags: map[string]string{}, quiet: map[string]bool{}}
+	svc, closeSvc, err := newService(e, &o.runOptions, st, specs)
 	if err != nil {
 		return err
 	}
@@ -387,7 +387,9 @@ func resumeThread(ctx context.Context, e env, id string, o *resumeOptions, stubs
 		if err != nil {
 			return err
 		}
-		maps.Copy(secrets, given.secrets)
+		maps.Copy(specs.secrets, given.secrets)
+		maps.Copy(specs.flags, given.flags)
+		maps.Copy(specs.quiet, given.quiet)
 		var stored []component.Spec
 		if view != nil {
 			stored = view.Spec.Components
