@@ -376,11 +376,14 @@ func ExampleService_Resume_worker() {
 	for _, t := range threads {
 		fmt.Println(t.ID, t.Workflow, t.Runs, t.Status)
 	}
+	removed, err := worker.Prune(ctx, "order-7", store.PruneOptions{KeepRuns: 10})
+	fmt.Println("pruned records:", removed, err)
 	// Output:
 	// front: waiting Who is the customer?
 	// worker: completed Hello, Ada. Your order has shipped.
 	// sent key: Bearer key-0123
 	// order-7 Notify 1 completed
+	// pruned records: 0 <nil>
 }
 
 // notifyWF asks for a customer's name and has a model write to them.
