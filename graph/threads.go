@@ -82,13 +82,7 @@ func (t *Threads[S]) Run(ctx context.Context, threadID string, in S, obs engine.
 	// A field with a reducer takes in's value as an update, through its
 	// reducer, onto what the thread carries (or its zero value in a new
 	// thread), as LangGraph applies a run's input.
-	updates := map[string]flow.Value{}
-	for _, f := range t.c.layout.fields {
-		if f.reducer != flow.ReduceReplace {
-			updates[f.name] = params[f.param]
-			params[f.param] = t.zero[f.param]
-		}
-	}
+	updates := t.c.splitUpdates(params, t.zero)
 	return t.th.Run(ctx, t.c.plan, threadID, params, obs, &engine.RunOptions{Update: updates})
 }
 

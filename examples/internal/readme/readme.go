@@ -12,6 +12,7 @@ import (
 
 	"github.com/weftlang/weft/flow"
 	"github.com/weftlang/weft/viz"
+	"github.com/weftlang/weft/viz/flowviz"
 )
 
 // Node says how to draw a node: its second line and its kind.
@@ -20,29 +21,16 @@ type Node struct {
 	Kind   viz.NodeKind
 }
 
-// Mermaid draws w (compiled as plan) as Mermaid: nodes by the details
-// given (a node not in nodes is a task with no detail), edges with their
-// conditions as the IR states them.
+// Mermaid draws w (compiled as plan) as Mermaid: the graph
+// flowviz.Graph makes of it, with the
+// details and kinds of nodes given in nodes (what a Go node calls, which
+// the IR cannot tell); a node not in nodes is drawn as flowviz.Graph
+// draws it (a Go node: a task whose detail is its action, "go:NAME").
 func Mermaid(w *flow.Workflow, plan *flow.Plan, nodes map[string]Node) (string, error) {
-	finals := map[string]bool{}
-	for _, pn := range plan.Nodes {
-		finals[pn.Name] = pn.Final
-	}
-	g := &viz.Graph{Name: w.Name}
-	for _, n := range w.Nodes {
-		d, ok := nodes[n.Name]
-		if !ok {
-			d.Kind = viz.Task
-		}
-		g.Nodes = append(g.Nodes, viz.Node{ID: n.Name, Detail: d.Detail, Kind: d.Kind, Initial: n.Name == w.Initial, Final: finals[n.Name]})
-	}
-	for _, e := range w.Edges {
-		kind, label := viz.Normal, ""
-		if e.Cond != nil {
-			kind, label = viz.Conditional, e.Cond.String()
-		}
-		for _, to := range e.To {
-			g.Edges = append(g.Edges, viz.Edge{From: e.From, To: to, Label: label, Kind: kind})
+	g := flowviz.Graph(w, plan)
+	for i := range g.Nodes {
+		if d, ok := nodes[g.Nodes[i].ID]; ok {
+			g.Nodes[i].Detail, g.Nodes[i].Kind = d.Detail, d.Kind
 		}
 	}
 	var b bytes.Buffer

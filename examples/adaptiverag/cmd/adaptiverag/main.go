@@ -114,7 +114,7 @@ func serve(ctx context.Context, o options, level slog.Level, stdin io.Reader, st
 		return fmt.Errorf("--docs: %w", err)
 	}
 	defer ix.Close()
-	model, closeModel, err := agentcli.OpenModel(o.llm, o.record, o.llmTimeout, getenv)
+	model, closeModel, err := agentcli.OpenModel(ctx, o.llm, o.record, o.llmTimeout, getenv)
 	if err != nil {
 		return err
 	}

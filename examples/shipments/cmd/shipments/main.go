@@ -167,7 +167,7 @@ func serve(ctx context.Context, o options, level slog.Level, now func() time.Tim
 			err = cerr
 		}
 	}()
-	model, closeModel, err := agentcli.OpenModel(o.llm, o.record, o.llmTimeout, getenv)
+	model, closeModel, err := agentcli.OpenModel(ctx, o.llm, o.record, o.llmTimeout, getenv)
 	if err != nil {
 		return err
 	}
