@@ -54,12 +54,12 @@ func TestGraphRunsInAService(t *testing.T) {
 		return res, out
 	}
 	res, out := turn(chat{Turns: 5, Messages: []string{"hello"}})
-	if res.Status != "completed" || out.Turns != 6 || !slices.Equal(out.Messages, []string{"hello", "reply to hello"}) {
+	if res.Status != engine.Completed || out.Turns != 6 || !slices.Equal(out.Messages, []string{"hello", "reply to hello"}) {
 		t.Fatalf("first run: %s %+v", res.Status, out)
 	}
 	res, out = turn(chat{Messages: []string{"please approve"}})
 	want := []string{"hello", "reply to hello", "please approve", "reply to please approve"}
-	if res.Status != "waiting" || res.Waiting[0].Node != "approve" || out.Turns != 1 || !slices.Equal(out.Messages, want) {
+	if res.Status != engine.Waiting || res.Waiting[0].Node != "approve" || out.Turns != 1 || !slices.Equal(out.Messages, want) {
 		t.Fatalf("second run: %s %+v", res.Status, out)
 	}
 	res, err = newSvc().Resume(ctx, service.ResumeRequest{Thread: "c1", Answers: []service.Answer{{Values: map[string]flow.Value{"approved": flow.BoolValue(true)}}}})
@@ -67,7 +67,7 @@ func TestGraphRunsInAService(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, err = c.State(&engine.Result{Vars: res.Vars})
-	if err != nil || res.Status != "completed" || !out.Approved || !slices.Equal(out.Messages, want) {
+	if err != nil || res.Status != engine.Completed || !out.Approved || !slices.Equal(out.Messages, want) {
 		t.Fatalf("resumed: %s %+v %v", res.Status, out, err)
 	}
 }
