@@ -11,6 +11,7 @@ import (
 
 	"github.com/weftlang/weft/service"
 	"github.com/weftlang/weft/viz"
+	"github.com/weftlang/weft/viz/flowviz"
 )
 
 // newGraphCmd builds `weft graph`.
@@ -71,7 +72,7 @@ func drawGraph(e env, path, format, out, workflow string) error {
 	}
 	printDiags(e.stderr, dedupe(append(ds, cds...)), m)
 	var buf bytes.Buffer
-	if err := render(&buf, workflowGraph(w, plan)); err != nil {
+	if err := render(&buf, flowviz.Graph(w, plan)); err != nil {
 		return internal(fmt.Errorf("drawing %s: %w", w.Name, err))
 	}
 	if out == "" || out == "-" {
