@@ -743,17 +743,18 @@ func CheckLease(op string, l Lease, st LeaseState, now time.Time) error {
 // *LeaseError that refuses it.
 func CheckFence(thread, op string, fence int64, st LeaseState, now time.Time) error {
 	held := st.Held(now)
-	e := &LeaseError{Thread: thread, Op: op, Fence: fence, HolderFence: st.Fence}
-	if held {
-		e.Holder, e.Expires = st.Owner, st.Expires
-	}
+	var cause error
 	switch {
 	case fence == 0 && held:
-		e.Err = ErrLeaseHeld
+		cause = ErrLeaseHeld
 	case fence != 0 && (!held || fence != st.Fence):
-		e.Err = ErrLeaseLost
+		cause = ErrLeaseLost
 	default:
-		return nil
+		return nil // the common case allocates nothing
+	}
+	e := &LeaseError{Thread: thread, Op: op, Fence: fence, HolderFence: st.Fence, Err: cause}
+	if held {
+		e.Holder, e.Expires = st.Owner, st.Expires
 	}
 	return e
 }
