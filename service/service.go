@@ -442,50 +442,19 @@ func (s *Service) Continue(ctx context.Context, res *Result, answers []Answer, o
 	if res == nil || res.mem == nil {
 		return res, engine.Misuse(errors.New("service: Continue needs a waiting Result of Run or Continue"))
 	}
-	byID := make(map[string]map[string]flow.Value, len(answers))
-	plan := res.mem.plan
-	for _, a := range answers {
-		id := a.ID
-		if id == "" {
-			if len(res.Waiting) != 1 {
-				return res, &AnswerError{Reason: fmt.Sprintf("the run asks %d questions: give each answer its question's id", len(res.Waiting))}
-			}
-			id = res.Waiting[0].ID
-		}
-		var node string
-		for _, q := range res.Waiting {
-			if q.ID == id {
-				node = q.Node
-			}
-		}
-		if node == "" {
-			qe := &engine.QuestionError{ID: id}
-			for _, q := range res.Waiting {
-				qe.Waiting = append(qe.Waiting, q.ID)
-			}
-			return res, qe
-		}
-		pn := FindNode(plan, node)
-		if pn == nil {
-			return res, &AnswerError{Node: node, Reason: fmt.Sprintf("the run waits at node %s, which its workflow does not have", node)}
-		}
-		var vals map[string]flow.Value
-		var err error
-		if a.Values != nil {
-			vals, err = AnswerOutputs(pn, a.Values)
-		} else {
-			vals, err = ParseAnswer(pn, a.Text)
-		}
-		if err != nil {
-			return res, err
-		}
-		byID[id] = vals
+	typed, err := typeAnswers(res.mem.plan, res.Waiting, answers, "the run")
+	if err != nil {
+		return res, err
+	}
+	byID := make(map[string]map[string]flow.Value, len(typed))
+	for _, a := range typed {
+		byID[a.ID] = a.Outputs
 	}
 	next, err := res.mem.rt.runner.Resume(ctx, res.mem.res, byID, obs)
 	if next == res.mem.res {
 		return res, err // refused: res stays as it was
 	}
-	return memResult(next, res.mem.rt, plan), err
+	return memResult(next, res.mem.rt, res.mem.plan), err
 }
 
 // memResult converts the result of an in-memory run, keeping what
@@ -773,32 +742,40 @@ func (e *SpecError) Error() string {
 // typedAnswers checks answers against the questions ts waits on and the
 // outputs of the nodes that ask them.
 func typedAnswers(plan *flow.Plan, ts *engine.ThreadState, in []Answer) ([]engine.Answer, error) {
-	asks := ts.Waiting()
+	asks := make([]Question, 0, len(ts.Waiting()))
+	for _, t := range ts.Waiting() {
+		asks = append(asks, Question{ID: t.QuestionID(), Node: ts.NodeOf(t)})
+	}
+	return typeAnswers(plan, asks, in, "thread "+ts.Thread)
+}
+
+// typeAnswers types answers against the questions asks of a run (what
+// names it in errors) and the outputs of the nodes of plan that ask them:
+// an answer without an id answers the only question; one whose id no
+// question has is an *engine.QuestionError; one that does not fit, an
+// *AnswerError.
+func typeAnswers(plan *flow.Plan, asks []Question, in []Answer, what string) ([]engine.Answer, error) {
 	out := make([]engine.Answer, 0, len(in))
 	for _, a := range in {
 		id := a.ID
 		if id == "" {
 			if len(asks) != 1 {
-				return nil, &AnswerError{Reason: fmt.Sprintf("thread %s asks %d questions: give each answer its question's id", ts.Thread, len(asks))}
+				return nil, &AnswerError{Reason: fmt.Sprintf("%s asks %d questions: give each answer its question's id", what, len(asks))}
 			}
-			id = asks[0].QuestionID()
+			id = asks[0].ID
 		}
-		var node string
-		for _, t := range asks {
-			if t.QuestionID() == id {
-				node = ts.NodeOf(t)
-			}
-		}
-		if node == "" {
+		i := slices.IndexFunc(asks, func(q Question) bool { return q.ID == id })
+		if i < 0 {
 			qe := &engine.QuestionError{ID: id}
-			for _, t := range asks {
-				qe.Waiting = append(qe.Waiting, t.QuestionID())
+			for _, q := range asks {
+				qe.Waiting = append(qe.Waiting, q.ID)
 			}
 			return nil, qe
 		}
+		node := asks[i].Node
 		pn := FindNode(plan, node)
 		if pn == nil {
-			return nil, &AnswerError{Node: node, Reason: fmt.Sprintf("thread %s waits at node %s, which its workflow does not have", ts.Thread, node)}
+			return nil, &AnswerError{Node: node, Reason: fmt.Sprintf("%s waits at node %s, which its workflow does not have", what, node)}
 		}
 		var vals map[string]flow.Value
 		var err error

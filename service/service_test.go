@@ -165,18 +165,7 @@ func TestResumeChecksAnswers(t *testing.T) {
 	ctx := context.Background()
 	st, _ := openStore(t)
 	s := newService(t, st, nil)
-	wf, err := s.Open(ctx, Bytes("ask.wf", []byte(`workflow AskYear {
-  nodes {
-    node ask {
-      type: HUMAN
-      question: "Which fiscal year?"
-      outputs { year: Int }
-    }
-  }
-  initial: ask
-  finals: [ ask ]
-}
-`)))
+	wf, err := s.Open(ctx, Bytes("ask.wf", []byte(askYearWF)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -355,18 +344,7 @@ func TestRunInMemory(t *testing.T) {
 	ctx := context.Background()
 	st, _ := openStore(t)
 	s := newService(t, st, nil)
-	wf, err := s.Open(ctx, Bytes("ask.wf", []byte(`workflow AskYear {
-  nodes {
-    node ask {
-      type: HUMAN
-      question: "Which fiscal year?"
-      outputs { year: Int }
-    }
-  }
-  initial: ask
-  finals: [ ask ]
-}
-`)))
+	wf, err := s.Open(ctx, Bytes("ask.wf", []byte(askYearWF)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -399,18 +377,7 @@ func TestServiceErrorKinds(t *testing.T) {
 	ctx := context.Background()
 	st, _ := openStore(t)
 	s := newService(t, st, nil)
-	wf, err := s.Open(ctx, Bytes("ask.wf", []byte(`workflow AskYear {
-  nodes {
-    node ask {
-      type: HUMAN
-      question: "Which fiscal year?"
-      outputs { year: Int }
-    }
-  }
-  initial: ask
-  finals: [ ask ]
-}
-`)))
+	wf, err := s.Open(ctx, Bytes("ask.wf", []byte(askYearWF)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -437,3 +404,17 @@ func TestServiceErrorKinds(t *testing.T) {
 		t.Errorf("a broken workflow: %v (kind %s)", err, engine.KindOf(err))
 	}
 }
+
+// askYearWF asks one question with a typed (Int) answer.
+const askYearWF = `workflow AskYear {
+  nodes {
+    node ask {
+      type: HUMAN
+      question: "Which fiscal year?"
+      outputs { year: Int }
+    }
+  }
+  initial: ask
+  finals: [ ask ]
+}
+`

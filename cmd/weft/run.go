@@ -599,30 +599,3 @@ func resultOf(res *engine.Result) *service.Result {
 	}
 	return service.NewResult(res)
 }
-
-// namedObject encodes named values as a JSON object, keeping their order.
-type namedObject []engine.NamedValue
-
-// MarshalJSON writes {"name": value, ...} in declaration order.
-func (n namedObject) MarshalJSON() ([]byte, error) {
-	var b strings.Builder
-	b.WriteByte('{')
-	for i, nv := range n {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		k, err := json.Marshal(nv.Name)
-		if err != nil {
-			return nil, err
-		}
-		v, err := json.Marshal(nv.Value)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", nv.Name, err)
-		}
-		b.Write(k)
-		b.WriteByte(':')
-		b.Write(v)
-	}
-	b.WriteByte('}')
-	return []byte(b.String()), nil
-}

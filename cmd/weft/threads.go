@@ -715,7 +715,7 @@ func threadsShow(e env, o *threadsOptions) *cobra.Command {
 					Run      int                `json:"run"`
 					Status   string             `json:"status"`
 					Records  int64              `json:"records"`
-					Vars     namedObject        `json:"vars"`
+					Vars     service.Values     `json:"vars"`
 					Pending  []question         `json:"pending"`
 					Forked   *engine.ForkOrigin `json:"forked_from,omitempty"`
 				}{ID: thr.ID, Workflow: thr.Workflow, File: thr.Meta[metaFile], Source: thr.Source, Run: ts.RunNumber, Status: ts.Status().String(), Records: ts.Seq, Vars: ts.Vars(), Pending: []question{}, Forked: ts.Forked}
