@@ -139,7 +139,12 @@ func (m *Machine) Note(ns ...Notice) { m.notices = append(m.notices, ns...) }
 
 // Trace turns the recording of events on or off, as NewMachine's trace
 // does: a machine restored without an Observer and resumed with one.
-func (m *Machine) Trace(on bool) { m.trace = on }
+func (m *Machine) Trace(on bool) {
+	m.trace = on
+	for _, cm := range m.subs {
+		cm.Trace(on)
+	}
+}
 
 // Fail ends a run that has not ended with status Failed and err as its
 // error (Err), recording a RunFailed event: a driver's failure, such as

@@ -200,7 +200,11 @@ func (ex *executor) work(box *callBox) {
 		ex.head++
 		ex.running++
 		ex.current = t
-		act, cfg, err := st.action(t.Node)
+		act, cfg, err := st.action(t)
+		key := ""
+		if st.dur != nil && err == nil {
+			key = st.dur.key(t) // under mu: it reads the frames the task runs in
+		}
 		ex.mu.Unlock()
 		st.deliver()
 
@@ -208,9 +212,7 @@ func (ex *executor) work(box *callBox) {
 		var notices []Notice
 		if err == nil {
 			c := box.prepare(t, cfg)
-			if st.dur != nil {
-				c.Key = st.dur.key(t)
-			}
+			c.Key = key
 			out, err = st.exec(ex.ctx, t, act, c)
 			notices = c.notices
 		}
@@ -232,9 +234,9 @@ func (ex *executor) work(box *callBox) {
 			} else {
 				// The task is reused for the token's next node: take
 				// what the record names first.
-				node, step, item, id := t.Node, t.Step, t.Item, t.ID
+				name, step, item, id := t.Name, t.topStep(), t.Item, t.ID
 				st.m.Complete(id, out, err)
-				st.dur.commit(ex.ctx, st.m, node, step, item, id, err)
+				st.dur.commit(ex.ctx, st.m, name, step, item, id, err)
 			}
 			ex.enqueue()
 		}
@@ -257,7 +259,7 @@ type callBox struct {
 func (b *callBox) prepare(t *Task, cfg map[string]flow.Value) *Call {
 	c := &b.c
 	c.Node, c.Action, c.Step, c.Item, c.Attempt = t.Node, t.Node.Node.Action, t.Step, t.Item, 1
-	c.Inputs, c.Config, c.Key, c.emit, c.notices = t.Inputs, cfg, "", nil, nil
+	c.Inputs, c.Config, c.Key, c.emit, c.notices, c.name = t.Inputs, cfg, "", nil, nil, t.Name
 	if n := len(t.Node.Outputs); n <= len(b.out) {
 		b.out = [2]flow.Value{}
 		c.Outputs = b.out[:n:n]
