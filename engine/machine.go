@@ -61,9 +61,9 @@ type Task struct {
 	// subworkflow it runs in: "outer/inner" ("a/b/c" nested); Node.Name
 	// for a node of the run's own plan.
 	Name   string
-	Step   int            // the node execution it belongs to
-	Item   int            // 1-based element of a map node, 0 otherwise
-	Inputs []flow.Value   // resolved inputs, parallel to Node.Inputs
+	Step   int          // the node execution it belongs to
+	Item   int          // 1-based element of a map node, 0 otherwise
+	Inputs []flow.Value // resolved inputs, parallel to Node.Inputs
 	tok    *token
 }
 

@@ -244,7 +244,7 @@ type runState struct {
 	impl []nodeImpl // per node, resolved lazily
 	// subImpl is impl for the nodes of subworkflows, made on first use.
 	subImpl map[*flow.PlanNode]*nodeImpl
-	dur  *durable   // the thread the run is kept in, or nil
+	dur     *durable // the thread the run is kept in, or nil
 	// abandoned is set when an attempt outlived its timeout and was left
 	// running: its action may still read the run's memory.
 	abandoned atomic.Bool
