@@ -181,9 +181,9 @@ func runScript(t *testing.T, file string, sections map[string]string, mode scrip
 	running := map[string]*engine.Task{}
 	key := func(tk *engine.Task) string {
 		if tk.Item > 0 {
-			return tk.Node.Name + "#" + strconv.Itoa(tk.Item)
+			return tk.Name + "#" + strconv.Itoa(tk.Item)
 		}
-		return tk.Node.Name
+		return tk.Name
 	}
 	var folded *engine.State
 	flush := func() {

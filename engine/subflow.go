@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 
 	"github.com/weftlang/weft/flow"
 )
@@ -54,6 +55,10 @@ func (m *Machine) newFrame(task *Task, attempt int) *Machine {
 	sub := task.Node.Sub
 	cm := &Machine{plan: sub, cells: make([]flow.Value, len(sub.Cells)), trace: tm.trace,
 		top: tm, up: m, owner: task, prefix: task.Name + "/", attempt: attempt}
+	if task.Item > 0 {
+		// A map element's frame: "outer[2]/inner".
+		cm.prefix = task.Name + "[" + strconv.Itoa(task.Item) + "]/"
+	}
 	cm.rootFrame = frame{m: cm}
 	cm.root = &cm.rootFrame
 	return cm
