@@ -562,6 +562,9 @@ func readLine(ctx context.Context, r *bufio.Reader) (string, error) {
 // "sub/inner" inside a subworkflow.
 func findPlanNode(plan *flow.Plan, name string) *flow.PlanNode {
 	head, rest, nested := strings.Cut(name, "/")
+	if i := strings.IndexByte(head, '['); i > 0 && nested {
+		head = head[:i] // a map element's frame: "outer[2]/inner"
+	}
 	for _, pn := range plan.Nodes {
 		if pn.Name != head {
 			continue
