@@ -65,6 +65,7 @@ type Task struct {
 	Item   int          // 1-based element of a map node, 0 otherwise
 	Inputs []flow.Value // resolved inputs, parallel to Node.Inputs
 	tok    *token
+	mp     *mapRun // the map of an element's task (Item > 0)
 }
 
 // Input returns the input called name, or null.
@@ -609,10 +610,7 @@ func (m *Machine) end(s Status, err error, et EventType) {
 	m.err = err
 	m.ready = m.ready[:0]
 	m.emit(Event{Type: et, Step: m.step, Error: err.Error()})
-	for _, cm := range m.subs {
-		cm.close()
-	}
-	m.subs = nil
+	m.closeFramesOf(nil)
 	if m.up != nil {
 		m.up.frameEnded(m)
 	}
@@ -702,6 +700,7 @@ func (m *Machine) fillMap(t *token) {
 		in, err := m.inputs(t, pn)
 		if err != nil {
 			mp.failed = true
+			m.closeFramesOf(t)
 			m.nodeFailed(t, i+1, err)
 			return
 		}
@@ -746,7 +745,7 @@ func (m *Machine) dispatch(t *token, item int, in []flow.Value) {
 		task = &t.task
 		*task = Task{ID: tm.nextID, Node: t.node, Name: name, Step: t.step, Inputs: in, tok: t}
 	} else {
-		task = &Task{ID: tm.nextID, Node: t.node, Name: name, Step: t.step, Item: item, Inputs: in, tok: t}
+		task = &Task{ID: tm.nextID, Node: t.node, Name: name, Step: t.step, Item: item, Inputs: in, tok: t, mp: t.mp}
 	}
 	if m.trace && item == 0 {
 		m.emit(Event{Type: NodeStarted, Step: t.step, Node: t.node.Name, Task: task.ID, Inputs: named(inputNames(t.node), in)})
@@ -823,6 +822,11 @@ func (m *Machine) settle() {
 
 func (m *Machine) complete(task *Task, outputs []flow.Value, err error) {
 	t, pn := task.tok, task.Node
+	if task.Item > 0 && task.mp != t.mp {
+		// An element of a map that failed, done late: the token went
+		// on (its error edge) without it.
+		return
+	}
 	if err == nil {
 		outputs, err = m.conform(pn, outputs)
 	}
@@ -840,6 +844,7 @@ func (m *Machine) complete(task *Task, outputs []flow.Value, err error) {
 	}
 	if err != nil {
 		mp.failed = true
+		m.closeFramesOf(t) // of the map's other elements
 		m.nodeFailed(t, task.Item, err)
 		return
 	}
@@ -923,6 +928,7 @@ func (m *Machine) succeed(t *token, outputs []flow.Value) {
 		m.outputs = append([]flow.Value(nil), outputs...)
 		m.ready = m.ready[:0]
 		m.emit(Event{Type: RunFinished, Step: t.step, Node: pn.Name, Outputs: named(outputNames(pn), outputs)})
+		m.closeFramesOf(nil) // of branches still at work
 		if m.up != nil {
 			m.up.frameEnded(m)
 		}

@@ -142,6 +142,21 @@ func (m *Machine) close() {
 	tm.waiting = slices.DeleteFunc(tm.waiting, gone)
 }
 
+// closeFramesOf closes m's frames of the WORKFLOW node token t is at (the
+// other elements' of a map that failed), or all of m's frames if t is nil.
+func (m *Machine) closeFramesOf(t *token) {
+	if len(m.subs) == 0 {
+		return
+	}
+	m.subs = slices.DeleteFunc(m.subs, func(cm *Machine) bool {
+		if t != nil && cm.owner.tok != t {
+			return false
+		}
+		cm.close()
+		return true
+	})
+}
+
 // frameEvent records an event of frame m in the run's stream, its node
 // names prefixed with the frame's path. The frame's own start and end are
 // left out: the WORKFLOW node's events report them.
