@@ -512,3 +512,127 @@ func TestSubflowErrorNamesInnerNode(t *testing.T) {
 		t.Fatalf("inner error: %#v", ne)
 	}
 }
+
+// TestSubflowNestedThreads: a question two subworkflows deep waits,
+// named "b/c/ask", and another process answers it; the run climbs back
+// out through both frames.
+func TestSubflowNestedThreads(t *testing.T) {
+	const wf = `
+workflow A {
+  nodes {
+    node b {
+      type: WORKFLOW
+      workflow: B
+      inputs {
+        x: "a"
+      }
+      outputs {
+        y: String
+      }
+    }
+  }
+  initial: b
+  finals: [ b ]
+}
+
+workflow B {
+  parameters {
+    x: String
+  }
+  nodes {
+    node c {
+      type: WORKFLOW
+      workflow: C
+      inputs {
+        x: x + "b"
+      }
+      outputs {
+        y: String
+      }
+    }
+    node add {
+      type: FUNCTION
+      action: "work"
+      inputs {
+        x: c.y
+      }
+      outputs {
+        y: String
+      }
+    }
+  }
+  edges {
+    edge { from: c; to: add }
+  }
+  initial: c
+  finals: [ add ]
+}
+
+workflow C {
+  parameters {
+    x: String
+  }
+  nodes {
+    node double {
+      type: FUNCTION
+      action: "work"
+      inputs {
+        x: x + "c"
+      }
+      outputs {
+        y: String
+      }
+    }
+    node ask {
+      type: HUMAN
+      inputs {
+        question: "Keep " + double.y + "?"
+      }
+      outputs {
+        y: String
+      }
+    }
+  }
+  edges {
+    edge { from: double; to: ask }
+  }
+  initial: double
+  finals: [ ask ]
+}
+`
+	stores(t, func(t *testing.T, open func() store.Store) {
+		ctx := context.Background()
+		plan := load(t, "nested.wf", wf)
+		calls := map[string]int{}
+		var mu sync.Mutex
+		th := &engine.Threads{Runner: workRunner(calls, &mu, nil), Store: open()}
+		res, err := th.Run(ctx, plan, "n", nil, nil, nil)
+		if err != nil || res.Status != engine.Waiting || len(res.Waiting) != 1 || res.Waiting[0].Node != "b/c/ask" || res.Waiting[0].Question.Text() != "Keep double(abc)?" {
+			t.Fatalf("run: %v, %+v, %v", res.Status, res.Waiting, err)
+		}
+		th2 := &engine.Threads{Runner: workRunner(calls, &mu, nil), Store: open()}
+		res, err = th2.Resume(ctx, plan, "n", []engine.Answer{{ID: res.Waiting[0].ID, Outputs: map[string]flow.Value{"y": flow.StringValue("yes")}}}, nil)
+		if err != nil || res.Status != engine.Completed {
+			t.Fatalf("resume: %v, %v", res.Status, err)
+		}
+		if got := res.Output("y").Text(); got != "add(yes)" {
+			t.Errorf("output = %q", got)
+		}
+		if want := map[string]int{"double": 1, "add": 1}; !mapsEqual(calls, want) {
+			t.Errorf("calls = %v, want %v", calls, want)
+		}
+		hist, err := th2.History(ctx, "n", 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var nodes []string
+		for _, e := range hist {
+			if e.Node != "" && e.Kind == store.Step {
+				nodes = append(nodes, e.Node)
+			}
+		}
+		if got, want := strings.Join(nodes, " "), "b/c/double b/c/ask b/c/ask b/add"; got != want {
+			t.Errorf("history = %q, want %q", got, want)
+		}
+	})
+}
