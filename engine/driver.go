@@ -127,7 +127,7 @@ func (m *Machine) Advance(rd Ready) {
 }
 
 // Record adds an event from outside the machine (an action's progress, a
-// retry, a subworkflow's step) to the run's stream: it is numbered after
+// retry) to the run's stream: it is numbered after
 // the events recorded before it and comes with them in the next Ready (or
 // Events). It does nothing unless the machine traces.
 func (m *Machine) Record(e Event) { m.emit(e) }

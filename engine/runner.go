@@ -264,7 +264,7 @@ type runState struct {
 }
 
 // observe numbers and queues an event from outside the machine (an
-// action's progress, a retry, a subworkflow's event), and delivers the
+// action's progress, a retry), and delivers the
 // queue unless someone else does. An event that comes after the drive
 // ended (from an action abandoned at its timeout) is dropped: the run's
 // Observer hears nothing once Run has returned.
