@@ -12,6 +12,7 @@ import (
 	"github.com/weftlang/weft/engine"
 	"github.com/weftlang/weft/flow"
 	"github.com/weftlang/weft/store"
+	"github.com/weftlang/weft/store/memory"
 )
 
 // reviewWF has a subworkflow that asks a person, between two steps.
@@ -635,4 +636,40 @@ workflow C {
 			t.Errorf("history = %q, want %q", got, want)
 		}
 	})
+}
+
+// TestSubflowFork: a thread forked while it waits inside a subworkflow
+// waits there too (its question recorded with its path), and answering
+// the fork goes on inside the frame, independently of the source.
+func TestSubflowFork(t *testing.T) {
+	ctx := context.Background()
+	plan := load(t, "review.wf", reviewWF)
+	calls := map[string]int{}
+	var mu sync.Mutex
+	th := &engine.Threads{Runner: workRunner(calls, &mu, nil), Store: memory.New()}
+	res, err := th.Run(ctx, plan, "src", nil, nil, nil)
+	if err != nil || res.Status != engine.Waiting {
+		t.Fatalf("run: %v, %v", res.Status, err)
+	}
+	ts, err := th.Load(ctx, "src")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := th.Fork(ctx, "src", ts.Seq, "fork", &engine.ForkOptions{Plan: plan}); err != nil {
+		t.Fatal(err)
+	}
+	pend, err := th.Store.Pending(ctx, "fork")
+	if err != nil || len(pend) != 1 || pend[0].Node != "review/ask" || string(pend[0].Question) != `"Approve draft(prep(tides))?"` {
+		t.Fatalf("fork's pending = %+v, %v", pend, err)
+	}
+	res, err = th.Resume(ctx, plan, "fork", []engine.Answer{{ID: pend[0].ID, Outputs: map[string]flow.Value{"note": flow.StringValue("forked")}}}, nil)
+	if err != nil || res.Status != engine.Completed || res.Output("y").Text() != "publish(finish(draft(prep(tides)) (forked)))" {
+		t.Fatalf("fork's resume: %v, %s, %v", res.Status, res.Output("y"), err)
+	}
+	if src, _ := th.Load(ctx, "src"); src.Status() != engine.Waiting {
+		t.Errorf("source thread: %v, want still waiting", src.Status())
+	}
+	if want := map[string]int{"prep": 1, "draft": 1, "finish": 1, "publish": 1}; !mapsEqual(calls, want) {
+		t.Errorf("calls = %v, want %v", calls, want)
+	}
 }
