@@ -65,7 +65,13 @@ type Task struct {
 	Item   int          // 1-based element of a map node, 0 otherwise
 	Inputs []flow.Value // resolved inputs, parallel to Node.Inputs
 	tok    *token
-	mp     *mapRun // the map of an element's task (Item > 0)
+}
+
+// stale reports whether t is an element of a map that failed, done late:
+// its token went on (its error edge) without it, to another step, or
+// left the map (a branch that arrived at its join).
+func (t *Task) stale() bool {
+	return t.Item > 0 && (t.tok.mp == nil || t.tok.step != t.Step)
 }
 
 // Input returns the input called name, or null.
@@ -745,7 +751,7 @@ func (m *Machine) dispatch(t *token, item int, in []flow.Value) {
 		task = &t.task
 		*task = Task{ID: tm.nextID, Node: t.node, Name: name, Step: t.step, Inputs: in, tok: t}
 	} else {
-		task = &Task{ID: tm.nextID, Node: t.node, Name: name, Step: t.step, Item: item, Inputs: in, tok: t, mp: t.mp}
+		task = &Task{ID: tm.nextID, Node: t.node, Name: name, Step: t.step, Item: item, Inputs: in, tok: t}
 	}
 	if m.trace && item == 0 {
 		m.emit(Event{Type: NodeStarted, Step: t.step, Node: t.node.Name, Task: task.ID, Inputs: named(inputNames(t.node), in)})
@@ -822,9 +828,7 @@ func (m *Machine) settle() {
 
 func (m *Machine) complete(task *Task, outputs []flow.Value, err error) {
 	t, pn := task.tok, task.Node
-	if task.Item > 0 && task.mp != t.mp {
-		// An element of a map that failed, done late: the token went
-		// on (its error edge) without it.
+	if task.stale() {
 		return
 	}
 	if err == nil {

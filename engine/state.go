@@ -404,7 +404,7 @@ func (m *Machine) controlInto(c *Control, from int, clone bool, mode ctlMode) {
 	}
 	tokens := m.ctlTokens[:0]
 	add := func(t *Task, waiting bool) {
-		if t.Item > 0 && t.mp != t.tok.mp {
+		if t.stale() {
 			return // an element of a map that failed: forgotten
 		}
 		tid := slices.Index(tokens, t.tok)
@@ -643,9 +643,6 @@ func (m *Machine) restore(cells []CellValue, c *Control, pre string) error {
 			name = m.nameOf(tk.node)
 		}
 		*t = Task{ID: ts.ID, Node: tk.node, Name: name, Step: ts.Step, Item: ts.Item, Inputs: slices.Clone(ts.Inputs), tok: tk}
-		if ts.Item > 0 {
-			t.mp = tk.mp
-		}
 		switch {
 		case ts.Sub != nil:
 			if err := m.restoreFrame(t, ts.Sub, fmt.Sprintf("control.tasks[%d].sub", i)); err != nil {
