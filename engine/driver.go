@@ -56,6 +56,7 @@ type Ready struct {
 	notices int         // len(m.notices)
 	events  int         // len(Events)
 	maps    []mapMark
+	frames  []frameMark
 }
 
 // Delta is one step's record: the cells written since the last one and
@@ -83,7 +84,12 @@ func (m *Machine) Ready() Ready {
 	rd.Events = slices.Clip(m.events)
 	rd.Delta.Cells = m.diff(nil, &rd.whole)
 	ctl := &rd.Delta.Control
+	m.marks = m.marks[:0]
 	m.controlInto(ctl, m.shadowPath, true, ctlReady)
+	if len(m.marks) > 0 {
+		rd.frames = slices.Clone(m.marks)
+		clear(m.marks)
+	}
 	if len(m.notices) > m.shadowNotices {
 		ctl.Notices = slices.Clone(m.notices[m.shadowNotices:])
 	}
@@ -123,6 +129,9 @@ func (m *Machine) Advance(rd Ready) {
 	for _, mk := range rd.maps {
 		mk.mp.listed = true
 		mk.mp.dirty = append(mk.mp.dirty[:0], mk.mp.dirty[mk.n:]...)
+	}
+	for i := range rd.frames {
+		rd.frames[i].advance()
 	}
 }
 

@@ -136,6 +136,10 @@ type Machine struct {
 	names   []string   // the frame's node names with prefix, by node index, made as needed
 	attempt int        // the frame's attempt, from 1 (the WORKFLOW node's retries)
 	subs    []*Machine // the frames open for this machine's WORKFLOW nodes
+	// listed is set once a record (a delta, or a Ready acknowledged)
+	// showed the frame whole: the deltas after show what changed since.
+	listed bool
+	marks  []frameMark // the run's: frames shown by the Ready being made
 }
 
 // machinePool keeps Machines of finished runs for later runs: a Machine

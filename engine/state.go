@@ -155,6 +155,7 @@ func (m *Machine) rebase() {
 		mp.listed = true
 		mp.dirty = mp.dirty[:0]
 	})
+	m.eachFrame((*Machine).rebaseFrame)
 }
 
 // eachMap calls f for every map node in flight (once per map).
@@ -261,6 +262,15 @@ func appended(old, v flow.Value) (flow.Value, bool) {
 // state that does not fit the State (no map at its step, an element out
 // of range) is a *StateError; st is then not to be used.
 func (st *State) Fold(delta []CellValue, ctl Control) error {
+	for i := range ctl.Tasks {
+		if ss := ctl.Tasks[i].Sub; ss != nil && ss.Partial {
+			whole, err := st.foldSub(ctl.Tasks[i].ID, ss)
+			if err != nil {
+				return err
+			}
+			ctl.Tasks[i].Sub = whole
+		}
+	}
 	for i := range ctl.Tokens {
 		if mp := ctl.Tokens[i].Map; mp != nil && mp.Partial {
 			whole, err := st.mergeMap(i, &ctl.Tokens[i])
@@ -448,7 +458,7 @@ func (m *Machine) controlInto(c *Control, from int, clone bool, mode ctlMode) {
 	}
 	for _, cm := range m.subs {
 		add(cm.owner, false)
-		c.Tasks[len(c.Tasks)-1].Sub = cm.subState()
+		c.Tasks[len(c.Tasks)-1].Sub = cm.subState(mode)
 	}
 	clear(frames)
 	clear(tokens)

@@ -225,26 +225,115 @@ func (t *Task) topStep() int {
 }
 
 // SubState is the state of a subworkflow frame: the WORKFLOW node's task
-// it is the frame of lists it (TaskState.Sub). It is recorded whole in
-// every record of the run while the frame is open: its Control as a
-// snapshot's, its tasks those of the frame (their ids are the run's).
+// it is the frame of lists it (TaskState.Sub), with the frame's cells and
+// control state (its tasks are the frame's; their ids are the run's). In a
+// State, and in the first delta that shows the frame, it is whole: Cells
+// as a State's and Control as a snapshot's. In the deltas after that it is
+// Partial, as a delta is: Cells the cells written since the last delta
+// (appends as the appended elements), Control with the path since and
+// partial map states; Fold applies it to the frame of the same task and
+// attempt.
 type SubState struct {
 	Attempt int         `json:"attempt"` // the frame's attempt, from 1 (the node's retries)
-	Cells   []CellValue `json:"cells"`   // sorted by cell, null cells left out
+	Cells   []CellValue `json:"cells"`   // sorted by cell, null cells left out (whole)
 	Control Control     `json:"control"`
+	Partial bool        `json:"partial,omitempty"`
 }
 
-// subState returns the state of frame m.
-func (m *Machine) subState() *SubState {
+// frameMark is a frame shown by a Ready: Advance moves the frame's delta
+// baseline to where the Ready saw it.
+type frameMark struct {
+	m     *Machine
+	full  []flow.Value // the cells of a frame shown whole
+	whole []cellValue  // the changed cells of a frame shown partial
+	path  int          // len(m.path)
+}
+
+// subState returns the state of frame m for a record of the given mode:
+// whole for a snapshot and until a delta showed the frame, else partial.
+// A delta moves the frame's baseline; a Ready notes it for Advance.
+func (m *Machine) subState(mode ctlMode) *SubState {
 	ss := &SubState{Attempt: m.attempt}
-	m.controlInto(&ss.Control, 0, true, ctlSnapshot)
-	ss.Control.NextID, ss.Control.Events = 0, 0 // the run's
-	for i, v := range m.cells {
-		if !v.IsNull() {
-			ss.Cells = append(ss.Cells, CellValue{Cell: i, Value: v})
+	whole := mode == ctlSnapshot || !m.listed
+	var mk frameMark
+	if whole {
+		m.controlInto(&ss.Control, 0, true, ctlSnapshot)
+		for i, v := range m.cells {
+			if !v.IsNull() {
+				ss.Cells = append(ss.Cells, CellValue{Cell: i, Value: v})
+			}
+		}
+		switch mode {
+		case ctlDelta:
+			m.shadow = slices.Clone(m.cells)
+		case ctlReady:
+			mk.full = slices.Clone(m.cells)
+		}
+	} else {
+		ss.Partial = true
+		m.controlInto(&ss.Control, m.shadowPath, true, mode)
+		if mode == ctlReady {
+			ss.Cells = m.diff(nil, &mk.whole)
+		} else {
+			ss.Cells = m.diff(nil, nil)
 		}
 	}
+	ss.Control.NextID, ss.Control.Events = 0, 0 // the run's
+	switch mode {
+	case ctlDelta:
+		m.shadowPath = len(m.path)
+		m.listed = true
+	case ctlReady:
+		mk.m, mk.path = m, len(m.path)
+		m.top.marks = append(m.top.marks, mk)
+	}
 	return ss
+}
+
+// advance moves a frame's delta baseline to where a Ready saw it.
+func (mk *frameMark) advance() {
+	m := mk.m
+	if mk.full != nil {
+		m.shadow = mk.full
+	} else {
+		if m.shadow == nil {
+			m.shadow = make([]flow.Value, len(m.cells))
+		}
+		for _, w := range mk.whole {
+			m.shadow[w.cell] = w.v
+		}
+	}
+	m.shadowPath = mk.path
+	m.listed = true
+}
+
+// rebaseFrame moves frame m's delta baseline to now (Machine.rebase): the
+// state just recorded or restored from shows it whole.
+func (m *Machine) rebaseFrame() {
+	m.shadow = slices.Clone(m.cells)
+	m.shadowPath = len(m.path)
+	m.listed = true
+}
+
+// foldSub returns the whole state of the frame of task id whose delta is
+// partial: the frame of st's task id, of the same attempt, with the delta
+// applied. It reuses that frame's state: Fold replaces it.
+func (st *State) foldSub(id int, ss *SubState) (*SubState, error) {
+	var old *SubState
+	for _, t := range st.Control.Tasks {
+		if t.Sub != nil && t.ID == id {
+			old = t.Sub
+			break
+		}
+	}
+	if old == nil || old.Attempt != ss.Attempt {
+		return nil, &StateError{Field: fmt.Sprintf("control.tasks[id %d].sub", id), Detail: fmt.Sprintf("a partial frame state (attempt %d) with no frame of that attempt before it", ss.Attempt)}
+	}
+	fs := State{Cells: old.Cells, Control: old.Control}
+	if err := fs.Fold(ss.Cells, ss.Control); err != nil {
+		return nil, err
+	}
+	return &SubState{Attempt: ss.Attempt, Cells: fs.Cells, Control: fs.Control}, nil
 }
 
 // restoreFrame restores the frame of the WORKFLOW node's task, one of m's,
@@ -257,9 +346,13 @@ func (m *Machine) restoreFrame(task *Task, ss *SubState, field string) error {
 		return &StateError{Field: field + ".attempt", Detail: fmt.Sprintf("attempt %d", ss.Attempt)}
 	}
 	cm := m.newFrame(task, ss.Attempt)
+	if ss.Partial {
+		return &StateError{Field: field + ".partial", Detail: "a partial frame state in a whole state"}
+	}
 	if err := cm.restore(ss.Cells, &ss.Control, field+"."); err != nil {
 		return err
 	}
+	cm.rebaseFrame() // the state it comes from shows it whole
 	m.subs = append(m.subs, cm)
 	return nil
 }

@@ -673,3 +673,125 @@ func TestSubflowFork(t *testing.T) {
 		t.Errorf("calls = %v, want %v", calls, want)
 	}
 }
+
+// TestSubflowRecordsStayFlat: a subworkflow that loops, appending to a
+// list, is recorded step by step as what changed (the appended element),
+// not as its whole state at every step: the records of its late steps are
+// no bigger than those of its early ones.
+func TestSubflowRecordsStayFlat(t *testing.T) {
+	const wf = `
+workflow Outer {
+  nodes {
+    node loop {
+      type: WORKFLOW
+      workflow: Loop
+      outputs {
+        n: Int
+      }
+    }
+  }
+  initial: loop
+  finals: [ loop ]
+}
+
+workflow Loop {
+  variables {
+    log: List[String] = [] reduce append
+    i: Int = 0
+  }
+  nodes {
+    node step {
+      type: FUNCTION
+      action: "step"
+      inputs {
+        i: i
+      }
+      outputs {
+        line: String
+      }
+    }
+    node done {
+      type: FUNCTION
+      action: "done"
+      inputs {
+        i: i
+      }
+      outputs {
+        n: Int
+      }
+    }
+  }
+  edges {
+    edge { from: step; to: step; condition: i < 60
+           update: { log = step.line; i = i + 1 } }
+    edge { from: step; to: done }
+  }
+  initial: step
+  finals: [ done ]
+}
+`
+	ctx := context.Background()
+	plan := load(t, "loop.wf", wf)
+	reg := engine.NewRegistry()
+	reg.Register("step", engine.ActionFunc(func(ctx context.Context, c *engine.Call) error {
+		c.Outputs[0] = flow.StringValue(fmt.Sprintf("line %03d %s", c.Input("i").Int(), strings.Repeat("x", 200)))
+		return nil
+	}))
+	reg.Register("done", engine.ActionFunc(func(ctx context.Context, c *engine.Call) error {
+		c.Outputs[0] = c.Input("i")
+		return nil
+	}))
+	st := memory.New()
+	th := &engine.Threads{Runner: &engine.Runner{Registry: reg}, Store: st}
+	res, err := th.Run(ctx, plan, "l", nil, nil, nil)
+	if err != nil || res.Status != engine.Completed || res.Output("n").Int() != 60 {
+		t.Fatalf("run: %v, %s, %v", res.Status, res.Output("n"), err)
+	}
+	recs, err := st.Records(ctx, "l", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sizes []int
+	for _, r := range recs {
+		if r.Kind == store.Step {
+			sizes = append(sizes, len(r.Data))
+		}
+	}
+	if len(sizes) < 60 {
+		t.Fatalf("%d step records", len(sizes))
+	}
+	early, late := sizes[5], sizes[55]
+	if late > early+100 {
+		t.Errorf("step records grow with the frame's state: %d bytes at step 5, %d at step 55", early, late)
+	}
+	// The thread's state folded from them is the frame's: the run ended,
+	// and resuming nothing is refused as for any ended run.
+	ts, err := th.Load(ctx, "l")
+	if err != nil || ts.Status() != engine.Completed {
+		t.Fatalf("load: %v, %v", ts.Status(), err)
+	}
+}
+
+// TestFoldPartialFrameWithoutFrame: a partial frame state that has no
+// frame of its task and attempt to apply to is a *StateError.
+func TestFoldPartialFrameWithoutFrame(t *testing.T) {
+	st := &engine.State{Workflow: "W", Control: engine.Control{Final: -1,
+		Tasks: []engine.TaskState{{ID: 3, Sub: &engine.SubState{Attempt: 1, Control: engine.Control{Final: -1}}}}}}
+	for _, ts := range []engine.TaskState{
+		{ID: 4, Sub: &engine.SubState{Attempt: 1, Partial: true}}, // no frame of task 4
+		{ID: 3, Sub: &engine.SubState{Attempt: 2, Partial: true}}, // task 3's frame is attempt 1
+	} {
+		err := st.Fold(nil, engine.Control{Final: -1, Tasks: []engine.TaskState{ts}})
+		var se *engine.StateError
+		if !errors.As(err, &se) || !strings.Contains(se.Field, "sub") {
+			t.Errorf("fold of %+v: %v, want a *StateError", ts, err)
+		}
+	}
+	if err := st.Fold(nil, engine.Control{Final: -1, Tasks: []engine.TaskState{{ID: 3, Sub: &engine.SubState{Attempt: 1, Partial: true,
+		Cells: []engine.CellValue{{Cell: 0, Value: flow.IntValue(7)}}, Control: engine.Control{Final: -1, Path: []int{0}}}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if sub := st.Control.Tasks[0].Sub; sub.Partial || len(sub.Cells) != 1 || sub.Cells[0].Value.Int() != 7 || len(sub.Control.Path) != 1 {
+		t.Errorf("folded frame = %+v", sub)
+	}
+}
