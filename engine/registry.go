@@ -62,6 +62,7 @@ type Call struct {
 	emit    func(kind string, data flow.Value)
 	notices []Notice // of this attempt (Notice), and a fallback's
 	name    string   // the node's path in the run (Task.Name); "" for Node.Name
+	framed  bool     // a subworkflow frame's deadline applies: the attempt is preempted at it
 }
 
 // nodeName returns the node's path in the run ("outer/inner" in a

@@ -244,6 +244,9 @@ type runState struct {
 	impl []nodeImpl // per node, resolved lazily
 	// subImpl is impl for the nodes of subworkflows, made on first use.
 	subImpl map[*flow.PlanNode]*nodeImpl
+	// frameStart is when the drive first carried out a task of a frame
+	// with a deadline (frameDeadline).
+	frameStart map[*Machine]time.Time
 	dur     *durable // the thread the run is kept in, or nil
 	// abandoned is set when an attempt outlived its timeout and was left
 	// running: its action may still read the run's memory.
@@ -647,7 +650,7 @@ func safeRun(ctx context.Context, act Action, c *Call) (err error) {
 // The two are separate so that the common path keeps a small stack frame:
 // tasks of parallel branches start on fresh goroutines with small stacks.
 func (st *runState) attempt(ctx context.Context, act Action, c *Call, timeout time.Duration) error {
-	if timeout <= 0 && st.m.plan.MaxTime <= 0 {
+	if timeout <= 0 && st.m.plan.MaxTime <= 0 && !c.framed {
 		return safeRun(ctx, act, c)
 	}
 	return st.attemptPreempt(ctx, act, c, timeout)

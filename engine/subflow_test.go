@@ -795,3 +795,122 @@ func TestFoldPartialFrameWithoutFrame(t *testing.T) {
 		t.Errorf("folded frame = %+v", sub)
 	}
 }
+
+// TestSubflowDeadlines: a subworkflow's own max_time and its WORKFLOW
+// node's timeout bound its frame: the frame fails when they pass, even in
+// the middle of an action that ignores its context, and the node's retry
+// and error edges apply.
+func TestSubflowDeadlines(t *testing.T) {
+	const wf = `
+workflow Outer {
+  nodes {
+    node capped {
+      type: WORKFLOW
+      workflow: Slow
+      outputs {
+        y: String
+      }
+    }
+    node timed {
+      type: WORKFLOW
+      workflow: Fast
+      outputs {
+        y: String
+      }
+      timeout: 100ms
+      retry {
+        max: 2
+      }
+    }
+    node recover {
+      type: FUNCTION
+      action: "recover"
+      inputs {
+        why: why
+      }
+      outputs {
+        y: String
+      }
+    }
+  }
+  edges {
+    edge { from: capped; to: timed }
+    edge { from: capped; to: recover; on: error; override: { why: error } }
+    edge { from: recover; to: timed }
+  }
+  initial: capped
+  finals: [ timed ]
+}
+
+workflow Slow {
+  limits { max_time: 100ms }
+  nodes {
+    node slow {
+      type: FUNCTION
+      action: "slow"
+      outputs {
+        y: String
+      }
+    }
+  }
+  initial: slow
+  finals: [ slow ]
+}
+
+workflow Fast {
+  nodes {
+    node first {
+      type: FUNCTION
+      action: "first"
+      outputs {
+        y: String
+      }
+    }
+  }
+  initial: first
+  finals: [ first ]
+}
+`
+	plan := compile(t, "deadlines.wf", wf)
+	release := make(chan struct{})
+	defer close(release)
+	var mu sync.Mutex
+	firstCalls := 0
+	var why string
+	reg := engine.NewRegistry()
+	reg.Register("slow", engine.ActionFunc(func(ctx context.Context, c *engine.Call) error {
+		<-release // ignores its context
+		return nil
+	}))
+	reg.Register("first", engine.ActionFunc(func(ctx context.Context, c *engine.Call) error {
+		mu.Lock()
+		firstCalls++
+		n := firstCalls
+		mu.Unlock()
+		if n == 1 {
+			<-release // the first attempt outlives the node's timeout
+		}
+		c.Outputs[0] = flow.StringValue(fmt.Sprintf("attempt %d", n))
+		return nil
+	}))
+	reg.Register("recover", engine.ActionFunc(func(ctx context.Context, c *engine.Call) error {
+		mu.Lock()
+		why = c.Input("why").Text()
+		mu.Unlock()
+		c.Outputs[0] = flow.StringValue("recovered")
+		return nil
+	}))
+	res, err := (&engine.Runner{Registry: reg}).Run(context.Background(), plan, nil, nil)
+	if err != nil || res.Status != engine.Completed {
+		t.Fatalf("run: %v, %v", res.Status, err)
+	}
+	if want := "subworkflow Slow: max_time (100ms) exceeded at node capped/slow"; !strings.Contains(why, want) {
+		t.Errorf("why = %q, want it to contain %q", why, want)
+	}
+	if got := res.Output("y").Text(); got != "attempt 2" || firstCalls != 2 {
+		t.Errorf("timed: %q after %d calls, want the second attempt's output", got, firstCalls)
+	}
+	if got := strings.Join(res.Path, " "); got != "capped recover timed" {
+		t.Errorf("path = %q", got)
+	}
+}
