@@ -247,7 +247,7 @@ type runState struct {
 	// frameStart is when the drive first carried out a task of a frame
 	// with a deadline (frameDeadline).
 	frameStart map[*Machine]time.Time
-	dur     *durable // the thread the run is kept in, or nil
+	dur        *durable // the thread the run is kept in, or nil
 	// abandoned is set when an attempt outlived its timeout and was left
 	// running: its action may still read the run's memory.
 	abandoned atomic.Bool
