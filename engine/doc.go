@@ -7,7 +7,10 @@
 //     or Resume for a person's answer), routes, applies updates and
 //     reducers, and records Events. Its whole state is data (State), and
 //     each step's change is data too (Delta), so a run can be kept and
-//     restored anywhere (RestoreMachine).
+//     restored anywhere (RestoreMachine). A WORKFLOW node's subworkflow
+//     runs inside the same Machine, as a frame: its tasks come out of
+//     Ready like any other, named by their path (Task.Name, "outer/inner"),
+//     and its state is part of the run's (TaskState.Sub).
 //   - Runner is a driver: it carries out a Machine's tasks with the
 //     actions of its Registry (concurrently where branches and map
 //     elements allow), applies timeouts, retries and the run's max time,

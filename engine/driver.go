@@ -56,6 +56,7 @@ type Ready struct {
 	notices int         // len(m.notices)
 	events  int         // len(Events)
 	maps    []mapMark
+	frames  []frameMark
 }
 
 // Delta is one step's record: the cells written since the last one and
@@ -83,7 +84,12 @@ func (m *Machine) Ready() Ready {
 	rd.Events = slices.Clip(m.events)
 	rd.Delta.Cells = m.diff(nil, &rd.whole)
 	ctl := &rd.Delta.Control
+	m.marks = m.marks[:0]
 	m.controlInto(ctl, m.shadowPath, true, ctlReady)
+	if len(m.marks) > 0 {
+		rd.frames = slices.Clone(m.marks)
+		clear(m.marks)
+	}
 	if len(m.notices) > m.shadowNotices {
 		ctl.Notices = slices.Clone(m.notices[m.shadowNotices:])
 	}
@@ -124,10 +130,13 @@ func (m *Machine) Advance(rd Ready) {
 		mk.mp.listed = true
 		mk.mp.dirty = append(mk.mp.dirty[:0], mk.mp.dirty[mk.n:]...)
 	}
+	for i := range rd.frames {
+		rd.frames[i].advance()
+	}
 }
 
 // Record adds an event from outside the machine (an action's progress, a
-// retry, a subworkflow's step) to the run's stream: it is numbered after
+// retry) to the run's stream: it is numbered after
 // the events recorded before it and comes with them in the next Ready (or
 // Events). It does nothing unless the machine traces.
 func (m *Machine) Record(e Event) { m.emit(e) }
@@ -139,7 +148,12 @@ func (m *Machine) Note(ns ...Notice) { m.notices = append(m.notices, ns...) }
 
 // Trace turns the recording of events on or off, as NewMachine's trace
 // does: a machine restored without an Observer and resumed with one.
-func (m *Machine) Trace(on bool) { m.trace = on }
+func (m *Machine) Trace(on bool) {
+	m.trace = on
+	for _, cm := range m.subs {
+		cm.Trace(on)
+	}
+}
 
 // Fail ends a run that has not ended with status Failed and err as its
 // error (Err), recording a RunFailed event: a driver's failure, such as

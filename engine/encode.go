@@ -205,6 +205,19 @@ func appendControl(b []byte, c *Control) ([]byte, error) {
 			if t.Waiting {
 				b = append(b, `,"waiting":true`...)
 			}
+			if t.Path != "" {
+				b = append(b, `,"path":`...)
+				b = appendString(b, t.Path)
+			}
+			if t.Sub != nil {
+				// A subworkflow frame: encoding/json writes it.
+				sj, err := json.Marshal(t.Sub)
+				if err != nil {
+					return nil, err
+				}
+				b = append(b, `,"sub":`...)
+				b = append(b, sj...)
+			}
 			b = append(b, '}')
 		}
 		b = append(b, ']')

@@ -38,6 +38,17 @@ func TestEncodeStepMatchesJSON(t *testing.T) {
 					Values: []NamedValue{{Name: "intent", Value: flow.StringValue("not_clear")}}},
 					{Kind: NoticeTruncated, Node: "m", Step: 2, Item: 3, Message: "cut"}}},
 		},
+		{
+			// A subworkflow frame, with a waiting task of its own.
+			Task: 4, Node: "review/draft",
+			Control: Control{Status: Waiting, Step: 2, NextID: 5, Final: -1,
+				Tasks: []TaskState{{ID: 2, Token: 0, Step: 2, Inputs: []flow.Value{flow.StringValue("b")}, Sub: &SubState{Attempt: 2,
+					Cells: []CellValue{{Cell: 1, Value: flow.StringValue("v\"1")}},
+					Control: Control{Status: Running, Step: 2, Path: []int{0, 1}, Final: -1,
+						Tasks:  []TaskState{{ID: 5, Token: 0, Step: 2, Waiting: true, Path: "review/ask \"q\""}},
+						Tokens: []TokenState{{Node: 1, Frame: 0, Step: 2}}}}}},
+				Tokens: []TokenState{{Node: 1, Frame: 0, Step: 2}}},
+		},
 	}
 	for i, sd := range cases {
 		mine, err := appendStep(nil, sd)

@@ -76,7 +76,7 @@ type Event struct {
 	Run     int           `json:"run,omitempty"`     // its number in the thread, from 1
 	Time    time.Time     `json:"time"`              // stamped by the runner, not the machine
 	Step    int           `json:"step,omitempty"`    // the node execution this event belongs to
-	Node    string        `json:"node,omitempty"`    // node name; "sub/inner" inside a subworkflow
+	Node    string        `json:"node,omitempty"`    // node name; its path inside a subworkflow: "sub/inner", "each[2]/inner" in a map element's
 	Task    int           `json:"task,omitempty"`    // task id, unique within the run
 	Item    int           `json:"item,omitempty"`    // 1-based element of a map node, 0 otherwise
 	Attempt int           `json:"attempt,omitempty"` // for NodeRetrying and NodeFailed

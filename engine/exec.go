@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"time"
 
@@ -200,18 +201,33 @@ func (ex *executor) work(box *callBox) {
 		ex.head++
 		ex.running++
 		ex.current = t
-		act, cfg, err := st.action(t.Node)
+		act, cfg, err := st.action(t)
+		key := ""
+		if st.dur != nil && err == nil {
+			key = st.dur.key(t) // under mu: it reads the frames the task runs in
+		}
+		var fd *frameDeadline
+		if err == nil && t.frameOf() != st.m {
+			fd = st.frameDeadline(t)
+		}
 		ex.mu.Unlock()
 		st.deliver()
 
 		var out []flow.Value
 		var notices []Notice
+		timedOut := false
 		if err == nil {
 			c := box.prepare(t, cfg)
-			if st.dur != nil {
-				c.Key = st.dur.key(t)
+			c.Key = key
+			if fd == nil {
+				out, err = st.exec(ex.ctx, t, act, c)
+			} else {
+				tctx, cancel := context.WithDeadlineCause(ex.ctx, fd.at, fd)
+				c.framed = true
+				out, err = st.exec(tctx, t, act, c)
+				timedOut = context.Cause(tctx) == error(fd)
+				cancel()
 			}
-			out, err = st.exec(ex.ctx, t, act, c)
 			notices = c.notices
 		}
 
@@ -224,6 +240,12 @@ func (ex *executor) work(box *callBox) {
 		case <-ex.done:
 			// Cancelled or out of time: the driver fails the run.
 		default:
+			if timedOut && !fd.frame.status.Ended() {
+				// The frame ran out of time: it fails, and the
+				// WORKFLOW node with it; the task's result is
+				// ignored below.
+				fd.frame.fail(fd.err(t))
+			}
 			if notices != nil && err == nil {
 				st.m.Note(notices...)
 			}
@@ -232,9 +254,9 @@ func (ex *executor) work(box *callBox) {
 			} else {
 				// The task is reused for the token's next node: take
 				// what the record names first.
-				node, step, item, id := t.Node, t.Step, t.Item, t.ID
+				name, step, item, id := t.Name, t.topStep(), t.Item, t.ID
 				st.m.Complete(id, out, err)
-				st.dur.commit(ex.ctx, st.m, node, step, item, id, err)
+				st.dur.commit(ex.ctx, st.m, name, step, item, id, err)
 			}
 			ex.enqueue()
 		}
@@ -244,6 +266,57 @@ func (ex *executor) work(box *callBox) {
 	}
 	ex.mu.Unlock()
 	st.deliver()
+}
+
+// frameDeadline is when a subworkflow frame a task runs in is out of
+// time: its subworkflow's max_time or its WORKFLOW node's timeout, counted
+// from when this drive first carried out one of its tasks (the machine
+// reads no clock). As the cause of the task's context, it tells the
+// frame's deadline from the run's.
+type frameDeadline struct {
+	at      time.Time
+	frame   *Machine
+	limit   time.Duration
+	timeout bool // the WORKFLOW node's timeout, not the subworkflow's max_time
+}
+
+func (d *frameDeadline) Error() string { return "subworkflow out of time" }
+
+// err is the error the frame fails with.
+func (d *frameDeadline) err(t *Task) error {
+	if d.timeout {
+		return &TimeoutError{Node: d.frame.owner.Name, Timeout: d.limit}
+	}
+	return &LimitError{Limit: LimitMaxTime, Value: d.limit.String(), Node: strings.TrimPrefix(t.Name, d.frame.prefix), Step: t.Step}
+}
+
+// frameDeadline returns the earliest deadline of the frames task t runs
+// in, or nil if none has one. ex.mu is held.
+func (st *runState) frameDeadline(t *Task) *frameDeadline {
+	var best *frameDeadline
+	for fm := t.frameOf(); fm.top != nil; fm = fm.up {
+		mt, nt := fm.plan.MaxTime, fm.owner.Node.Node.Timeout
+		if mt <= 0 && nt <= 0 {
+			continue
+		}
+		if st.frameStart == nil {
+			st.frameStart = map[*Machine]time.Time{}
+		}
+		start, ok := st.frameStart[fm]
+		if !ok {
+			start = time.Now()
+			st.frameStart[fm] = start
+		}
+		for _, l := range [2]struct {
+			d       time.Duration
+			timeout bool
+		}{{mt, false}, {nt, true}} {
+			if l.d > 0 && (best == nil || start.Add(l.d).Before(best.at)) {
+				best = &frameDeadline{at: start.Add(l.d), frame: fm, limit: l.d, timeout: l.timeout}
+			}
+		}
+	}
+	return best
 }
 
 // callBox holds a worker's Call and room for up to two outputs, the common
@@ -257,7 +330,7 @@ type callBox struct {
 func (b *callBox) prepare(t *Task, cfg map[string]flow.Value) *Call {
 	c := &b.c
 	c.Node, c.Action, c.Step, c.Item, c.Attempt = t.Node, t.Node.Node.Action, t.Step, t.Item, 1
-	c.Inputs, c.Config, c.Key, c.emit, c.notices = t.Inputs, cfg, "", nil, nil
+	c.Inputs, c.Config, c.Key, c.emit, c.notices, c.name, c.framed = t.Inputs, cfg, "", nil, nil, t.Name, false
 	if n := len(t.Node.Outputs); n <= len(b.out) {
 		b.out = [2]flow.Value{}
 		c.Outputs = b.out[:n:n]

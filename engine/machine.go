@@ -55,12 +55,23 @@ func (s *Status) UnmarshalText(b []byte) error {
 
 // Task is one action call the Machine asks its driver to carry out.
 type Task struct {
-	ID     int            // unique within the run
-	Node   *flow.PlanNode // the node to run
-	Step   int            // the node execution it belongs to
-	Item   int            // 1-based element of a map node, 0 otherwise
-	Inputs []flow.Value   // resolved inputs, parallel to Node.Inputs
+	ID   int            // unique within the run, subworkflow frames included
+	Node *flow.PlanNode // the node to run
+	// Name is the node's name with the path of the WORKFLOW nodes whose
+	// subworkflow it runs in: "outer/inner" ("a/b/c" nested); Node.Name
+	// for a node of the run's own plan.
+	Name   string
+	Step   int          // the node execution it belongs to
+	Item   int          // 1-based element of a map node, 0 otherwise
+	Inputs []flow.Value // resolved inputs, parallel to Node.Inputs
 	tok    *token
+}
+
+// stale reports whether t is an element of a map that failed, done late:
+// its token went on (its error edge) without it, to another step, or
+// left the map (a branch that arrived at its join).
+func (t *Task) stale() bool {
+	return t.Item > 0 && (t.tok.mp == nil || t.tok.step != t.Step)
 }
 
 // Input returns the input called name, or null.
@@ -114,6 +125,21 @@ type Machine struct {
 	rootFrame frame
 	tok0      token
 	fanFree   []*fanBlock // fan-out blocks free for reuse
+
+	// Subworkflow frames (see subflow.go). A frame is a Machine of its
+	// own (plan, cells, tokens, step count) whose tasks live in the
+	// lists of the run's machine, top.
+	top     *Machine   // the run's machine; nil for the run's machine itself
+	up      *Machine   // the machine whose WORKFLOW node this frame runs
+	owner   *Task      // that node's task, which the frame completes
+	prefix  string     // the path of the frame's nodes: "outer/" ("a/b/" nested)
+	names   []string   // the frame's node names with prefix, by node index, made as needed
+	attempt int        // the frame's attempt, from 1 (the WORKFLOW node's retries)
+	subs    []*Machine // the frames open for this machine's WORKFLOW nodes
+	// listed is set once a record (a delta, or a Ready acknowledged)
+	// showed the frame whole: the deltas after show what changed since.
+	listed bool
+	marks  []frameMark // the run's: frames shown by the Ready being made
 }
 
 // machinePool keeps Machines of finished runs for later runs: a Machine
@@ -164,6 +190,8 @@ func (m *Machine) release() {
 	clear(m.tok0.inbuf[:cap(m.tok0.inbuf)])
 	clear(m.cells)
 	m.plan, m.err, m.final, m.outputs, m.events, m.shadow, m.notices = nil, nil, nil, nil, nil, nil, nil
+	clear(m.subs)
+	m.subs = nil
 	m.rootFrame, m.root = frame{}, nil
 	m.tok0 = token{inbuf: m.tok0.inbuf[:0]}
 	m.gen++ // a Ready not acknowledged is stale
@@ -364,6 +392,19 @@ func newMachine(plan *flow.Plan, params map[string]flow.Value, trace bool, prev 
 		return nil, err
 	}
 	m := getMachine(plan, trace)
+	if err := m.setup(params, prev, init, updates); err != nil {
+		return nil, err
+	}
+	m.emit(Event{Type: RunStarted})
+	m.tok0.node, m.tok0.frame = plan.Nodes[plan.Initial], m.root
+	m.start(&m.tok0)
+	return m, nil
+}
+
+// setup sets the cells of a new run of m.plan: the parameters, and the
+// variables and slots (see newMachine).
+func (m *Machine) setup(params map[string]flow.Value, prev []flow.Value, init, updates map[string]flow.Value) error {
+	plan := m.plan
 	for name := range params {
 		found := false
 		for _, p := range plan.Params {
@@ -376,7 +417,7 @@ func newMachine(plan *flow.Plan, params map[string]flow.Value, trace bool, prev 
 			for _, p := range plan.Params {
 				names = append(names, p.Name)
 			}
-			return nil, &InputError{Param: name, Err: fmt.Errorf("not a parameter of workflow %s%s", plan.Workflow.Name, flow.Suggest(name, names))}
+			return &InputError{Param: name, Err: fmt.Errorf("not a parameter of workflow %s%s", plan.Workflow.Name, flow.Suggest(name, names))}
 		}
 	}
 	for _, p := range plan.Params {
@@ -386,16 +427,16 @@ func newMachine(plan *flow.Plan, params map[string]flow.Value, trace bool, prev 
 		case p.Default != nil:
 			var err error
 			if v, err = p.Default.Eval(m.root); err != nil {
-				return nil, &InputError{Param: p.Name, Err: err}
+				return &InputError{Param: p.Name, Err: err}
 			}
 		case p.Name == flow.InputText:
 			v = flow.StringValue("")
 		default:
-			return nil, &InputError{Param: p.Name, Err: fmt.Errorf("required (type %s) and not given", p.Type)}
+			return &InputError{Param: p.Name, Err: fmt.Errorf("required (type %s) and not given", p.Type)}
 		}
 		cv, err := flow.Conform(v, p.Type)
 		if err != nil {
-			return nil, &InputError{Param: p.Name, Err: err}
+			return &InputError{Param: p.Name, Err: err}
 		}
 		m.cells[p.Cell] = cv
 	}
@@ -409,7 +450,7 @@ func newMachine(plan *flow.Plan, params map[string]flow.Value, trace bool, prev 
 		if x, ok := init[v.Name]; ok && i < len(plan.Vars) {
 			cx, err := flow.Conform(x, v.Type)
 			if err != nil {
-				return nil, &InputError{Param: v.Name, Variable: true, Err: fmt.Errorf("initial value: %w", err)}
+				return &InputError{Param: v.Name, Variable: true, Err: fmt.Errorf("initial value: %w", err)}
 			}
 			m.cells[v.Cell] = cx
 			continue
@@ -423,10 +464,10 @@ func newMachine(plan *flow.Plan, params map[string]flow.Value, trace bool, prev 
 		}
 		x, err := v.Default.Eval(m.root)
 		if err != nil {
-			return nil, &InputError{Param: v.Name, Err: fmt.Errorf("initial value: %w", err)}
+			return &InputError{Param: v.Name, Err: fmt.Errorf("initial value: %w", err)}
 		}
 		if x, err = flow.Conform(x, v.Type); err != nil {
-			return nil, &InputError{Param: v.Name, Err: fmt.Errorf("initial value: %w", err)}
+			return &InputError{Param: v.Name, Err: fmt.Errorf("initial value: %w", err)}
 		}
 		m.cells[v.Cell] = x
 	}
@@ -434,17 +475,14 @@ func newMachine(plan *flow.Plan, params map[string]flow.Value, trace bool, prev 
 		v := &plan.Vars[i]
 		if u, ok := updates[v.Name]; ok {
 			if _, err := m.write(m.root, v.Cell, u); err != nil {
-				return nil, &InputError{Param: v.Name, Variable: true, Err: fmt.Errorf("update: %w", err)}
+				return &InputError{Param: v.Name, Variable: true, Err: fmt.Errorf("update: %w", err)}
 			}
 		}
 	}
 	if prev != nil {
 		m.shadow = slices.Clone(prev)
 	}
-	m.emit(Event{Type: RunStarted})
-	m.tok0.node, m.tok0.frame = plan.Nodes[plan.Initial], m.root
-	m.start(&m.tok0)
-	return m, nil
+	return nil
 }
 
 // checkVarNames returns an *InputError for the first name of vals, in
@@ -556,6 +594,10 @@ func (m *Machine) Events() []Event {
 func (m *Machine) Busy() bool { return len(m.ready) > 0 || len(m.running) > 0 }
 
 func (m *Machine) emit(e Event) {
+	if m.top != nil {
+		m.frameEvent(e)
+		return
+	}
 	if !m.trace {
 		return
 	}
@@ -578,6 +620,10 @@ func (m *Machine) end(s Status, err error, et EventType) {
 	m.err = err
 	m.ready = m.ready[:0]
 	m.emit(Event{Type: et, Step: m.step, Error: err.Error()})
+	m.closeFramesOf(nil)
+	if m.up != nil {
+		m.up.frameEnded(m)
+	}
 }
 
 func named(names []string, vals []flow.Value) []NamedValue {
@@ -664,6 +710,7 @@ func (m *Machine) fillMap(t *token) {
 		in, err := m.inputs(t, pn)
 		if err != nil {
 			mp.failed = true
+			m.closeFramesOf(t)
 			m.nodeFailed(t, i+1, err)
 			return
 		}
@@ -698,20 +745,28 @@ func (m *Machine) inputs(t *token, pn *flow.PlanNode) ([]flow.Value, error) {
 }
 
 func (m *Machine) dispatch(t *token, item int, in []flow.Value) {
-	m.nextID++
+	tm, name := m, t.node.Name
+	if m.top != nil {
+		tm, name = m.top, m.nameOf(t.node)
+	}
+	tm.nextID++
 	var task *Task
 	if item == 0 {
 		task = &t.task
-		*task = Task{ID: m.nextID, Node: t.node, Step: t.step, Inputs: in, tok: t}
+		*task = Task{ID: tm.nextID, Node: t.node, Name: name, Step: t.step, Inputs: in, tok: t}
 	} else {
-		task = &Task{ID: m.nextID, Node: t.node, Step: t.step, Item: item, Inputs: in, tok: t}
+		task = &Task{ID: tm.nextID, Node: t.node, Name: name, Step: t.step, Item: item, Inputs: in, tok: t}
 	}
 	if m.trace && item == 0 {
 		m.emit(Event{Type: NodeStarted, Step: t.step, Node: t.node.Name, Task: task.ID, Inputs: named(inputNames(t.node), in)})
 	} else if m.trace {
 		m.emit(Event{Type: NodeStarted, Step: t.step, Node: t.node.Name, Task: task.ID, Item: item, Inputs: named(inputNames(t.node), in)})
 	}
-	m.ready = append(m.ready, task)
+	if t.node.Node.Type == flow.Subflow {
+		m.openFrame(task, 1)
+		return
+	}
+	tm.ready = append(tm.ready, task)
 }
 
 // Complete reports the result of a task: its outputs (parallel to the
@@ -734,16 +789,19 @@ func (m *Machine) Complete(id int, outputs []flow.Value, err error) error {
 	if t == nil {
 		return newKindError(KindMismatch, fmt.Sprintf("engine: task %d is not running", id))
 	}
-	if m.status.Ended() {
+	// The machine the task is of: m, or a subworkflow frame's, which
+	// ended if the frame did (its node failed, say).
+	fm := t.tok.frame.m
+	if m.status.Ended() || fm.status.Ended() {
 		return nil
 	}
 	if in, ok := isInterrupt(err); ok {
 		m.waiting = append(m.waiting, t)
-		m.emit(Event{Type: RunWaiting, Step: t.Step, Node: t.Node.Name, Task: t.ID, Item: t.Item, Data: in.Question})
+		m.emit(Event{Type: RunWaiting, Step: t.Step, Node: t.Name, Task: t.ID, Item: t.Item, Data: in.Question})
 		m.settle()
 		return nil
 	}
-	m.complete(t, outputs, err)
+	fm.complete(t, outputs, err)
 	m.settle()
 	return nil
 }
@@ -758,7 +816,7 @@ func (m *Machine) Resume(id int, outputs []flow.Value) error {
 			if m.status == Waiting {
 				m.status = Running
 			}
-			m.complete(t, outputs, nil)
+			t.tok.frame.m.complete(t, outputs, nil)
 			m.settle()
 			return nil
 		}
@@ -774,6 +832,9 @@ func (m *Machine) settle() {
 
 func (m *Machine) complete(task *Task, outputs []flow.Value, err error) {
 	t, pn := task.tok, task.Node
+	if task.stale() {
+		return
+	}
 	if err == nil {
 		outputs, err = m.conform(pn, outputs)
 	}
@@ -791,6 +852,7 @@ func (m *Machine) complete(task *Task, outputs []flow.Value, err error) {
 	}
 	if err != nil {
 		mp.failed = true
+		m.closeFramesOf(t) // of the map's other elements
 		m.nodeFailed(t, task.Item, err)
 		return
 	}
@@ -874,6 +936,10 @@ func (m *Machine) succeed(t *token, outputs []flow.Value) {
 		m.outputs = append([]flow.Value(nil), outputs...)
 		m.ready = m.ready[:0]
 		m.emit(Event{Type: RunFinished, Step: t.step, Node: pn.Name, Outputs: named(outputNames(pn), outputs)})
+		m.closeFramesOf(nil) // of branches still at work
+		if m.up != nil {
+			m.up.frameEnded(m)
+		}
 		return
 	}
 	for _, e := range pn.Edges {
@@ -1067,7 +1133,9 @@ func (m *Machine) take(t *token, e *flow.PlanEdge) {
 		return
 	}
 	n := len(e.To)
-	m.ready = slices.Grow(m.ready, n) // the branches' tasks, at once
+	if m.top == nil {
+		m.ready = slices.Grow(m.ready, n) // the branches' tasks, at once
+	}
 	blk := m.fanBlock(n)
 	fo := &blk.fo
 	*fo = fanout{edge: e, parent: t.frame, pending: n, branches: blk.ptrs, blk: blk}

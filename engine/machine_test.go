@@ -28,6 +28,8 @@ var update = flag.Bool("update", false, "rewrite the want sections of engine/tes
 //	fail NODE[#ITEM] message              report failure
 //	interrupt NODE question               the action asks a person
 //	resume NODE {json outputs}            the person answers
+//	late NODE[#ITEM] {json outputs}       complete, late, a task the run forgot
+//	                                      (gone after a restore: then nothing)
 //
 // The machine is driven directly: no goroutines, no clock, so the order of
 // completions, and so the trace, is exactly what the script says.
@@ -181,9 +183,9 @@ func runScript(t *testing.T, file string, sections map[string]string, mode scrip
 	running := map[string]*engine.Task{}
 	key := func(tk *engine.Task) string {
 		if tk.Item > 0 {
-			return tk.Node.Name + "#" + strconv.Itoa(tk.Item)
+			return tk.Name + "#" + strconv.Itoa(tk.Item)
 		}
-		return tk.Node.Name
+		return tk.Name
 	}
 	var folded *engine.State
 	flush := func() {
@@ -240,6 +242,9 @@ func runScript(t *testing.T, file string, sections map[string]string, mode scrip
 		verb, rest, _ := strings.Cut(line, " ")
 		target, arg, _ := strings.Cut(rest, " ")
 		tk := running[target]
+		if verb == "late" && tk == nil && mode == scriptRestore {
+			continue // the restored run does not have it
+		}
 		if verb == "resume" {
 			for _, w := range m.Waiting() {
 				if key(w) == target {
@@ -253,7 +258,7 @@ func runScript(t *testing.T, file string, sections map[string]string, mode scrip
 		delete(running, target)
 		var err error
 		switch verb {
-		case "complete", "resume":
+		case "complete", "resume", "late":
 			outs := make([]flow.Value, len(tk.Node.Outputs))
 			var v flow.Value
 			if strings.TrimSpace(arg) != "" {

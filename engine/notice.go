@@ -72,7 +72,7 @@ func (n Notice) value() flow.Value {
 // ActionEvent of that kind. The fallbacks a workflow declares
 // (flow.PlanFallback) are the engine's to report.
 func (c *Call) Notice(kind NoticeKind, message string) {
-	c.addNotice(Notice{Kind: kind, Node: c.Node.Name, Step: c.Step, Item: c.Item, Message: message})
+	c.addNotice(Notice{Kind: kind, Node: c.nodeName(), Step: c.Step, Item: c.Item, Message: message})
 }
 
 func (c *Call) addNotice(n Notice) {
@@ -100,7 +100,7 @@ func (st *runState) fallBack(ctx context.Context, t *Task, c *Call, err error) b
 	}
 	copy(c.Outputs, fb.Outputs)
 	c.notices = nil // of failed attempts
-	c.addNotice(Notice{Kind: NoticeFallback, Node: t.Node.Name, Step: t.Step, Item: t.Item, Message: err.Error(),
+	c.addNotice(Notice{Kind: NoticeFallback, Node: t.Name, Step: t.Step, Item: t.Item, Message: err.Error(),
 		Values: named(outputNames(t.Node), slices.Clone(fb.Outputs))})
 	return true
 }

@@ -61,6 +61,17 @@ type Call struct {
 	Key     string
 	emit    func(kind string, data flow.Value)
 	notices []Notice // of this attempt (Notice), and a fallback's
+	name    string   // the node's path in the run (Task.Name); "" for Node.Name
+	framed  bool     // a subworkflow frame's deadline applies: the attempt is preempted at it
+}
+
+// nodeName returns the node's path in the run ("outer/inner" in a
+// subworkflow).
+func (c *Call) nodeName() string {
+	if c.name != "" {
+		return c.name
+	}
+	return c.Node.Name
 }
 
 // Input returns the input called name, or null.

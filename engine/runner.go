@@ -242,7 +242,12 @@ type runState struct {
 	ex   *executor
 	obs  Observer
 	impl []nodeImpl // per node, resolved lazily
-	dur  *durable   // the thread the run is kept in, or nil
+	// subImpl is impl for the nodes of subworkflows, made on first use.
+	subImpl map[*flow.PlanNode]*nodeImpl
+	// frameStart is when the drive first carried out a task of a frame
+	// with a deadline (frameDeadline).
+	frameStart map[*Machine]time.Time
+	dur        *durable // the thread the run is kept in, or nil
 	// abandoned is set when an attempt outlived its timeout and was left
 	// running: its action may still read the run's memory.
 	abandoned atomic.Bool
@@ -262,7 +267,7 @@ type runState struct {
 }
 
 // observe numbers and queues an event from outside the machine (an
-// action's progress, a retry, a subworkflow's event), and delivers the
+// action's progress, a retry), and delivers the
 // queue unless someone else does. An event that comes after the drive
 // ended (from an action abandoned at its timeout) is dropped: the run's
 // Observer hears nothing once Run has returned.
@@ -432,7 +437,7 @@ var errMaxTime = errors.New("max_time exceeded")
 func (st *runState) limit(cause error, t *Task) {
 	node, step := "", st.m.Steps()
 	if t != nil {
-		node, step = t.Node.Name, t.Step
+		node, step = t.Name, t.Step
 	}
 	if errors.Is(cause, errMaxTime) {
 		st.m.Fail(&LimitError{Limit: LimitMaxTime, Value: st.m.plan.MaxTime.String(), Node: node, Step: step})
@@ -449,16 +454,30 @@ func (st *runState) result() *Result {
 		res.Outputs = named(outputNames(pn), out)
 	}
 	for _, t := range m.Waiting() {
-		res.Waiting = append(res.Waiting, Pending{ID: t.QuestionID(), Node: t.Node.Name, Question: question(t)})
+		res.Waiting = append(res.Waiting, Pending{ID: t.QuestionID(), Node: t.Name, Question: question(t)})
 	}
 	return res
 }
 
-// action resolves the implementation of a node, once per run.
-func (st *runState) action(pn *flow.PlanNode) (Action, map[string]flow.Value, error) {
-	im := &st.impl[pn.Index]
+// action resolves the implementation of a task's node, once per run.
+// ex.mu is held.
+func (st *runState) action(t *Task) (Action, map[string]flow.Value, error) {
+	pn := t.Node
+	var im *nodeImpl
+	if fm := t.frameOf(); fm == st.m {
+		im = &st.impl[pn.Index]
+	} else {
+		// A node of a subworkflow: its plan's indices are its own.
+		if st.subImpl == nil {
+			st.subImpl = map[*flow.PlanNode]*nodeImpl{}
+		}
+		if im = st.subImpl[pn]; im == nil {
+			im = &nodeImpl{}
+			st.subImpl[pn] = im
+		}
+	}
 	if !im.done {
-		im.act, im.cfg, im.err = st.resolve(pn)
+		im.act, im.cfg, im.err = st.resolve(t.frameOf().plan, pn)
 		im.done = true
 	}
 	return im.act, im.cfg, im.err
@@ -472,12 +491,13 @@ type nodeImpl struct {
 	done bool
 }
 
-// resolve finds a node's implementation: a subworkflow, a registered Go
+// resolve finds the implementation of a node of plan: a registered Go
 // action (also under the node's own name for implementations written on
-// the node), or an action bound in the source.
-func (st *runState) resolve(pn *flow.PlanNode) (Action, map[string]flow.Value, error) {
+// the node), or an action bound in the source. (A subworkflow's node runs
+// in the machine, as a frame: it has no action.)
+func (st *runState) resolve(plan *flow.Plan, pn *flow.PlanNode) (Action, map[string]flow.Value, error) {
 	n := pn.Node
-	b := st.m.plan.Workflow.Binding(n.Action)
+	b := plan.Workflow.Binding(n.Action)
 	cfg := n.Config
 	if b != nil && len(b.Config) > 0 {
 		cfg = make(map[string]flow.Value, len(b.Config)+len(n.Config))
@@ -489,8 +509,6 @@ func (st *runState) resolve(pn *flow.PlanNode) (Action, map[string]flow.Value, e
 		}
 	}
 	switch {
-	case n.Type == flow.Subflow:
-		return st.subflow(pn), cfg, nil
 	case n.Action == "" && n.Type == flow.Human:
 		// A question written on the node; a registration under the
 		// node's name (a stub, a Go implementation) wins.
@@ -532,7 +550,7 @@ func (st *runState) exec(ctx context.Context, t *Task, act Action, c *Call) ([]f
 	n := t.Node.Node
 	if st.obs != nil {
 		c.emit = func(kind string, data flow.Value) {
-			st.observe(Event{Type: ActionEvent, Step: t.Step, Node: t.Node.Name, Task: t.ID, Item: t.Item, Kind: kind, Data: data})
+			st.observe(Event{Type: ActionEvent, Step: t.Step, Node: t.Name, Task: t.ID, Item: t.Item, Kind: kind, Data: data})
 		}
 	}
 	err := st.attempt(ctx, act, c, n.Timeout)
@@ -565,7 +583,7 @@ func (st *runState) retry(ctx context.Context, t *Task, act Action, c *Call, err
 			return nil, err
 		}
 		delay := n.Retry.Delay(attempt + 1)
-		st.observe(Event{Type: NodeRetrying, Step: t.Step, Node: t.Node.Name, Task: t.ID, Item: t.Item, Attempt: attempt, Delay: delay, Error: err.Error()})
+		st.observe(Event{Type: NodeRetrying, Step: t.Step, Node: t.Name, Task: t.ID, Item: t.Item, Attempt: attempt, Delay: delay, Error: err.Error()})
 		sleep := st.r.Sleep
 		if sleep == nil {
 			sleep = sleepCtx
@@ -632,7 +650,7 @@ func safeRun(ctx context.Context, act Action, c *Call) (err error) {
 // The two are separate so that the common path keeps a small stack frame:
 // tasks of parallel branches start on fresh goroutines with small stacks.
 func (st *runState) attempt(ctx context.Context, act Action, c *Call, timeout time.Duration) error {
-	if timeout <= 0 && st.m.plan.MaxTime <= 0 {
+	if timeout <= 0 && st.m.plan.MaxTime <= 0 && !c.framed {
 		return safeRun(ctx, act, c)
 	}
 	return st.attemptPreempt(ctx, act, c, timeout)
@@ -665,7 +683,7 @@ func (st *runState) attemptPreempt(ctx context.Context, act Action, c *Call, tim
 		// nothing of this run may be reused.
 		st.abandoned.Store(true)
 		if ctx.Err() == nil {
-			return &TimeoutError{Node: c.Node.Name, Timeout: timeout}
+			return &TimeoutError{Node: c.nodeName(), Timeout: timeout}
 		}
 		return context.Cause(ctx)
 	}

@@ -62,6 +62,12 @@ type TaskState struct {
 	Item    int          `json:"item,omitempty"`
 	Inputs  []flow.Value `json:"inputs,omitempty"`
 	Waiting bool         `json:"waiting,omitempty"`
+	// Path is the node's path in the run ("outer/inner"), for a waiting
+	// task of a subworkflow frame (ThreadState.NodeOf).
+	Path string `json:"path,omitempty"`
+	// Sub is the frame of a WORKFLOW node's task: its subworkflow in
+	// the middle of its run. Records from before frames have none.
+	Sub *SubState `json:"sub,omitempty"`
 }
 
 // TokenState is a thread of control: the node it is at and its frame.
@@ -149,12 +155,17 @@ func (m *Machine) rebase() {
 		mp.listed = true
 		mp.dirty = mp.dirty[:0]
 	})
+	m.eachFrame((*Machine).rebaseFrame)
 }
 
 // eachMap calls f for every map node in flight (once per map).
 func (m *Machine) eachMap(f func(*mapRun)) {
 	var last *mapRun
-	for _, l := range [3][]*Task{m.running, m.ready, m.waiting} {
+	var owners []*Task // of frames: a map over a WORKFLOW node has no task in the lists
+	if len(m.subs) > 0 {
+		m.eachFrame(func(cm *Machine) { owners = append(owners, cm.owner) })
+	}
+	for _, l := range [4][]*Task{m.running, m.ready, m.waiting, owners} {
 		for _, t := range l {
 			if mp := t.tok.mp; mp != nil && mp != last {
 				last = mp
@@ -165,7 +176,7 @@ func (m *Machine) eachMap(f func(*mapRun)) {
 			}
 		}
 	}
-	for _, l := range [3][]*Task{m.running, m.ready, m.waiting} {
+	for _, l := range [4][]*Task{m.running, m.ready, m.waiting, owners} {
 		for _, t := range l {
 			if mp := t.tok.mp; mp != nil {
 				mp.seen = false
@@ -251,6 +262,15 @@ func appended(old, v flow.Value) (flow.Value, bool) {
 // state that does not fit the State (no map at its step, an element out
 // of range) is a *StateError; st is then not to be used.
 func (st *State) Fold(delta []CellValue, ctl Control) error {
+	for i := range ctl.Tasks {
+		if ss := ctl.Tasks[i].Sub; ss != nil && ss.Partial {
+			whole, err := st.foldSub(ctl.Tasks[i].ID, ss)
+			if err != nil {
+				return err
+			}
+			ctl.Tasks[i].Sub = whole
+		}
+	}
 	for i := range ctl.Tokens {
 		if mp := ctl.Tokens[i].Map; mp != nil && mp.Partial {
 			whole, err := st.mergeMap(i, &ctl.Tokens[i])
@@ -394,6 +414,9 @@ func (m *Machine) controlInto(c *Control, from int, clone bool, mode ctlMode) {
 	}
 	tokens := m.ctlTokens[:0]
 	add := func(t *Task, waiting bool) {
+		if t.stale() {
+			return // an element of a map that failed: forgotten
+		}
 		tid := slices.Index(tokens, t.tok)
 		if tid < 0 {
 			tk := t.tok
@@ -411,14 +434,31 @@ func (m *Machine) controlInto(c *Control, from int, clone bool, mode ctlMode) {
 		}
 		c.Tasks = append(c.Tasks, TaskState{ID: t.ID, Token: tid, Step: t.Step, Item: t.Item, Inputs: in, Waiting: waiting})
 	}
-	for _, t := range m.running {
-		add(t, false)
+	tm := m
+	if m.top != nil {
+		tm = m.top
 	}
-	for _, t := range m.ready {
-		add(t, false)
+	for _, t := range tm.running {
+		if t.tok.frame.m == m {
+			add(t, false)
+		}
 	}
-	for _, t := range m.waiting {
-		add(t, true)
+	for _, t := range tm.ready {
+		if t.tok.frame.m == m {
+			add(t, false)
+		}
+	}
+	for _, t := range tm.waiting {
+		if t.tok.frame.m == m {
+			add(t, true)
+			if m.top != nil {
+				c.Tasks[len(c.Tasks)-1].Path = t.Name
+			}
+		}
+	}
+	for _, cm := range m.subs {
+		add(cm.owner, false)
+		c.Tasks[len(c.Tasks)-1].Sub = cm.subState(mode)
 	}
 	clear(frames)
 	clear(tokens)
@@ -477,13 +517,31 @@ func RestoreMachine(plan *flow.Plan, st *State, trace bool) (*Machine, error) {
 	}
 	m := &Machine{plan: plan, cells: make([]flow.Value, len(plan.Cells)), trace: trace}
 	m.root = &frame{m: m}
-	for i, cv := range st.Cells {
+	if err := m.restore(st.Cells, &st.Control, ""); err != nil {
+		return nil, err
+	}
+	m.shadow = slices.Clone(m.cells)
+	m.shadowPath = len(m.path)
+	m.shadowNotices = len(m.notices)
+	return m, nil
+}
+
+// restore sets m, new, to the state of cells and c: the run's state, or
+// a frame's (m.top set), whose tasks go in the run's lists. pre prefixes
+// the fields a *StateError names.
+func (m *Machine) restore(cells []CellValue, c *Control, pre string) error {
+	plan := m.plan
+	tm := m
+	if m.top != nil {
+		tm = m.top
+	}
+	serr := func(field, detail string) error { return &StateError{Field: pre + field, Detail: detail} }
+	for i, cv := range cells {
 		if cv.Cell < 0 || cv.Cell >= len(m.cells) {
-			return nil, &StateError{Field: fmt.Sprintf("cells[%d]", i), Detail: fmt.Sprintf("cell %d out of range (the plan has %d)", cv.Cell, len(m.cells))}
+			return serr(fmt.Sprintf("cells[%d]", i), fmt.Sprintf("cell %d out of range (the plan has %d)", cv.Cell, len(m.cells)))
 		}
 		m.cells[cv.Cell] = cv.Value
 	}
-	c := &st.Control
 	m.status, m.step, m.nextID, m.seq, m.path = c.Status, c.Step, c.NextID, c.Events, slices.Clone(c.Path)
 	m.notices = slices.Clone(c.Notices)
 	if c.Err != "" {
@@ -491,19 +549,19 @@ func RestoreMachine(plan *flow.Plan, st *State, trace bool) (*Machine, error) {
 	}
 	node := func(field string, i int) (*flow.PlanNode, error) {
 		if i < 0 || i >= len(plan.Nodes) {
-			return nil, &StateError{Field: field, Detail: fmt.Sprintf("node %d out of range", i)}
+			return nil, serr(field, fmt.Sprintf("node %d out of range", i))
 		}
 		return plan.Nodes[i], nil
 	}
 	for i, n := range m.path {
 		if _, err := node(fmt.Sprintf("control.path[%d]", i), n); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if c.Final >= 0 {
 		pn, err := node("control.final", c.Final)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		m.final, m.outputs = pn, slices.Clone(c.Outputs)
 	}
@@ -525,15 +583,15 @@ func RestoreMachine(plan *flow.Plan, st *State, trace bool) (*Machine, error) {
 	for i, fs := range c.Fanouts {
 		e, ok := edges[fs.Edge]
 		if !ok || len(e.To) < 2 {
-			return nil, &StateError{Field: fmt.Sprintf("control.fanouts[%d].edge", i), Detail: fmt.Sprintf("edge %d is not a fan-out of this plan", fs.Edge)}
+			return &StateError{Field: pre + fmt.Sprintf("control.fanouts[%d].edge", i), Detail: fmt.Sprintf("edge %d is not a fan-out of this plan", fs.Edge)}
 		}
 		if fs.Parent < 0 || fs.Parent >= len(frames) {
-			return nil, &StateError{Field: fmt.Sprintf("control.fanouts[%d].parent", i), Detail: "frame out of range"}
+			return &StateError{Field: pre + fmt.Sprintf("control.fanouts[%d].parent", i), Detail: "frame out of range"}
 		}
 		fo := &fanout{edge: e, parent: frames[fs.Parent], pending: fs.Pending}
 		for j, b := range fs.Branches {
 			if b <= 0 || b >= len(frames) {
-				return nil, &StateError{Field: fmt.Sprintf("control.fanouts[%d].branches[%d]", i, j), Detail: "frame out of range"}
+				return &StateError{Field: pre + fmt.Sprintf("control.fanouts[%d].branches[%d]", i, j), Detail: "frame out of range"}
 			}
 			fo.branches = append(fo.branches, frames[b])
 		}
@@ -542,18 +600,18 @@ func RestoreMachine(plan *flow.Plan, st *State, trace bool) (*Machine, error) {
 	for i, fs := range c.Frames {
 		f := frames[i+1]
 		if fs.Parent < 0 || fs.Parent >= len(frames) || fs.Parent == i+1 {
-			return nil, &StateError{Field: fmt.Sprintf("control.frames[%d].parent", i), Detail: "frame out of range"}
+			return &StateError{Field: pre + fmt.Sprintf("control.frames[%d].parent", i), Detail: "frame out of range"}
 		}
 		f.parent = frames[fs.Parent]
 		if fs.Fanout >= 0 {
 			if fs.Fanout >= len(fans) {
-				return nil, &StateError{Field: fmt.Sprintf("control.frames[%d].fanout", i), Detail: "fan-out out of range"}
+				return &StateError{Field: pre + fmt.Sprintf("control.frames[%d].fanout", i), Detail: "fan-out out of range"}
 			}
 			f.fan = fans[fs.Fanout]
 		}
 		for _, w := range fs.Raw {
 			if w.Cell < 0 || w.Cell >= len(m.cells) {
-				return nil, &StateError{Field: fmt.Sprintf("control.frames[%d].raw", i), Detail: fmt.Sprintf("cell %d out of range", w.Cell)}
+				return &StateError{Field: pre + fmt.Sprintf("control.frames[%d].raw", i), Detail: fmt.Sprintf("cell %d out of range", w.Cell)}
 			}
 			f.raw = append(f.raw, cellValue{w.Cell, w.Value})
 		}
@@ -562,27 +620,27 @@ func RestoreMachine(plan *flow.Plan, st *State, trace bool) (*Machine, error) {
 	for i, ts := range c.Tokens {
 		pn, err := node(fmt.Sprintf("control.tokens[%d].node", i), ts.Node)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if ts.Frame < 0 || ts.Frame >= len(frames) {
-			return nil, &StateError{Field: fmt.Sprintf("control.tokens[%d].frame", i), Detail: "frame out of range"}
+			return &StateError{Field: pre + fmt.Sprintf("control.tokens[%d].frame", i), Detail: "frame out of range"}
 		}
 		t := &token{node: pn, frame: frames[ts.Frame], step: ts.Step}
 		if mp := ts.Map; mp != nil {
 			t.mp = &mapRun{items: mp.Items, inputs: mp.Inputs, outs: mp.Outs, next: mp.Next, done: mp.Done, failed: mp.Failed}
 			if len(t.mp.inputs) != len(t.mp.items) || len(t.mp.outs) != len(t.mp.items) {
-				return nil, &StateError{Field: fmt.Sprintf("control.tokens[%d].map", i), Detail: "element lists of different lengths"}
+				return &StateError{Field: pre + fmt.Sprintf("control.tokens[%d].map", i), Detail: "element lists of different lengths"}
 			}
 		}
 		toks[i] = t
 	}
 	for i, ts := range c.Tasks {
 		if ts.Token < 0 || ts.Token >= len(toks) {
-			return nil, &StateError{Field: fmt.Sprintf("control.tasks[%d].token", i), Detail: "token out of range"}
+			return &StateError{Field: pre + fmt.Sprintf("control.tasks[%d].token", i), Detail: "token out of range"}
 		}
 		tk := toks[ts.Token]
 		if len(ts.Inputs) != len(tk.node.Inputs) {
-			return nil, &StateError{Field: fmt.Sprintf("control.tasks[%d].inputs", i), Detail: fmt.Sprintf("%d inputs, node %s has %d", len(ts.Inputs), tk.node.Name, len(tk.node.Inputs))}
+			return &StateError{Field: pre + fmt.Sprintf("control.tasks[%d].inputs", i), Detail: fmt.Sprintf("%d inputs, node %s has %d", len(ts.Inputs), tk.node.Name, len(tk.node.Inputs))}
 		}
 		var t *Task
 		if ts.Item == 0 {
@@ -590,17 +648,23 @@ func RestoreMachine(plan *flow.Plan, st *State, trace bool) (*Machine, error) {
 		} else {
 			t = &Task{}
 		}
-		*t = Task{ID: ts.ID, Node: tk.node, Step: ts.Step, Item: ts.Item, Inputs: slices.Clone(ts.Inputs), tok: tk}
-		if ts.Waiting {
-			m.waiting = append(m.waiting, t)
-		} else {
-			m.ready = append(m.ready, t)
+		name := tk.node.Name
+		if m.top != nil {
+			name = m.nameOf(tk.node)
+		}
+		*t = Task{ID: ts.ID, Node: tk.node, Name: name, Step: ts.Step, Item: ts.Item, Inputs: slices.Clone(ts.Inputs), tok: tk}
+		switch {
+		case ts.Sub != nil:
+			if err := m.restoreFrame(t, ts.Sub, fmt.Sprintf("control.tasks[%d].sub", i)); err != nil {
+				return err
+			}
+		case ts.Waiting:
+			tm.waiting = append(tm.waiting, t)
+		default:
+			tm.ready = append(tm.ready, t)
 		}
 	}
-	m.shadow = slices.Clone(m.cells)
-	m.shadowPath = len(m.path)
-	m.shadowNotices = len(m.notices)
-	return m, nil
+	return nil
 }
 
 // RestoredError is the error of a failed run restored from a State: its

@@ -189,22 +189,35 @@ func (ts *ThreadState) Vars() []NamedValue {
 	return out
 }
 
-// Waiting returns the questions the thread's last run waits on.
+// Waiting returns the questions the thread's last run waits on, those of
+// its subworkflow frames included (their Path names their node).
 func (ts *ThreadState) Waiting() []TaskState {
 	if ts.State == nil {
 		return nil
 	}
 	var out []TaskState
-	for _, t := range ts.State.Control.Tasks {
-		if t.Waiting {
-			out = append(out, t)
+	var walk func(tasks []TaskState)
+	walk = func(tasks []TaskState) {
+		for _, t := range tasks {
+			if t.Waiting {
+				out = append(out, t)
+			}
+			if t.Sub != nil {
+				walk(t.Sub.Control.Tasks)
+			}
 		}
 	}
+	walk(ts.State.Control.Tasks)
+	slices.SortFunc(out, func(a, b TaskState) int { return a.ID - b.ID })
 	return out
 }
 
-// NodeOf returns the node name of a task of the state.
+// NodeOf returns the node name of a task of the state: its path
+// ("outer/inner") for a task of a subworkflow frame.
 func (ts *ThreadState) NodeOf(t TaskState) string {
+	if t.Path != "" {
+		return t.Path
+	}
 	tokens := ts.State.Control.Tokens
 	if t.Token < 0 || t.Token >= len(tokens) || tokens[t.Token].Node >= len(ts.Nodes) {
 		return ""
@@ -733,13 +746,13 @@ func (th *Threads) resume(ctx context.Context, plan *flow.Plan, threadID string,
 			out, err = m.conform(t.Node, out)
 		}
 		if err != nil {
-			return nil, &ThreadError{Thread: threadID, Run: ts.RunNumber, Status: status, Kind: KindMismatch, Detail: fmt.Sprintf("answer to question %d (%s): %v", t.ID, t.Node.Name, err), Err: err}
+			return nil, &ThreadError{Thread: threadID, Run: ts.RunNumber, Status: status, Kind: KindMismatch, Detail: fmt.Sprintf("answer to question %d (%s): %v", t.ID, t.Name, err), Err: err}
 		}
-		node, step, item, id := t.Node, t.Step, t.Item, t.ID
+		name, step, item, id := t.Name, t.topStep(), t.Item, t.ID
 		if err := m.Resume(id, out); err != nil {
 			return nil, err
 		}
-		d.commitStep(ctx, m, &stepData{Task: id, Node: node.Name, Item: item, Answer: true}, step)
+		d.commitStep(ctx, m, &stepData{Task: id, Node: name, Item: item, Answer: true}, step)
 		if d.err != nil {
 			d.settle()
 			return &Result{Status: Failed, Err: d.err}, d.err
@@ -835,20 +848,37 @@ func keyPrefix(threadID string, info runInfo) string {
 	return threadID + "/" + strconv.Itoa(info.Number) + "-" + info.ID + "/"
 }
 
-// key returns a task's idempotency key.
+// key returns a task's idempotency key: the prefix and the task's step
+// (and element), "STEP[/ITEM]"; for a task of a subworkflow frame, the
+// key of the WORKFLOW node's task and "-STEP[/ITEM]" of the frame's step
+// ("3-2", "3/1-2-1" nested), so the frame's attempts share their keys.
 func (d *durable) key(t *Task) string {
-	if t.Item > 0 {
-		return d.prefix + strconv.Itoa(t.Step) + "/" + strconv.Itoa(t.Item)
+	if t.frameOf().owner == nil {
+		if t.Item > 0 {
+			return d.prefix + strconv.Itoa(t.Step) + "/" + strconv.Itoa(t.Item)
+		}
+		return d.prefix + strconv.Itoa(t.Step)
 	}
-	return d.prefix + strconv.Itoa(t.Step)
+	return d.prefix + taskKey(t)
+}
+
+func taskKey(t *Task) string {
+	k := strconv.Itoa(t.Step)
+	if t.Item > 0 {
+		k += "/" + strconv.Itoa(t.Item)
+	}
+	if o := t.frameOf().owner; o != nil {
+		return taskKey(o) + "-" + k
+	}
+	return k
 }
 
 // commit records a completed task. It runs under the executor's lock, so
 // records are in the order the machine saw the results. A failure stops
 // the run.
-func (d *durable) commit(ctx context.Context, m *Machine, node *flow.PlanNode, step, item, id int, err error) {
+func (d *durable) commit(ctx context.Context, m *Machine, node string, step, item, id int, err error) {
 	sd := &d.sd
-	*sd = stepData{Task: id, Node: node.Name, Item: item}
+	*sd = stepData{Task: id, Node: node, Item: item}
 	if _, ok := isInterrupt(err); err != nil && !ok {
 		sd.Error = err.Error()
 	}
@@ -1076,7 +1106,7 @@ func (d *durable) pending(ctx context.Context, m *Machine) error {
 		if err != nil {
 			return err
 		}
-		p := &store.Pending{ID: id, ThreadID: d.ts.Thread, RunID: d.info.ID, Node: t.Node.Name, Question: q, Created: time.Now()}
+		p := &store.Pending{ID: id, ThreadID: d.ts.Thread, RunID: d.info.ID, Node: t.Name, Question: q, Created: time.Now()}
 		if err := d.th.Store.PutPending(ctx, p); err != nil && !errors.Is(err, store.ErrExists) {
 			return err
 		}

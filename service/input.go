@@ -122,9 +122,13 @@ func OutputList(pn *flow.PlanNode) string {
 }
 
 // FindNode finds a node of plan by the name events and questions use:
-// "name", or "sub/inner" inside a subworkflow; nil if there is none.
+// "name", or "sub/inner" inside a subworkflow ("each[2]/inner" inside the
+// frame of a map's element); nil if there is none.
 func FindNode(plan *flow.Plan, name string) *flow.PlanNode {
 	head, rest, nested := strings.Cut(name, "/")
+	if i := strings.IndexByte(head, '['); i > 0 && nested {
+		head = head[:i] // a map element's frame: "outer[2]/inner"
+	}
 	for _, pn := range plan.Nodes {
 		if pn.Name != head {
 			continue
