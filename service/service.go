@@ -1,8 +1,8 @@
 package service
 
 import (
-	"cmp"
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
