@@ -2,6 +2,7 @@ package service
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -83,6 +84,10 @@ type Options struct {
 	// WrapModel, when set, wraps every model a run opens (recording its
 	// exchanges, say); spec is the model's "PROVIDER:MODEL".
 	WrapModel func(spec string, m llm.Model) llm.Model
+	// RuntimesKept is how many idle runtimes (the loaded components of
+	// one spec, shared by the runs that use it) stay open for later runs
+	// (0: 16); the one used longest ago is closed first.
+	RuntimesKept int
 	// SubscriberBuffer is how many events a subscriber may fall behind
 	// before it is dropped with ErrSlowSubscriber (0: 1024).
 	SubscriberBuffer int
@@ -101,6 +106,7 @@ type Service struct {
 
 	mu       sync.Mutex
 	runtimes map[string]*runtime // by spec, without the workflow
+	clock    uint64
 	active   map[string]*activeRun
 }
 
@@ -112,6 +118,9 @@ type activeRun struct {
 // runtime is the components of a spec, built once and shared by the runs
 // that use the same ones.
 type runtime struct {
+	key     string
+	refs    int    // runs using it; guarded by Service.mu
+	used    uint64 // when it was last acquired, by Service.clock
 	set     *component.Set
 	runner  *engine.Runner
 	threads *engine.Threads
@@ -139,6 +148,9 @@ func New(opts Options) (*Service, error) {
 	}
 	if buffer <= 0 {
 		buffer = 1024
+	}
+	if opts.RuntimesKept <= 0 {
+		opts.RuntimesKept = 16
 	}
 	owner := opts.Owner
 	if owner == "" {
@@ -227,7 +239,10 @@ func cutPrefix(s, prefix string) (string, bool) {
 }
 
 // runtime returns the runtime of spec's components, built at its first
-// use.
+// use, and holds it for the caller, who releases it when its run is over:
+// idle runtimes beyond Options.RuntimesKept are closed, the one used
+// longest ago first, so a process that sees many specs does not keep
+// every one's components open.
 func (s *Service) runtime(ctx context.Context, spec *Spec) (*runtime, error) {
 	key, err := json.Marshal(Spec{Components: spec.Components, ContextTokens: spec.ContextTokens})
 	if err != nil {
@@ -238,15 +253,43 @@ func (s *Service) runtime(ctx context.Context, spec *Spec) (*runtime, error) {
 	if s.closed {
 		return nil, errors.New("service: closed")
 	}
+	s.clock++
 	if rt := s.runtimes[string(key)]; rt != nil {
+		rt.refs++
+		rt.used = s.clock
 		return rt, nil
 	}
 	rt, err := s.build(ctx, spec)
 	if err != nil {
 		return nil, err
 	}
-	s.runtimes[string(key)] = rt
+	rt.key, rt.refs, rt.used = string(key), 1, s.clock
+	s.runtimes[rt.key] = rt
 	return rt, nil
+}
+
+// release gives back a runtime runtime returned, and closes the idle ones
+// beyond Options.RuntimesKept.
+func (s *Service) release(rt *runtime) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rt.refs--
+	for {
+		var idle []*runtime
+		for _, r := range s.runtimes {
+			if r.refs == 0 {
+				idle = append(idle, r)
+			}
+		}
+		if len(idle) <= s.opts.RuntimesKept {
+			return
+		}
+		oldest := slices.MinFunc(idle, func(a, b *runtime) int { return cmp.Compare(a.used, b.used) })
+		delete(s.runtimes, oldest.key)
+		if err := oldest.set.Close(); err != nil && s.opts.Env != nil && s.opts.Env.Warn != nil {
+			s.opts.Env.Warn(fmt.Sprintf("service: closing the components of an idle runtime: %v", err))
+		}
+	}
 }
 
 // build loads spec's components and makes the runner of its runs.
@@ -377,6 +420,7 @@ func (s *Service) Start(ctx context.Context, req StartRequest) (*Result, error) 
 	if err != nil {
 		return nil, err
 	}
+	defer s.release(rt)
 	if err := checkActions(wf.Plan, rt); err != nil {
 		return nil, err
 	}
@@ -426,11 +470,12 @@ func (s *Service) Run(ctx context.Context, req StartRequest) (*Result, error) {
 		return nil, err
 	}
 	if err := checkActions(wf.Plan, rt); err != nil {
+		s.release(rt)
 		return nil, err
 	}
 	params, init := SplitInput(wf.Plan, req.Input)
 	res, err := rt.runner.RunWith(ctx, wf.Plan, params, req.Observer, &engine.RunOptions{Init: init, Update: req.Update})
-	return memResult(res, rt, wf.Plan), err
+	return s.memResult(res, rt, wf.Plan), err
 }
 
 // Continue continues an in-memory run of Run (or of an earlier Continue)
@@ -452,21 +497,25 @@ func (s *Service) Continue(ctx context.Context, res *Result, answers []Answer, o
 	}
 	next, err := res.mem.rt.runner.Resume(ctx, res.mem.res, byID, obs)
 	if next == res.mem.res {
-		return res, err // refused: res stays as it was
+		return res, err // refused or stale: res stays as it was
 	}
-	return memResult(next, res.mem.rt, res.mem.plan), err
+	return s.memResult(next, res.mem.rt, res.mem.plan), err
 }
 
 // memResult converts the result of an in-memory run, keeping what
-// Continue needs.
-func memResult(res *engine.Result, rt *runtime, plan *flow.Plan) *Result {
-	if res == nil {
-		return nil
+// Continue needs while the run waits; the runtime the run holds is
+// released once it has ended. A waiting Result that is dropped without
+// being continued keeps its runtime open until the Service closes.
+func (s *Service) memResult(res *engine.Result, rt *runtime, plan *flow.Plan) *Result {
+	if res == nil || res.Status != engine.Waiting {
+		s.release(rt)
+		if res == nil {
+			return nil
+		}
+		return NewResult(res)
 	}
 	out := NewResult(res)
-	if res.Status == engine.Waiting {
-		out.mem = &memRun{res: res, rt: rt, plan: plan}
-	}
+	out.mem = &memRun{res: res, rt: rt, plan: plan}
 	return out
 }
 
@@ -603,6 +652,7 @@ func (s *Service) Resume(ctx context.Context, req ResumeRequest) (*Result, error
 	if err != nil {
 		return nil, err
 	}
+	defer func() { s.release(rt) }()
 	if req.Workflow != nil || req.Components != nil {
 		var spec Spec
 		if err := json.Unmarshal(thr.Spec, &spec); err != nil {
@@ -621,9 +671,12 @@ func (s *Service) Resume(ctx context.Context, req ResumeRequest) (*Result, error
 		if req.Components != nil {
 			spec.Components = req.Components
 		}
-		if rt, err = s.runtime(ctx, &spec); err != nil {
+		over, err := s.runtime(ctx, &spec)
+		if err != nil {
 			return nil, err
 		}
+		s.release(rt)
+		rt = over
 		if err := s.keepSpec(ctx, thr.ID, wf, &spec, nil); err != nil {
 			return nil, err
 		}
@@ -892,6 +945,7 @@ func (s *Service) Fork(ctx context.Context, thread string, at int64, to string, 
 	if err != nil {
 		return "", err
 	}
+	defer s.release(rt)
 	if to == "" {
 		to = NewThreadID()
 	}

@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +18,7 @@ import (
 	"github.com/weftlang/weft/engine"
 	"github.com/weftlang/weft/flow"
 	"github.com/weftlang/weft/llm/llmtest"
+	"github.com/weftlang/weft/llm/tool"
 	. "github.com/weftlang/weft/service"
 	"github.com/weftlang/weft/store"
 	"github.com/weftlang/weft/store/sqlite"
@@ -418,3 +421,84 @@ const askYearWF = `workflow AskYear {
   finals: [ ask ]
 }
 `
+
+// probe is a tool.* component that counts its opens and closes.
+type probe struct {
+	Name   string `json:"name"`
+	counts *probeCounts
+}
+
+type probeCounts struct {
+	mu     sync.Mutex
+	open   map[string]int
+	closed map[string]int
+}
+
+func (p *probe) Provision(context.Context, *component.Context) error {
+	p.counts.mu.Lock()
+	defer p.counts.mu.Unlock()
+	p.counts.open[p.Name]++
+	return nil
+}
+
+func (p *probe) Tools(context.Context) ([]*tool.Tool, error) { return nil, nil }
+
+func (p *probe) Close() error {
+	p.counts.mu.Lock()
+	defer p.counts.mu.Unlock()
+	p.counts.closed[p.Name]++
+	return nil
+}
+
+// The components of a spec are loaded once and shared; idle ones beyond
+// RuntimesKept are closed, the one used longest ago first, and one a run
+// holds is never closed under it.
+func TestRuntimesAreSharedAndBounded(t *testing.T) {
+	ctx := context.Background()
+	st, _ := openStore(t)
+	counts := &probeCounts{open: map[string]int{}, closed: map[string]int{}}
+	reg := component.NewRegistry()
+	if err := reg.Register(component.Module{ID: "tool.probe", Doc: "counts", New: func() component.Component { return &probe{counts: counts} }}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Options{Store: st, Components: reg, LeaseTTL: -1, RuntimesKept: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	wf, err := s.Open(ctx, Bytes("ask.wf", []byte(askYearWF)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := func(name string) []component.Spec {
+		return []component.Spec{{ID: "tool.probe", Config: json.RawMessage(`{"name":"` + name + `"}`)}}
+	}
+	// a waits (holds its runtime); b runs twice (shared); c evicts b.
+	held, err := s.Run(ctx, StartRequest{Workflow: wf, Components: spec("a")})
+	if err != nil || held.Status != engine.Waiting {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if _, err := s.Start(ctx, StartRequest{Workflow: wf, Components: spec("b")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Start(ctx, StartRequest{Workflow: wf, Components: spec("c")}); err != nil {
+		t.Fatal(err)
+	}
+	counts.mu.Lock()
+	got := fmt.Sprint(counts.open, counts.closed)
+	counts.mu.Unlock()
+	if want := "map[a:1 b:1 c:1] map[b:1]"; got != want {
+		t.Fatalf("opened and closed %s, want %s", got, want)
+	}
+	if done, err := s.Continue(ctx, held, []Answer{{Text: "2024"}}, nil); err != nil || done.Status != engine.Completed {
+		t.Fatalf("the held runtime: %v", err)
+	}
+	counts.mu.Lock()
+	got = fmt.Sprint(counts.closed)
+	counts.mu.Unlock()
+	if want := "map[a:1 b:1]"; got != want { // a released and evicted (c is newer)
+		t.Fatalf("closed %s, want %s", got, want)
+	}
+}
