@@ -1,12 +1,11 @@
 package service
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"iter"
-	"slices"
+	"sort"
 	"sync"
 )
 
@@ -76,7 +75,7 @@ type hub[E any] struct {
 
 // topic is one thread's events and subscribers.
 type topic[E any] struct {
-	ring []E // the last events, oldest first, at most keep
+	ring ring[E] // the last events, at most keep
 	subs map[*subscriber[E]]struct{}
 	used uint64
 }
@@ -97,18 +96,13 @@ func (h *hub[E]) publish(thread string, e E) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	t := h.topic(thread)
-	if n := len(t.ring); n > 0 && !h.follows(h.pos(t.ring[n-1]), h.pos(e)) {
+	if n := t.ring.len(); n > 0 && !h.follows(h.pos(t.ring.at(n-1)), h.pos(e)) {
 		// A cursor that does not follow the ones kept (another
 		// process drove the thread in between, or a crash undid
 		// steps): what is kept no longer leads up to e.
-		clear(t.ring)
-		t.ring = t.ring[:0]
+		t.ring.reset()
 	}
-	if len(t.ring) == h.keep {
-		clear(t.ring[:1])
-		t.ring = append(t.ring[:0], t.ring[1:]...)
-	}
-	t.ring = append(t.ring, e)
+	t.ring.push(e, h.keep)
 	for s := range t.subs {
 		select {
 		case s.ch <- e:
@@ -166,16 +160,15 @@ func (h *hub[E]) subscribe(ctx context.Context, thread string, after int64) iter
 		t := h.topic(thread)
 		var backlog []E
 		var gap error
-		if after >= 0 && len(t.ring) > 0 {
-			first := h.pos(t.ring[0])
+		if n := t.ring.len(); after >= 0 && n > 0 {
+			first := h.pos(t.ring.at(0))
 			if first > after && !h.follows(after, first) {
 				gap = &CursorExpiredError{Thread: thread, After: unpack(after), Oldest: unpack(first)}
 			}
-			i, _ := slices.BinarySearchFunc(t.ring, after, func(e E, p int64) int { return cmp.Compare(h.pos(e), p) })
-			for i < len(t.ring) && h.pos(t.ring[i]) <= after {
-				i++
+			// The first event kept after the cursor: positions grow.
+			for i := sort.Search(n, func(i int) bool { return h.pos(t.ring.at(i)) > after }); i < n; i++ {
+				backlog = append(backlog, t.ring.at(i))
 			}
-			backlog = append(backlog, t.ring[i:]...)
 		}
 		t.subs[s] = struct{}{}
 		h.mu.Unlock()
@@ -216,4 +209,39 @@ func (h *hub[E]) unsubscribe(thread string, s *subscriber[E]) {
 	if t := h.topics[thread]; t != nil {
 		delete(t.subs, s)
 	}
+}
+
+// ring is a fixed-size circular buffer of the last events: pushing onto a
+// full one drops the oldest in O(1).
+type ring[E any] struct {
+	buf   []E
+	start int // the oldest event's index in buf
+	n     int
+}
+
+func (r *ring[E]) len() int { return r.n }
+
+// at returns the i-th event kept, oldest first.
+func (r *ring[E]) at(i int) E { return r.buf[(r.start+i)%len(r.buf)] }
+
+// push adds e, dropping the oldest event when keep are kept.
+func (r *ring[E]) push(e E, keep int) {
+	if r.buf == nil {
+		r.buf = make([]E, 0, min(keep, 64))
+	}
+	if len(r.buf) < keep {
+		// Still growing: the events are in order from index 0.
+		r.buf = append(r.buf, e)
+		r.n++
+		return
+	}
+	// Full: the newest takes the oldest's place.
+	r.buf[r.start] = e
+	r.start = (r.start + 1) % len(r.buf)
+}
+
+// reset forgets every event.
+func (r *ring[E]) reset() {
+	clear(r.buf)
+	r.buf, r.start, r.n = r.buf[:0], 0, 0
 }
