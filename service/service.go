@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"iter"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -84,6 +85,11 @@ type Options struct {
 	// WrapModel, when set, wraps every model a run opens (recording its
 	// exchanges, say); spec is the model's "PROVIDER:MODEL".
 	WrapModel func(spec string, m llm.Model) llm.Model
+	// WorkflowsKept is how many opened workflows are kept by digest, so
+	// that resuming a thread need not compile its source again (0: 256);
+	// the one used longest ago goes first, and is opened again from the
+	// store when a thread needs it.
+	WorkflowsKept int
 	// RuntimesKept is how many idle runtimes (the loaded components of
 	// one spec, shared by the runs that use it) stay open for later runs
 	// (0: 16); the one used longest ago is closed first.
@@ -100,7 +106,7 @@ type Options struct {
 type Service struct {
 	opts   Options
 	hub    *hub[engine.Event]
-	plans  sync.Map // digest -> *Workflow, opened from the store
+	plans  workflowCache // opened workflows by digest
 	owner  string
 	closed bool
 
@@ -158,7 +164,11 @@ func New(opts Options) (*Service, error) {
 		_, _ = rand.Read(b[:])
 		owner = "weft-" + hex.EncodeToString(b[:])
 	}
+	if opts.WorkflowsKept <= 0 {
+		opts.WorkflowsKept = 256
+	}
 	return &Service{
+		plans:    workflowCache{max: opts.WorkflowsKept, m: map[string]*cachedWorkflow{}},
 		opts:     opts,
 		owner:    owner,
 		hub:      newHub(func(e engine.Event) int64 { return CursorOf(e).pack() }, follows, keep, buffer, threads),
@@ -194,17 +204,17 @@ func (s *Service) Open(ctx context.Context, src Source) (*Workflow, error) {
 	if err := s.opts.Store.PutSource(ctx, wf.Digest, wf.Source); err != nil {
 		return wf, fmt.Errorf("service: keeping the source of %s: %w", wf.Name, err)
 	}
-	s.plans.Store(wf.Digest, wf)
+	s.plans.put(wf.Digest, wf)
 	return wf, nil
 }
 
 // workflow returns the workflow a digest names: kept by this process, a
 // registered Go workflow, or opened from its source in the store.
 func (s *Service) workflow(ctx context.Context, digest string) (*Workflow, error) {
-	if w, ok := s.plans.Load(digest); ok {
-		return w.(*Workflow), nil
+	if w := s.plans.get(digest); w != nil {
+		return w, nil
 	}
-	if name, ok := cutPrefix(digest, "go:"); ok {
+	if name, ok := strings.CutPrefix(digest, "go:"); ok {
 		w := s.opts.Workflows[name]
 		if w == nil {
 			return nil, &SourceError{Digest: digest, Reason: "no Go workflow of that name is registered (Options.Workflows)"}
@@ -213,7 +223,7 @@ func (s *Service) workflow(ctx context.Context, digest string) (*Workflow, error
 		if err != nil {
 			return nil, err
 		}
-		s.plans.Store(digest, wf)
+		s.plans.put(digest, wf)
 		return wf, nil
 	}
 	src, err := s.opts.Store.Source(ctx, digest)
@@ -227,15 +237,8 @@ func (s *Service) workflow(ctx context.Context, digest string) (*Workflow, error
 	if wf.Digest != digest {
 		return nil, &SourceError{Digest: digest, Reason: fmt.Sprintf("the stored source opens as %s", wf.Digest)}
 	}
-	s.plans.Store(digest, wf)
+	s.plans.put(digest, wf)
 	return wf, nil
-}
-
-func cutPrefix(s, prefix string) (string, bool) {
-	if len(s) >= len(prefix) && s[:len(prefix)] == prefix {
-		return s[len(prefix):], true
-	}
-	return s, false
 }
 
 // runtime returns the runtime of spec's components, built at its first
@@ -249,23 +252,56 @@ func (s *Service) runtime(ctx context.Context, spec *Spec) (*runtime, error) {
 		return nil, err
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.closed {
+		s.mu.Unlock()
 		return nil, errors.New("service: closed")
 	}
-	s.clock++
 	if rt := s.runtimes[string(key)]; rt != nil {
-		rt.refs++
-		rt.used = s.clock
+		s.hold(rt)
+		s.mu.Unlock()
 		return rt, nil
 	}
+	s.mu.Unlock()
+	// Loading components may take a while (an index, a connection):
+	// not under the lock every run takes. Two runs that build the same
+	// spec at once keep the first and close the other.
 	rt, err := s.build(ctx, spec)
 	if err != nil {
 		return nil, err
 	}
-	rt.key, rt.refs, rt.used = string(key), 1, s.clock
+	rt.key = string(key)
+	s.mu.Lock()
+	other := s.runtimes[rt.key]
+	switch {
+	case s.closed:
+		s.mu.Unlock()
+		return nil, errors.Join(errors.New("service: closed"), rt.set.Close())
+	case other != nil:
+		s.hold(other)
+		s.mu.Unlock()
+		if err := rt.set.Close(); err != nil {
+			s.warn("closing the components of a runtime built twice", err)
+		}
+		return other, nil
+	}
 	s.runtimes[rt.key] = rt
+	s.hold(rt)
+	s.mu.Unlock()
 	return rt, nil
+}
+
+// hold counts a run of rt. s.mu is held.
+func (s *Service) hold(rt *runtime) {
+	s.clock++
+	rt.refs++
+	rt.used = s.clock
+}
+
+// warn reports a failure nothing returns to, through Options.Env.
+func (s *Service) warn(what string, err error) {
+	if s.opts.Env != nil && s.opts.Env.Warn != nil {
+		s.opts.Env.Warn(fmt.Sprintf("service: %s: %v", what, err))
+	}
 }
 
 // release gives back a runtime runtime returned, and closes the idle ones
@@ -286,8 +322,8 @@ func (s *Service) release(rt *runtime) {
 		}
 		oldest := slices.MinFunc(idle, func(a, b *runtime) int { return cmp.Compare(a.used, b.used) })
 		delete(s.runtimes, oldest.key)
-		if err := oldest.set.Close(); err != nil && s.opts.Env != nil && s.opts.Env.Warn != nil {
-			s.opts.Env.Warn(fmt.Sprintf("service: closing the components of an idle runtime: %v", err))
+		if err := oldest.set.Close(); err != nil {
+			s.warn("closing the components of an idle runtime", err)
 		}
 	}
 }
@@ -443,13 +479,13 @@ func (s *Service) keepSource(ctx context.Context, wf *Workflow) error {
 	if wf.Format == FormatGo {
 		return nil
 	}
-	if _, ok := s.plans.Load(wf.Digest); ok {
+	if s.plans.get(wf.Digest) != nil {
 		return nil
 	}
 	if err := s.opts.Store.PutSource(ctx, wf.Digest, wf.Source); err != nil {
 		return fmt.Errorf("service: keeping the source of %s: %w", wf.Name, err)
 	}
-	s.plans.Store(wf.Digest, wf)
+	s.plans.put(wf.Digest, wf)
 	return nil
 }
 
@@ -959,4 +995,53 @@ func (s *Service) Fork(ctx context.Context, thread string, at int64, to string, 
 // store.Store.Prune); it returns the number of records removed.
 func (s *Service) Prune(ctx context.Context, thread string, opts store.PruneOptions) (int, error) {
 	return s.opts.Store.Prune(ctx, thread, opts)
+}
+
+// workflowCache keeps the last workflows opened, by digest, at most max.
+type workflowCache struct {
+	mu    sync.Mutex
+	max   int
+	clock uint64
+	m     map[string]*cachedWorkflow
+}
+
+type cachedWorkflow struct {
+	wf   *Workflow
+	used uint64
+}
+
+// get returns the workflow of digest, or nil.
+func (c *workflowCache) get(digest string) *Workflow {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.m[digest]
+	if e == nil {
+		return nil
+	}
+	c.clock++
+	e.used = c.clock
+	return e.wf
+}
+
+// put keeps wf under digest, dropping the one used longest ago when max
+// are kept.
+func (c *workflowCache) put(digest string, wf *Workflow) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.clock++
+	if e := c.m[digest]; e != nil {
+		e.wf, e.used = wf, c.clock
+		return
+	}
+	if len(c.m) >= c.max {
+		var oldest string
+		var at uint64
+		for d, e := range c.m {
+			if oldest == "" || e.used < at {
+				oldest, at = d, e.used
+			}
+		}
+		delete(c.m, oldest)
+	}
+	c.m[digest] = &cachedWorkflow{wf: wf, used: c.clock}
 }
