@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -183,4 +184,88 @@ func TestThreadEventSeqAcrossResume(t *testing.T) {
 			t.Fatalf("second run's first event: %+v", got)
 		}
 	})
+}
+
+// echoWF copies its input through two parallel branches.
+const echoWF = `workflow Echo {
+  nodes {
+    node split {
+      type: FUNCTION
+      action: "pass"
+      inputs { text: input_text }
+      outputs { out: String }
+    }
+    node left {
+      type: FUNCTION
+      action: "pass"
+      inputs { text: split.out }
+      outputs { out: String }
+    }
+    node right {
+      type: FUNCTION
+      action: "pass"
+      inputs { text: split.out }
+      outputs { out: String }
+    }
+  }
+  edges {
+    edge { from: split; to: left }
+    edge { from: split; to: right }
+  }
+  initial: split
+  finals: [ left, right ]
+}
+`
+
+// TestObservedEventsAcrossReuse: the event queue's buffers are reused from
+// drive to drive (pooled with the drive's scratch). Runs in parallel and
+// one after another each see only their own events, with their own
+// values, and the events an observer kept are not changed by later runs.
+func TestObservedEventsAcrossReuse(t *testing.T) {
+	plan := load(t, "echo.wf", echoWF)
+	reg := engine.NewRegistry()
+	reg.Register("pass", engine.ActionFunc(func(_ context.Context, c *engine.Call) error {
+		c.Outputs[0] = c.Inputs[0]
+		return nil
+	}))
+	r := &engine.Runner{Registry: reg}
+	const runs = 40
+	kept := make([][]engine.Event, runs)
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := g; i < runs; i += 4 {
+				in := fmt.Sprintf("run-%d", i)
+				var evs []engine.Event
+				res, err := r.Run(context.Background(), plan, map[string]flow.Value{flow.InputText: flow.StringValue(in)}, engine.ObserverFunc(func(e engine.Event) { evs = append(evs, e) }))
+				if err != nil || res.Status != engine.Completed {
+					t.Errorf("run %d: %v", i, err)
+					return
+				}
+				kept[i] = evs
+			}
+		}()
+	}
+	wg.Wait()
+	for i, evs := range kept {
+		want := fmt.Sprintf("run-%d", i)
+		finished := 0
+		for j, e := range evs {
+			if e.Seq != int64(j+1) {
+				t.Fatalf("run %d: event %d has seq %d", i, j, e.Seq)
+			}
+			if e.Type != engine.NodeFinished {
+				continue
+			}
+			finished++
+			if len(e.Outputs) != 1 || e.Outputs[0].Value.Str() != want {
+				t.Fatalf("run %d: %s finished with %v, want %q", i, e.Node, e.Outputs, want)
+			}
+		}
+		if finished < 2 { // split, and the final node that ended the run
+			t.Fatalf("run %d: %d nodes finished, want split and a final one", i, finished)
+		}
+	}
 }

@@ -37,7 +37,7 @@ func TestResumeAnswerAfterAnotherProcessAnswered(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	th := &engine.Threads{Runner: p.runner, Store: st}
+	th := &engine.Threads{Runner: &engine.Runner{Registry: p.reg, Bind: p.binder.Bind}, Store: st}
 	ts, err := th.Load(ctx, "q1")
 	if err != nil || len(ts.Waiting()) != 1 {
 		t.Fatalf("load: %v, %v", ts, err)

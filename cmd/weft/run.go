@@ -96,12 +96,12 @@ with --json a single JSON object describes the run instead.`,
 	return cmd
 }
 
-// prepared is a workflow loaded, compiled and ready to run.
+// prepared is a workflow loaded and compiled, with what the checks before
+// a run look at; the run itself goes through service.
 type prepared struct {
-	mod    *lang.Module
-	plan   *flow.Plan
-	runner *engine.Runner
-	close  func()
+	mod   *lang.Module
+	plan  *flow.Plan
+	close func()
 	// What checkConfig looks at.
 	reg    *engine.Registry
 	binder *action.Binder
@@ -111,9 +111,11 @@ type prepared struct {
 	owfActions bool
 }
 
-// prepare loads and compiles the workflow at path and makes its runner:
-// the built-in actions, the stubs of o.stubs, and LLM bindings. Errors are
-// printed; the returned error carries the exit code.
+// prepare loads and compiles the workflow at path against the actions a
+// run will have (the built-ins, the tools, the stubs of o.stubs, the owf.*
+// actions), for the diagnostics and advice the CLI prints and the checks
+// before a run (checkConfig); the run itself is built by service from the
+// run's spec. Errors are printed; the returned error carries the exit code.
 func prepare(e env, path string, o *runOptions) (*prepared, error) {
 	m, ds, err := loadModule(path)
 	if err != nil {
@@ -191,8 +193,7 @@ func prepare(e env, path string, o *runOptions) (*prepared, error) {
 		closeLLM()
 		tools.Close()
 	}
-	bind := redactActions(reg, binder.Bind, runRedactor(e, o))
-	return &prepared{mod: m, plan: plan, runner: &engine.Runner{Registry: reg, Bind: bind}, close: closeAll, reg: reg, binder: binder, tools: tools, owfActions: owfActions}, nil
+	return &prepared{mod: m, plan: plan, close: closeAll, reg: reg, binder: binder, tools: tools, owfActions: owfActions}, nil
 }
 
 // unrecorded is o without --record: the checks before a run open models

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/weftlang/weft/engine"
-	"github.com/weftlang/weft/flow"
 	"github.com/weftlang/weft/internal/redact"
 )
 
@@ -22,28 +21,6 @@ func runRedactor(e env, o *runOptions) *redact.Redactor {
 	urls := []string{o.store, o.db, o.es, getenv(envStore), getenv(envDB), getenv(envES),
 		getenv("OPENAI_BASE_URL"), getenv("ANTHROPIC_BASE_URL"), getenv("OLLAMA_HOST")}
 	return redact.Of(urls, keys)
-}
-
-// redactActions makes every action of reg, and every action bind makes,
-// return its errors with red's credentials redacted, whatever the action
-// (a tool quoting a server's reply, an action of an ollama-workflows
-// document): node errors reach stderr, --json, traces and the store's run
-// rows, and none of them may show a credential.
-func redactActions(reg *engine.Registry, bind engine.BindFunc, red *redact.Redactor) engine.BindFunc {
-	for _, name := range reg.Names() {
-		a, _ := reg.Lookup(name)
-		reg.Replace(name, redactingAction{a, red})
-	}
-	if bind == nil {
-		return nil
-	}
-	return func(b *flow.Binding) (engine.Action, error) {
-		a, err := bind(b)
-		if err != nil || a == nil {
-			return a, red.Error(err)
-		}
-		return redactingAction{a, red}, nil
-	}
 }
 
 // redactingAction is an action whose errors are redacted.

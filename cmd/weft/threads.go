@@ -49,18 +49,6 @@ const envLeaseTTL = "WEFT_LEASE_TTL"
 // a killed process's thread waits little; renewed every third of it.
 const defaultLeaseTTL = 10 * time.Second
 
-// drivingThreads returns the Threads that run and resume drive a thread
-// with: under a lease of $WEFT_LEASE_TTL (renewed while the run runs),
-// waiting up to that long for the lease of a process that stopped
-// without releasing it (killed) to run out.
-func drivingThreads(e env, runner *engine.Runner, st store.Store) (*engine.Threads, error) {
-	ttl, err := leaseTTL(e)
-	if err != nil {
-		return nil, err
-	}
-	return &engine.Threads{Runner: runner, Store: st, LeaseTTL: ttl, ClaimWait: ttl + ttl/2}, nil
-}
-
 // leaseTTL is $WEFT_LEASE_TTL, else defaultLeaseTTL.
 func leaseTTL(e env) (time.Duration, error) {
 	ttl := defaultLeaseTTL
