@@ -575,15 +575,15 @@ func (s *Service) keepSpec(ctx context.Context, id string, wf *Workflow, spec *S
 	}
 	st := s.opts.Store
 	thr, err := st.Thread(ctx, id)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		t := &store.Thread{ID: id, Workflow: wf.Name, Source: source, Spec: raw, Meta: meta}
-		err = st.CreateThread(ctx, t)
-		if errors.Is(err, store.ErrExists) {
-			return s.keepSpec(ctx, id, wf, spec, meta)
+	if errors.Is(err, store.ErrNotFound) {
+		err = st.CreateThread(ctx, &store.Thread{ID: id, Workflow: wf.Name, Source: source, Spec: raw, Meta: meta})
+		if !errors.Is(err, store.ErrExists) {
+			return err
 		}
-		return err
-	case err != nil:
+		// Another process created it meanwhile: update it as found.
+		thr, err = st.Thread(ctx, id)
+	}
+	if err != nil {
 		return err
 	}
 	if thr.Workflow == wf.Name && thr.Source == source && bytes.Equal(thr.Spec, raw) {
