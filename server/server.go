@@ -1,0 +1,274 @@
+package server
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/weftlang/weft/component"
+	"github.com/weftlang/weft/engine"
+	"github.com/weftlang/weft/service"
+	"github.com/weftlang/weft/store"
+)
+
+// DefaultMaxBody is the largest request body a Server reads when
+// Options.MaxBody is 0: 4 MiB.
+const DefaultMaxBody = 4 << 20
+
+// Options configure a Server. Only Service and Assistants are required.
+type Options struct {
+	// Service runs the workflows; its store keeps threads and
+	// checkpoints, and must also keep jobs (store.Jobs) for the runs
+	// endpoints and items (store.Items) for the /store endpoints.
+	Service *service.Service
+	// Store is the service's store (service.Options.Store).
+	Store store.Store
+	// Assistants are the workflows served, one assistant each.
+	Assistants []Assistant
+	// APIKey, when not empty, is the key every request but GET /ok must
+	// carry in its x-api-key header (compared in constant time).
+	APIKey string
+	// CORSOrigins are the origins a browser may call the server from
+	// ("*" for any); none: no CORS headers, so browsers on other origins
+	// are refused.
+	CORSOrigins []string
+	// MaxBody is the largest request body read, in bytes; 0 is
+	// DefaultMaxBody. A larger body is refused with 413.
+	MaxBody int64
+	// Logger logs requests that fail on the server's side and runs'
+	// ends; nil discards.
+	Logger *slog.Logger
+	// Now is the clock; nil is time.Now.
+	Now func() time.Time
+}
+
+// Assistant is a workflow served as a LangGraph assistant.
+type Assistant struct {
+	// GraphID names the graph; "" is the workflow's declared name.
+	GraphID string
+	// ID is the assistant's id; "" is the UUID (version 5) that LangGraph
+	// derives from the graph id, so that clients that kept it find it
+	// again after a restart.
+	ID string
+	// Name and Description describe it; Name "" is the graph id,
+	// Description "" the workflow's description.
+	Name        string
+	Description string
+	// Workflow is the workflow, from Service.Open.
+	Workflow *service.Workflow
+	// Components and ContextTokens are the run spec of its runs.
+	Components    []component.Spec
+	ContextTokens int
+	// Created is when the assistant was defined; zero is when the
+	// Server was made.
+	Created time.Time
+}
+
+// graphNamespace is the namespace LangGraph's server derives a graph's
+// default assistant id in: uuid5(NAMESPACE_GRAPH, graph_id).
+var graphNamespace = uuid.MustParse("6ba7b821-9dad-11d1-80b4-00c04fd430c8")
+
+// AssistantID returns the assistant id LangGraph's server gives the
+// default assistant of graphID.
+func AssistantID(graphID string) string {
+	return uuid.NewSHA1(graphNamespace, []byte(graphID)).String()
+}
+
+// Server serves the LangGraph Server API. Make one with New.
+type Server struct {
+	opts       Options
+	assistants []*Assistant // in the order given
+	mux        *http.ServeMux
+	log        *slog.Logger
+	now        func() time.Time
+	started    time.Time
+}
+
+// New makes a Server. It checks the options: a Service, assistants with a
+// workflow each and no two of the same id or graph id.
+func New(opts Options) (*Server, error) {
+	if opts.Service == nil || opts.Store == nil {
+		return nil, errors.New("server: Options.Service and Options.Store are required")
+	}
+	s := &Server{opts: opts, log: opts.Logger, now: opts.Now}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.opts.MaxBody == 0 {
+		s.opts.MaxBody = DefaultMaxBody
+	}
+	s.started = s.now().UTC()
+	seen := map[string]bool{}
+	for i, a := range opts.Assistants {
+		if a.Workflow == nil || a.Workflow.Plan == nil {
+			return nil, fmt.Errorf("server: assistant %d has no opened workflow", i)
+		}
+		if a.GraphID == "" {
+			a.GraphID = a.Workflow.Name
+		}
+		if a.ID == "" {
+			a.ID = AssistantID(a.GraphID)
+		}
+		if a.Name == "" {
+			a.Name = a.GraphID
+		}
+		if a.Description == "" {
+			a.Description = a.Workflow.Plan.Workflow.Description
+		}
+		if a.Created.IsZero() {
+			a.Created = s.started
+		}
+		for _, k := range []string{"id " + a.ID, "graph " + a.GraphID} {
+			if seen[k] {
+				return nil, fmt.Errorf("server: two assistants have the %s", k)
+			}
+			seen[k] = true
+		}
+		s.assistants = append(s.assistants, &a)
+	}
+	s.routes()
+	return s, nil
+}
+
+// Handler returns the server's HTTP handler.
+func (s *Server) Handler() http.Handler { return s.guard(s.mux) }
+
+// routes registers every endpoint.
+func (s *Server) routes() {
+	m := http.NewServeMux()
+	s.mux = m
+	m.HandleFunc("GET /ok", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]bool{"ok": true})
+	})
+	m.Handle("GET /info", s.handle(s.info))
+
+	m.Handle("POST /assistants/search", s.handle(s.searchAssistants))
+	m.Handle("POST /assistants/count", s.handle(s.countAssistants))
+	m.Handle("GET /assistants/{id}", s.handle(s.getAssistant))
+	m.Handle("GET /assistants/{id}/graph", s.handle(s.assistantGraph))
+	m.Handle("GET /assistants/{id}/schemas", s.handle(s.assistantSchemas))
+	m.Handle("GET /assistants/{id}/subgraphs", s.handle(s.assistantSubgraphs))
+	m.Handle("GET /assistants/{id}/subgraphs/{ns}", s.handle(s.assistantSubgraphs))
+
+	m.Handle("/", s.handle(func(w http.ResponseWriter, r *http.Request) error {
+		return errorf(http.StatusNotFound, "no endpoint %s %s", r.Method, r.URL.Path)
+	}))
+}
+
+// guard checks the API key and answers CORS, around every endpoint.
+func (s *Server) guard(next http.Handler) http.Handler {
+	key := []byte(s.opts.APIKey)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if origin := r.Header.Get("Origin"); origin != "" && s.corsAllowed(origin) {
+			h := w.Header()
+			h.Set("Access-Control-Allow-Origin", origin)
+			h.Add("Vary", "Origin")
+			h.Set("Access-Control-Expose-Headers", "Content-Location, Location")
+			if r.Method == http.MethodOptions {
+				h.Set("Access-Control-Allow-Methods", "GET, POST, PUT, PATCH, DELETE, OPTIONS")
+				h.Set("Access-Control-Allow-Headers", "Content-Type, X-Api-Key, Last-Event-ID, Authorization")
+				h.Set("Access-Control-Max-Age", "600")
+				w.WriteHeader(http.StatusNoContent)
+				return
+			}
+		}
+		if len(key) > 0 && r.URL.Path != "/ok" && subtle.ConstantTimeCompare([]byte(r.Header.Get("X-Api-Key")), key) != 1 {
+			writeJSON(w, http.StatusUnauthorized, errorBody{Detail: "missing or wrong x-api-key"})
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxBody)
+		next.ServeHTTP(w, r)
+	})
+}
+
+// corsAllowed reports whether a browser page of origin may call.
+func (s *Server) corsAllowed(origin string) bool {
+	return slices.Contains(s.opts.CORSOrigins, "*") || slices.Contains(s.opts.CORSOrigins, origin)
+}
+
+// handle adapts an endpoint that returns an error: the error is answered
+// with its status (statusOf) and {"detail": ...}; a server-side one is
+// logged.
+func (s *Server) handle(fn func(w http.ResponseWriter, r *http.Request) error) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		err := fn(w, r)
+		if err == nil {
+			return
+		}
+		s.fail(w, r, err)
+	})
+}
+
+// fail answers err, unless the reply has begun (a stream), and logs what
+// is the server's fault.
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
+	status := statusOf(err)
+	if status >= 500 {
+		s.log.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	}
+	body := errorBody{Detail: err.Error()}
+	if k := engine.KindOf(err); k != engine.KindInternal || status >= 500 {
+		body.Kind = string(k)
+	}
+	writeJSON(w, status, body)
+}
+
+// writeJSON writes v as the JSON reply with status.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status = http.StatusInternalServerError
+		b, _ = json.Marshal(errorBody{Detail: "encoding the reply: " + err.Error(), Kind: string(engine.KindInternal)})
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+// decode reads the JSON body of r into v; an empty body leaves v as it
+// is. Fields v does not know are ignored (clients send fields newer than
+// this server); fields of the wrong type are a 422 naming their path.
+func decode(r *http.Request, v any) error {
+	dec := json.NewDecoder(r.Body)
+	if err := dec.Decode(v); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		return bodyError(err)
+	}
+	if dec.More() {
+		return errorf(http.StatusUnprocessableEntity, "malformed JSON: more than one value in the body")
+	}
+	return nil
+}
+
+// info is GET /info.
+func (s *Server) info(w http.ResponseWriter, r *http.Request) error {
+	writeJSON(w, http.StatusOK, map[string]any{
+		"version":     "weft",
+		"langgraph_py_version": nil,
+		"flags": map[string]bool{
+			"assistants": true,
+			"crons":      false,
+			"langsmith":  false,
+		},
+		"metadata": map[string]any{},
+	})
+	return nil
+}
+
+// Close stops the server's background work. Runs in flight are left to
+// their executor (see Executor).
+func (s *Server) Close(ctx context.Context) error { return nil }
