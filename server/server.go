@@ -257,7 +257,7 @@ func decode(r *http.Request, v any) error {
 // info is GET /info.
 func (s *Server) info(w http.ResponseWriter, r *http.Request) error {
 	writeJSON(w, http.StatusOK, map[string]any{
-		"version":     "weft",
+		"version":              "weft",
 		"langgraph_py_version": nil,
 		"flags": map[string]bool{
 			"assistants": true,
