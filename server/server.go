@@ -91,6 +91,7 @@ type Server struct {
 	log        *slog.Logger
 	now        func() time.Time
 	started    time.Time
+	runs       runManager
 }
 
 // New makes a Server. It checks the options: a Service, assistants with a
@@ -161,6 +162,15 @@ func (s *Server) routes() {
 	m.Handle("GET /assistants/{id}/schemas", s.handle(s.assistantSchemas))
 	m.Handle("GET /assistants/{id}/subgraphs", s.handle(s.assistantSubgraphs))
 	m.Handle("GET /assistants/{id}/subgraphs/{ns}", s.handle(s.assistantSubgraphs))
+
+	m.Handle("POST /threads", s.handle(s.createThread))
+	m.Handle("POST /threads/search", s.handle(s.searchThreads))
+	m.Handle("POST /threads/count", s.handle(s.countThreads))
+	m.Handle("GET /threads/{id}", s.handle(s.getThread))
+	m.Handle("PATCH /threads/{id}", s.handle(s.patchThread))
+	m.Handle("DELETE /threads/{id}", s.handle(s.deleteThread))
+	m.Handle("POST /threads/{id}/copy", s.handle(s.copyThread))
+	m.Handle("GET /threads/{id}/state", s.handle(s.getState))
 
 	m.Handle("/", s.handle(func(w http.ResponseWriter, r *http.Request) error {
 		return errorf(http.StatusNotFound, "no endpoint %s %s", r.Method, r.URL.Path)

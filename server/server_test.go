@@ -22,6 +22,7 @@ type fixture struct {
 	ts  *httptest.Server
 	st  store.Store
 	svc *service.Service
+	wf  *service.Workflow
 }
 
 func newFixture(t *testing.T, edit func(*server.Options)) *fixture {
@@ -47,7 +48,7 @@ func newFixture(t *testing.T, edit func(*server.Options)) *fixture {
 	}
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(ts.Close)
-	return &fixture{t: t, srv: srv, ts: ts, st: st, svc: svc}
+	return &fixture{t: t, srv: srv, ts: ts, st: st, svc: svc, wf: wf}
 }
 
 // do sends a request and returns the status and the body.

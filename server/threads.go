@@ -1,0 +1,590 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/weftlang/weft/engine"
+	"github.com/weftlang/weft/flow"
+	"github.com/weftlang/weft/service"
+	"github.com/weftlang/weft/store"
+)
+
+// The thread statuses of the LangGraph API.
+const (
+	threadIdle        = "idle"
+	threadBusy        = "busy"
+	threadInterrupted = "interrupted"
+	threadError       = "error"
+)
+
+// threadJSON is a thread as the LangGraph API shows it.
+type threadJSON struct {
+	ThreadID   string                     `json:"thread_id"`
+	CreatedAt  time.Time                  `json:"created_at"`
+	UpdatedAt  time.Time                  `json:"updated_at"`
+	Metadata   map[string]any             `json:"metadata"`
+	Status     string                     `json:"status"`
+	Config     map[string]any             `json:"config"`
+	Values     *Values                    `json:"values"`
+	Interrupts map[string][]interruptJSON `json:"interrupts"`
+	Error      *string                    `json:"error,omitempty"`
+}
+
+// interruptJSON is a question a waiting run asks: LangGraph's interrupt.
+type interruptJSON struct {
+	ID    string `json:"id"`
+	Value any    `json:"value"`
+}
+
+// metaOf decodes a thread's labels into LangGraph metadata: each label
+// the server wrote is a value's JSON; one another tool wrote (a plain
+// text label) is that text.
+func metaOf(m map[string]string) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		var x any
+		if err := json.Unmarshal([]byte(v), &x); err != nil {
+			x = v
+		}
+		out[k] = x
+	}
+	return out
+}
+
+// labelsOf encodes LangGraph metadata as thread labels, each value as
+// canonical JSON (object keys sorted, numbers as Go prints a float64), so
+// that equal values have equal labels and the store's label filter is the
+// metadata filter.
+func labelsOf(path string, md map[string]any) (map[string]string, error) {
+	out := make(map[string]string, len(md))
+	for k, v := range md {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, invalid(path+"."+k, "%v", err)
+		}
+		out[k] = string(b)
+	}
+	return out, nil
+}
+
+// canonical re-encodes raw JSON canonically (see labelsOf).
+func canonical(raw json.RawMessage) (string, error) {
+	var x any
+	if err := json.Unmarshal(raw, &x); err != nil {
+		return "", err
+	}
+	b, err := json.Marshal(x)
+	return string(b), err
+}
+
+// threadView reads what a thread's JSON shows: its row, its state, its
+// status, its questions.
+func (s *Server) threadJSON(ctx context.Context, thr *store.Thread) (*threadJSON, error) {
+	ts, err := s.threadState(ctx, thr.ID)
+	if err != nil {
+		return nil, err
+	}
+	vals, err := ValuesOf(ts)
+	if err != nil {
+		return nil, err
+	}
+	out := &threadJSON{
+		ThreadID:   thr.ID,
+		CreatedAt:  thr.Created,
+		UpdatedAt:  thr.Updated,
+		Metadata:   metaOf(thr.Meta),
+		Config:     map[string]any{},
+		Values:     vals,
+		Interrupts: map[string][]interruptJSON{},
+	}
+	out.Status = s.statusOf(ctx, thr, ts)
+	if out.Status == threadInterrupted {
+		qs, err := s.interrupts(ctx, thr, ts)
+		if err != nil {
+			return nil, err
+		}
+		for _, q := range qs {
+			out.Interrupts[q.ID] = append(out.Interrupts[q.ID], q)
+		}
+	}
+	if ts != nil && ts.State != nil && ts.State.Control.Err != "" && out.Status == threadError {
+		e := ts.State.Control.Err
+		out.Error = &e
+	}
+	return out, nil
+}
+
+// threadState loads a thread's latest state; nil for a thread without
+// records yet.
+func (s *Server) threadState(ctx context.Context, id string) (*engine.ThreadState, error) {
+	th := &engine.Threads{Store: s.opts.Store}
+	ts, err := th.Load(ctx, id)
+	if err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			if _, terr := s.opts.Store.Thread(ctx, id); terr == nil {
+				return nil, nil // a thread with no run yet
+			}
+			return nil, notFound("thread", id)
+		}
+		return nil, err
+	}
+	return ts, nil
+}
+
+// statusOf is a thread's LangGraph status: busy while a job of it runs,
+// else from its last weft run.
+func (s *Server) statusOf(ctx context.Context, thr *store.Thread, ts *engine.ThreadState) string {
+	if s.busy(ctx, thr.ID) {
+		return threadBusy
+	}
+	if ts == nil || ts.State == nil {
+		return threadIdle
+	}
+	switch ts.Status() {
+	case engine.Waiting:
+		return threadInterrupted
+	case engine.Failed:
+		return threadError
+	}
+	return threadIdle
+}
+
+// busy reports whether a run of the thread is in progress.
+func (s *Server) busy(ctx context.Context, thread string) bool {
+	return s.runs.busy(thread)
+}
+
+// interrupts lists the questions a waiting thread asks, each with its
+// question and the shape of the answer the human node takes.
+func (s *Server) interrupts(ctx context.Context, thr *store.Thread, ts *engine.ThreadState) ([]interruptJSON, error) {
+	pend, err := s.opts.Store.Pending(ctx, thr.ID)
+	if err != nil {
+		return nil, err
+	}
+	plan := s.planOf(thr)
+	var out []interruptJSON
+	for _, p := range pend {
+		v := map[string]any{"node": p.Node}
+		var q any
+		if len(p.Question) > 0 {
+			if err := json.Unmarshal(p.Question, &q); err != nil {
+				q = string(p.Question)
+			}
+		}
+		v["question"] = q
+		if plan != nil {
+			if pn := service.FindNode(plan, p.Node); pn != nil {
+				outs := map[string]any{}
+				for _, o := range pn.Outputs {
+					outs[o.Name] = TypeSchema(o.Type)
+				}
+				v["outputs"] = outs
+			}
+		}
+		out = append(out, interruptJSON{ID: p.ID, Value: v})
+	}
+	return out, nil
+}
+
+// planOf is the plan of the assistant a thread runs, or nil.
+func (s *Server) planOf(thr *store.Thread) *flow.Plan {
+	for _, a := range s.assistants {
+		if a.Workflow.Name == thr.Workflow && (thr.Source == "" || thr.Source == a.Workflow.Digest) {
+			return a.Workflow.Plan
+		}
+	}
+	for _, a := range s.assistants {
+		if a.Workflow.Name == thr.Workflow {
+			return a.Workflow.Plan
+		}
+	}
+	return nil
+}
+
+// createThreadBody is POST /threads.
+type createThreadBody struct {
+	ThreadID string         `json:"thread_id"`
+	Metadata map[string]any `json:"metadata"`
+	IfExists string         `json:"if_exists"`
+}
+
+// createThread is POST /threads.
+func (s *Server) createThread(w http.ResponseWriter, r *http.Request) error {
+	var b createThreadBody
+	if err := decode(r, &b); err != nil {
+		return err
+	}
+	if b.IfExists != "" && b.IfExists != "raise" && b.IfExists != "do_nothing" {
+		return invalid("$.if_exists", "must be \"raise\" or \"do_nothing\", not %q", b.IfExists)
+	}
+	id := b.ThreadID
+	if id == "" {
+		id = uuid.NewString()
+	}
+	meta, err := labelsOf("$.metadata", b.Metadata)
+	if err != nil {
+		return err
+	}
+	ctx := r.Context()
+	thr := &store.Thread{ID: id, Meta: meta}
+	if err := s.opts.Store.CreateThread(ctx, thr); err != nil {
+		if !errors.Is(err, store.ErrExists) {
+			return err
+		}
+		if b.IfExists != "do_nothing" {
+			return errorf(http.StatusConflict, "thread %s already exists", id)
+		}
+	}
+	return s.replyThread(w, r, id, http.StatusOK)
+}
+
+// replyThread answers with the thread's JSON.
+func (s *Server) replyThread(w http.ResponseWriter, r *http.Request, id string, status int) error {
+	thr, err := s.opts.Store.Thread(r.Context(), id)
+	if err != nil {
+		return threadErr(id, err)
+	}
+	tj, err := s.threadJSON(r.Context(), thr)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, status, tj)
+	return nil
+}
+
+// threadErr turns the store's not-found into a 404 naming the thread.
+func threadErr(id string, err error) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return notFound("thread", id)
+	}
+	return err
+}
+
+// getThread is GET /threads/{id}.
+func (s *Server) getThread(w http.ResponseWriter, r *http.Request) error {
+	return s.replyThread(w, r, r.PathValue("id"), http.StatusOK)
+}
+
+// patchThread is PATCH /threads/{id}: metadata merged in.
+func (s *Server) patchThread(w http.ResponseWriter, r *http.Request) error {
+	var b struct {
+		Metadata map[string]any `json:"metadata"`
+	}
+	if err := decode(r, &b); err != nil {
+		return err
+	}
+	id := r.PathValue("id")
+	ctx := r.Context()
+	thr, err := s.opts.Store.Thread(ctx, id)
+	if err != nil {
+		return threadErr(id, err)
+	}
+	meta, err := labelsOf("$.metadata", b.Metadata)
+	if err != nil {
+		return err
+	}
+	if thr.Meta == nil {
+		thr.Meta = map[string]string{}
+	}
+	for k, v := range meta {
+		thr.Meta[k] = v
+	}
+	thr.Updated = time.Time{}
+	if err := s.opts.Store.UpdateThread(ctx, thr); err != nil {
+		return threadErr(id, err)
+	}
+	return s.replyThread(w, r, id, http.StatusOK)
+}
+
+// deleteThread is DELETE /threads/{id}.
+func (s *Server) deleteThread(w http.ResponseWriter, r *http.Request) error {
+	id := r.PathValue("id")
+	ctx := r.Context()
+	if _, err := s.opts.Store.Thread(ctx, id); err != nil {
+		return threadErr(id, err)
+	}
+	if s.busy(ctx, id) {
+		s.runs.cancelThread(ctx, id)
+	}
+	if err := s.opts.Store.DeleteThread(ctx, id); err != nil {
+		return threadErr(id, err)
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// threadQuery is the body of POST /threads/search and /threads/count.
+type threadQuery struct {
+	IDs       []string                   `json:"ids"`
+	Metadata  map[string]json.RawMessage `json:"metadata"`
+	Values    map[string]json.RawMessage `json:"values"`
+	Status    string                     `json:"status"`
+	Limit     *int                       `json:"limit"`
+	Offset    int                        `json:"offset"`
+	SortBy    string                     `json:"sort_by"`
+	SortOrder string                     `json:"sort_order"`
+}
+
+// search lists the threads q selects, the page of limit from offset
+// (limit < 0: all).
+func (s *Server) search(ctx context.Context, q *threadQuery, limit int) ([]*threadJSON, error) {
+	if q.Offset < 0 {
+		return nil, invalid("$.offset", "must not be negative")
+	}
+	switch q.Status {
+	case "", threadIdle, threadBusy, threadInterrupted, threadError:
+	default:
+		return nil, invalid("$.status", "must be idle, busy, interrupted or error, not %q", q.Status)
+	}
+	opts := store.ListOptions{Meta: map[string]string{}}
+	for k, raw := range q.Metadata {
+		c, err := canonical(raw)
+		if err != nil {
+			return nil, invalid("$.metadata."+k, "%v", err)
+		}
+		opts.Meta[k] = c
+	}
+	switch q.SortBy {
+	case "", "updated_at", "created_at", "thread_id", "status":
+	default:
+		return nil, invalid("$.sort_by", "must be thread_id, status, created_at or updated_at, not %q", q.SortBy)
+	}
+	switch q.SortOrder {
+	case "", "desc":
+	case "asc":
+		opts.Order = store.OldestFirst
+	default:
+		return nil, invalid("$.sort_order", "must be asc or desc, not %q", q.SortOrder)
+	}
+	// The store filters by labels; status, values and ids are checked on
+	// each thread it lists, a page at a time.
+	var out []*threadJSON
+	skip := q.Offset
+	const page = 100
+	opts.Limit = page
+	for {
+		thrs, err := s.opts.Store.Threads(ctx, opts)
+		if err != nil {
+			return nil, err
+		}
+		for _, thr := range thrs {
+			if len(q.IDs) > 0 && !slices.Contains(q.IDs, thr.ID) {
+				continue
+			}
+			tj, err := s.threadJSON(ctx, thr)
+			if err != nil {
+				return nil, err
+			}
+			if q.Status != "" && tj.Status != q.Status || !valuesMatch(tj.Values, q.Values) {
+				continue
+			}
+			if skip > 0 {
+				skip--
+				continue
+			}
+			if limit >= 0 && len(out) == limit {
+				return out, nil
+			}
+			out = append(out, tj)
+		}
+		if len(thrs) < page {
+			return out, nil
+		}
+		opts.After = thrs[len(thrs)-1].Cursor()
+	}
+}
+
+// valuesMatch reports whether values has each of want's keys with an
+// equal value (compared canonically).
+func valuesMatch(values *Values, want map[string]json.RawMessage) bool {
+	for k, w := range want {
+		got := values.Get(k)
+		if got == nil {
+			return false
+		}
+		a, err1 := canonical(got)
+		b, err2 := canonical(w)
+		if err1 != nil || err2 != nil || a != b {
+			return false
+		}
+	}
+	return true
+}
+
+// searchThreads is POST /threads/search.
+func (s *Server) searchThreads(w http.ResponseWriter, r *http.Request) error {
+	var q threadQuery
+	if err := decode(r, &q); err != nil {
+		return err
+	}
+	limit := 10
+	if q.Limit != nil {
+		if *q.Limit < 0 {
+			return invalid("$.limit", "must not be negative")
+		}
+		limit = *q.Limit
+	}
+	out, err := s.search(r.Context(), &q, limit)
+	if err != nil {
+		return err
+	}
+	if out == nil {
+		out = []*threadJSON{}
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// countThreads is POST /threads/count.
+func (s *Server) countThreads(w http.ResponseWriter, r *http.Request) error {
+	var q threadQuery
+	if err := decode(r, &q); err != nil {
+		return err
+	}
+	q.Offset = 0
+	out, err := s.search(r.Context(), &q, -1)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, len(out))
+	return nil
+}
+
+// copyThread is POST /threads/{id}/copy: a new thread with the same
+// state and metadata.
+func (s *Server) copyThread(w http.ResponseWriter, r *http.Request) error {
+	id := r.PathValue("id")
+	ctx := r.Context()
+	thr, err := s.opts.Store.Thread(ctx, id)
+	if err != nil {
+		return threadErr(id, err)
+	}
+	ts, err := s.threadState(ctx, id)
+	if err != nil {
+		return err
+	}
+	to := uuid.NewString()
+	if ts == nil {
+		if err := s.opts.Store.CreateThread(ctx, &store.Thread{ID: to, Meta: thr.Meta}); err != nil {
+			return err
+		}
+		return s.replyThread(w, r, to, http.StatusOK)
+	}
+	th := &engine.Threads{Store: s.opts.Store}
+	if _, err := th.Fork(ctx, id, ts.Seq, to, &engine.ForkOptions{Meta: thr.Meta}); err != nil {
+		return err
+	}
+	return s.replyThread(w, r, to, http.StatusOK)
+}
+
+// checkpointJSON names a checkpoint: a record of the thread's log.
+type checkpointJSON struct {
+	ThreadID      string         `json:"thread_id"`
+	CheckpointNS  string         `json:"checkpoint_ns"`
+	CheckpointID  string         `json:"checkpoint_id"`
+	CheckpointMap map[string]any `json:"checkpoint_map"`
+}
+
+// checkpointID is the id of the checkpoint at record seq.
+func checkpointID(seq int64) string { return strconv.FormatInt(seq, 10) }
+
+// stateJSON is a thread's state at a checkpoint, as GET
+// /threads/{id}/state sends it.
+type stateJSON struct {
+	Values           *Values         `json:"values"`
+	Next             []string        `json:"next"`
+	Tasks            []taskJSON      `json:"tasks"`
+	Metadata         map[string]any  `json:"metadata"`
+	CreatedAt        *time.Time      `json:"created_at"`
+	Checkpoint       *checkpointJSON `json:"checkpoint"`
+	ParentCheckpoint *checkpointJSON `json:"parent_checkpoint"`
+	Interrupts       []interruptJSON `json:"interrupts"`
+}
+
+// taskJSON is a task of a state: a node ready to run or waiting.
+type taskJSON struct {
+	ID         string          `json:"id"`
+	Name       string          `json:"name"`
+	Path       []string        `json:"path"`
+	Error      *string         `json:"error"`
+	Interrupts []interruptJSON `json:"interrupts"`
+	Checkpoint *checkpointJSON `json:"checkpoint"`
+	State      any             `json:"state"`
+	Result     any             `json:"result"`
+}
+
+// stateOf maps a thread state to its JSON; qs are the questions it asks.
+func (s *Server) stateOf(thr *store.Thread, ts *engine.ThreadState, qs []interruptJSON, at time.Time, meta map[string]any) (*stateJSON, error) {
+	vals, err := ValuesOf(ts)
+	if err != nil {
+		return nil, err
+	}
+	out := &stateJSON{Values: vals, Next: []string{}, Tasks: []taskJSON{}, Metadata: meta, Interrupts: []interruptJSON{}}
+	if out.Metadata == nil {
+		out.Metadata = metaOf(thr.Meta)
+	}
+	if ts == nil || ts.State == nil {
+		return out, nil
+	}
+	if !at.IsZero() {
+		out.CreatedAt = &at
+	}
+	out.Checkpoint = &checkpointJSON{ThreadID: thr.ID, CheckpointID: checkpointID(ts.Seq)}
+	if ts.Seq > 1 {
+		out.ParentCheckpoint = &checkpointJSON{ThreadID: thr.ID, CheckpointID: checkpointID(ts.Seq - 1)}
+	}
+	byNode := map[string][]interruptJSON{}
+	for _, q := range qs {
+		node, _ := q.Value.(map[string]any)["node"].(string)
+		byNode[node] = append(byNode[node], q)
+	}
+	for _, t := range ts.State.Control.Tasks {
+		name := ts.NodeOf(t)
+		tj := taskJSON{ID: strconv.Itoa(t.ID), Name: name, Path: []string{"__pregel_pull", name}, Interrupts: []interruptJSON{}}
+		for _, wt := range ts.Waiting() {
+			if wt.ID == t.ID || t.Sub != nil {
+				node := ts.NodeOf(wt)
+				tj.Interrupts = append(tj.Interrupts, byNode[node]...)
+				delete(byNode, node)
+			}
+		}
+		out.Tasks = append(out.Tasks, tj)
+		out.Next = append(out.Next, name)
+		out.Interrupts = append(out.Interrupts, tj.Interrupts...)
+	}
+	return out, nil
+}
+
+// getState is GET /threads/{id}/state: the latest state.
+func (s *Server) getState(w http.ResponseWriter, r *http.Request) error {
+	id := r.PathValue("id")
+	ctx := r.Context()
+	thr, err := s.opts.Store.Thread(ctx, id)
+	if err != nil {
+		return threadErr(id, err)
+	}
+	ts, err := s.threadState(ctx, id)
+	if err != nil {
+		return err
+	}
+	var qs []interruptJSON
+	if ts != nil && ts.Status() == engine.Waiting {
+		if qs, err = s.interrupts(ctx, thr, ts); err != nil {
+			return err
+		}
+	}
+	st, err := s.stateOf(thr, ts, qs, thr.Updated, nil)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, st)
+	return nil
+}
