@@ -1,0 +1,194 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"sync"
+)
+
+// JobRef names a job an Executor carries out: its id and its thread.
+type JobRef struct {
+	ID     string
+	Thread string
+}
+
+// Work carries out one job. The server gives it to its Executor; ctx is
+// cancelled when the job is cancelled (Executor.Cancel, with the cause
+// context.Cause gives) or the executor closes.
+type Work func(ctx context.Context, job JobRef) error
+
+// Executor carries out the jobs (LangGraph runs) a Server queues. The
+// server stores each job as pending before it submits it, so an executor
+// may lose submissions (a process killed): the server submits the pending
+// jobs it finds when it starts again.
+//
+// Jobs of one thread run one at a time, in the order they were submitted;
+// jobs of different threads may run in parallel. The in-process Pool is
+// the default; a many-machine executor (River on PostgreSQL) implements
+// the same interface.
+type Executor interface {
+	// Start begins carrying out jobs with work. It is called once,
+	// before any Submit.
+	Start(work Work) error
+	// Submit queues a job. It does not wait for the job to run.
+	Submit(ctx context.Context, job JobRef) error
+	// Cancel cancels the job if it runs here, with cause, and reports
+	// whether it did; a job not started yet is the server's to drop.
+	Cancel(id string, cause error) bool
+	// Close stops taking jobs, cancels those running with
+	// ErrServerClosing and waits for them to return, or for ctx.
+	Close(ctx context.Context) error
+}
+
+// ErrServerClosing is the cause of the cancellation of a job in progress
+// when its executor closes: the job is left to be picked up again, not
+// ended.
+var ErrServerClosing = errors.New("server: closing")
+
+// Pool is the in-process Executor: at most Size jobs at a time, one per
+// thread, each thread's jobs in order, threads served first come first.
+type Pool struct {
+	size int
+
+	mu      sync.Mutex
+	work    Work
+	queued  map[string][]JobRef // by thread, in order
+	ready   []string            // threads with queued jobs and none running, in order
+	threads map[string]bool                    // threads with a job running
+	cancels map[string]context.CancelCauseFunc // running jobs, by id
+	active  int                                // goroutines running jobs
+	closed  bool
+	wg      sync.WaitGroup
+	ctx     context.Context
+	stop    context.CancelCauseFunc
+}
+
+// NewPool returns a Pool that runs at most size jobs at a time (size < 1
+// is 1).
+func NewPool(size int) *Pool {
+	if size < 1 {
+		size = 1
+	}
+	ctx, stop := context.WithCancelCause(context.Background())
+	return &Pool{size: size, queued: map[string][]JobRef{}, threads: map[string]bool{}, cancels: map[string]context.CancelCauseFunc{}, ctx: ctx, stop: stop}
+}
+
+// Start sets the work the pool carries out.
+func (p *Pool) Start(work Work) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.work != nil {
+		return errors.New("server: Pool started twice")
+	}
+	p.work = work
+	p.dispatch()
+	return nil
+}
+
+// Submit queues job behind the jobs of its thread.
+func (p *Pool) Submit(ctx context.Context, job JobRef) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return ErrServerClosing
+	}
+	q := p.queued[job.Thread]
+	p.queued[job.Thread] = append(q, job)
+	if len(q) == 0 && !p.threads[job.Thread] {
+		p.ready = append(p.ready, job.Thread)
+	}
+	p.dispatch()
+	return nil
+}
+
+// dispatch starts ready jobs while there is room; p.mu is held.
+func (p *Pool) dispatch() {
+	for p.work != nil && !p.closed && p.active < p.size && len(p.ready) > 0 {
+		thread := p.ready[0]
+		p.ready = p.ready[1:]
+		q := p.queued[thread]
+		job := q[0]
+		if len(q) == 1 {
+			delete(p.queued, thread)
+		} else {
+			p.queued[thread] = q[1:]
+		}
+		ctx, cancel := context.WithCancelCause(p.ctx)
+		p.threads[thread] = true
+		p.cancels[job.ID] = cancel
+		p.active++
+		p.wg.Add(1)
+		go p.run(ctx, cancel, job)
+	}
+}
+
+// run carries out one job, then frees its thread and its slot.
+func (p *Pool) run(ctx context.Context, cancel context.CancelCauseFunc, job JobRef) {
+	defer p.wg.Done()
+	_ = p.work(ctx, job) // the work records its own outcome
+	cancel(nil)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.threads, job.Thread)
+	delete(p.cancels, job.ID)
+	p.active--
+	if len(p.queued[job.Thread]) > 0 {
+		p.ready = append(p.ready, job.Thread)
+	}
+	p.dispatch()
+}
+
+// Cancel cancels a running job with cause.
+func (p *Pool) Cancel(id string, cause error) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	cancel, ok := p.cancels[id]
+	if ok {
+		cancel(cause)
+	}
+	return ok
+}
+
+// Drop removes a job that has not started from the queue, and reports
+// whether it was queued.
+func (p *Pool) Drop(job JobRef) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	q := p.queued[job.Thread]
+	for i, j := range q {
+		if j.ID == job.ID {
+			q = append(q[:i:i], q[i+1:]...)
+			if len(q) == 0 {
+				delete(p.queued, job.Thread)
+				for k, t := range p.ready {
+					if t == job.Thread {
+						p.ready = append(p.ready[:k:k], p.ready[k+1:]...)
+						break
+					}
+				}
+			} else {
+				p.queued[job.Thread] = q
+			}
+			return true
+		}
+	}
+	return false
+}
+
+// Close stops the pool: queued jobs are dropped (they stay pending in the
+// store), running ones cancelled with ErrServerClosing and waited for.
+func (p *Pool) Close(ctx context.Context) error {
+	p.mu.Lock()
+	p.closed = true
+	p.queued, p.ready = map[string][]JobRef{}, nil
+	p.mu.Unlock()
+	p.stop(ErrServerClosing)
+	done := make(chan struct{})
+	go func() { p.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
