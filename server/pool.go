@@ -52,8 +52,8 @@ type Pool struct {
 
 	mu      sync.Mutex
 	work    Work
-	queued  map[string][]JobRef // by thread, in order
-	ready   []string            // threads with queued jobs and none running, in order
+	queued  map[string][]JobRef                // by thread, in order
+	ready   []string                           // threads with queued jobs and none running, in order
 	threads map[string]bool                    // threads with a job running
 	cancels map[string]context.CancelCauseFunc // running jobs, by id
 	active  int                                // goroutines running jobs
