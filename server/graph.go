@@ -12,13 +12,15 @@ type Graph struct {
 	Edges []GraphEdge `json:"edges"`
 }
 
-// GraphNode is a node of a Graph. Data is "__start__" or "__end__" for
-// those two (Type "schema"), else an object naming the node (Type
-// "runnable").
+// GraphNode is a node of a Graph. Data is the input schema of
+// "__start__" and the output schema of "__end__" (Type "schema"), else an
+// object naming the node (Type "runnable", Data {"id": ["weft", TYPE],
+// "name": node}); Metadata says what the node does.
 type GraphNode struct {
-	ID   string `json:"id"`
-	Type string `json:"type"`
-	Data any    `json:"data"`
+	ID       string         `json:"id"`
+	Type     string         `json:"type"`
+	Data     any            `json:"data"`
+	Metadata map[string]any `json:"metadata,omitempty"`
 }
 
 // GraphEdge is an edge of a Graph. Data, when set, is the condition that
@@ -27,7 +29,7 @@ type GraphEdge struct {
 	Source      string `json:"source"`
 	Target      string `json:"target"`
 	Data        string `json:"data,omitempty"`
-	Conditional bool   `json:"conditional,omitempty"`
+	Conditional bool   `json:"conditional"`
 }
 
 // The names LangGraph gives a graph's entry and exit.
@@ -40,13 +42,14 @@ const (
 // WORKFLOW node's subworkflow is drawn inside it: its nodes are named
 // "node:inner", as LangGraph names a subgraph's nodes.
 func GraphOf(plan *flow.Plan, xray bool) Graph {
-	g := Graph{Nodes: []GraphNode{{ID: startNode, Type: "schema", Data: startNode}}}
+	sc := SchemasOf(plan)
+	g := Graph{Nodes: []GraphNode{{ID: startNode, Type: "schema", Data: sc.Input}}}
 	entry, exits := addPlan(&g, plan, "", xray)
 	g.Edges = append(g.Edges, GraphEdge{Source: startNode, Target: entry})
 	for _, x := range exits {
 		g.Edges = append(g.Edges, GraphEdge{Source: x, Target: endNode})
 	}
-	g.Nodes = append(g.Nodes, GraphNode{ID: endNode, Type: "schema", Data: endNode})
+	g.Nodes = append(g.Nodes, GraphNode{ID: endNode, Type: "schema", Data: sc.Output})
 	return g
 }
 
@@ -65,14 +68,18 @@ func addPlan(g *Graph, plan *flow.Plan, prefix string, xray bool) (entry string,
 			spans[i] = span{e, xs}
 			continue
 		}
-		data := map[string]any{"name": pn.Name, "type": string(pn.Node.Type)}
+		md := map[string]any{"type": string(pn.Node.Type)}
 		if pn.Node.Action != "" {
-			data["action"] = pn.Node.Action
+			md["action"] = pn.Node.Action
+		}
+		if pn.Node.Description != "" {
+			md["description"] = pn.Node.Description
 		}
 		if pn.Sub != nil {
-			data["workflow"] = pn.Sub.Workflow.Name
+			md["workflow"] = pn.Sub.Workflow.Name
 		}
-		g.Nodes = append(g.Nodes, GraphNode{ID: id, Type: "runnable", Data: data})
+		data := map[string]any{"id": []string{"weft", string(pn.Node.Type)}, "name": pn.Name}
+		g.Nodes = append(g.Nodes, GraphNode{ID: id, Type: "runnable", Data: data, Metadata: md})
 		spans[i] = span{id, []string{id}}
 	}
 	for i, pn := range plan.Nodes {
