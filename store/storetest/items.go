@@ -196,8 +196,8 @@ func testItemSearch(t *testing.T, s store.Store) {
 	mustPutItem(t, is, []string{"docs", "sub"}, "b", `{"n": 2.0, "kind": "note", "meta": {"b": {"c": true}, "a": 1.0}}`, at(3))
 	mustPutItem(t, is, []string{"docs", "sub", "deeper"}, "c", `{"n": 3, "kind": "memo", "tags": ["y", "x"]}`, at(2))
 	mustPutItem(t, is, []string{"docs", "sub"}, "d", `{"n": 10, "kind": "note", "s": "b"}`, at(3)) // ties b by time
-	mustPutItem(t, is, []string{"docsx"}, "e", `{"n": 1}`, at(9))                                    // not under docs
-	mustPutItem(t, is, []string{"doc"}, "f", `{"n": 1}`, at(9))                                      // nor this
+	mustPutItem(t, is, []string{"docsx"}, "e", `{"n": 1}`, at(9))                                  // not under docs
+	mustPutItem(t, is, []string{"doc"}, "f", `{"n": 1}`, at(9))                                    // nor this
 	mustPutItem(t, is, []string{"other", "docs"}, "g", `{"n": 1.0, "s": "a"}`, at(8))
 
 	search := func(q store.ItemQuery) []string {
