@@ -137,7 +137,8 @@ type kinded interface {
 // context.DeadlineExceeded, or an error of another package whose Is
 // method matches a kind's sentinel, such as graph's *WaitingError and
 // ErrWaiting), KindInternal when none has, and "" for a nil err. Store errors map so: store.ErrNotFound is KindNotFound; a
-// *store.ConflictError, store.ErrLeaseHeld and store.ErrLeaseLost are
+// *store.ConflictError, store.ErrConflict (a *store.JobConflictError),
+// store.ErrLeaseHeld and store.ErrLeaseLost are
 // KindConflict; store.ErrInvalid is KindInvalidInput.
 func KindOf(err error) Kind {
 	if err == nil {
@@ -180,7 +181,7 @@ func foreignKind(err error) Kind {
 		return KindLimit
 	case store.ErrNotFound:
 		return KindNotFound
-	case store.ErrLeaseHeld, store.ErrLeaseLost:
+	case store.ErrLeaseHeld, store.ErrLeaseLost, store.ErrConflict:
 		return KindConflict
 	case store.ErrInvalid:
 		return KindInvalidInput

@@ -48,6 +48,7 @@ func TestErrorKinds(t *testing.T) {
 		{"ThreadError by cause", &engine.ThreadError{Thread: "t", Err: engine.ErrWaiting}, engine.KindWaiting},
 		{"ThreadError lease", &engine.ThreadError{Thread: "t", Err: &store.LeaseError{Thread: "t", Err: store.ErrLeaseHeld}}, engine.KindConflict},
 		{"ThreadError none", &engine.ThreadError{Thread: "t"}, engine.KindInternal},
+		{"ThreadError job conflict", &engine.ThreadError{Thread: "t", Err: &store.JobConflictError{ID: "j", Status: store.JobRunning}}, engine.KindConflict},
 		{"Misuse", engine.Misuse(&engine.InputError{Param: "p", Err: plain}), engine.KindInvalidInput},
 	} {
 		t.Run(c.name, func(t *testing.T) {

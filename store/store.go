@@ -460,6 +460,10 @@ func (e *ConflictError) Error() string {
 	return fmt.Sprintf("store: thread %s: append at seq %d, but the log ends at %d", e.ThreadID, e.Want, e.Got)
 }
 
+// Is reports whether target is ErrConflict, which every conflict of the
+// store matches.
+func (e *ConflictError) Is(target error) bool { return target == ErrConflict }
+
 // CorruptError is a record that does not read back as it was written.
 type CorruptError struct {
 	ThreadID string

@@ -25,6 +25,8 @@ type Store struct {
 	threads map[string]*thread
 	runs    map[string]*store.Run // by run ID
 	sources map[string][]byte     // by digest
+	items   map[itemKey]*store.Item
+	jobs    map[string]*store.Job // by job ID
 	closed  bool
 }
 
@@ -53,7 +55,8 @@ func WithClock(now func() time.Time) Option {
 
 // New returns an empty store.
 func New(opts ...Option) *Store {
-	s := &Store{now: time.Now, threads: map[string]*thread{}, runs: map[string]*store.Run{}, sources: map[string][]byte{}}
+	s := &Store{now: time.Now, threads: map[string]*thread{}, runs: map[string]*store.Run{}, sources: map[string][]byte{},
+		items: map[itemKey]*store.Item{}, jobs: map[string]*store.Job{}}
 	for _, o := range opts {
 		o(s)
 	}
@@ -265,7 +268,8 @@ func (s *Store) withLastRun(t *store.Thread) *store.Thread {
 	return c
 }
 
-// DeleteThread removes a thread with its runs, records and questions.
+// DeleteThread removes a thread with its runs, records, questions and
+// jobs.
 func (s *Store) DeleteThread(ctx context.Context, id string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -279,6 +283,11 @@ func (s *Store) DeleteThread(ctx context.Context, id string) error {
 	for rid, r := range s.runs {
 		if r.ThreadID == id {
 			delete(s.runs, rid)
+		}
+	}
+	for jid, j := range s.jobs {
+		if j.ThreadID == id {
+			delete(s.jobs, jid)
 		}
 	}
 	return nil
@@ -598,6 +607,8 @@ func (s *Store) Close() error {
 	s.threads = nil
 	s.runs = nil
 	s.sources = nil
+	s.items = nil
+	s.jobs = nil
 	return nil
 }
 

@@ -20,6 +20,9 @@
 // The Lease subtests check a store.Leaser (skipped for a store that is not
 // one). They sleep past leases of 50 ms, so the store must use a real
 // clock.
+//
+// The Item and Job subtests check a store.Items and a store.Jobs (each
+// skipped for a store that is not one).
 package storetest
 
 import (
@@ -87,6 +90,15 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"LeaseStalled", testLeaseStalled},
 		{"LeaseConcurrentClaims", testLeaseConcurrentClaims},
 		{"LeaseInvalid", testLeaseInvalid},
+		{"ItemCRUD", testItemCRUD},
+		{"ItemInvalid", testItemInvalid},
+		{"ItemSearch", testItemSearch},
+		{"Namespaces", testNamespaces},
+		{"JobCRUD", testJobCRUD},
+		{"JobInvalid", testJobInvalid},
+		{"JobSet", testJobSet},
+		{"JobClaimRace", testJobClaimRace},
+		{"PendingJobs", testPendingJobs},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
