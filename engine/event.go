@@ -83,7 +83,7 @@ type Event struct {
 	Delay   time.Duration `json:"delay,omitempty"`   // for NodeRetrying
 	Inputs  []NamedValue  `json:"inputs,omitempty"`
 	Outputs []NamedValue  `json:"outputs,omitempty"`
-	Changes []NamedValue  `json:"changes,omitempty"` // variables and slots after the change
+	Changes []NamedValue  `json:"changes,omitempty"` // variables and slots after the change; for RunStarted, the parameters, variables and slots the run starts with
 	From    string        `json:"from,omitempty"`    // EdgeTaken
 	To      []string      `json:"to,omitempty"`      // EdgeTaken
 	Cond    string        `json:"cond,omitempty"`    // EdgeTaken: the condition that held, "" for a default edge

@@ -395,10 +395,29 @@ func newMachine(plan *flow.Plan, params map[string]flow.Value, trace bool, prev 
 	if err := m.setup(params, prev, init, updates); err != nil {
 		return nil, err
 	}
-	m.emit(Event{Type: RunStarted})
+	m.emit(Event{Type: RunStarted, Changes: m.startValues()})
 	m.tok0.node, m.tok0.frame = plan.Nodes[plan.Initial], m.root
 	m.start(&m.tok0)
 	return m, nil
+}
+
+// startValues lists the parameters, variables and slots a new run starts
+// with (those not null), for its RunStarted event; nil when m records no
+// events.
+func (m *Machine) startValues() []NamedValue {
+	if !m.trace || m.top != nil {
+		return nil
+	}
+	var out []NamedValue
+	for i, c := range m.plan.Cells {
+		if c.Kind != flow.CellParam && c.Kind != flow.CellVar && c.Kind != flow.CellSlot {
+			continue
+		}
+		if v := m.cells[i]; v.Kind() != flow.KindNull {
+			out = append(out, NamedValue{Name: c.Name, Value: v})
+		}
+	}
+	return out
 }
 
 // setup sets the cells of a new run of m.plan: the parameters, and the

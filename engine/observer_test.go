@@ -269,3 +269,39 @@ func TestObservedEventsAcrossReuse(t *testing.T) {
 		}
 	}
 }
+
+// RunStarted carries the values a run starts with: its parameters and
+// the variables and slots it begins with, null ones left out, so that an
+// observer (the server's values stream) knows the whole state from the
+// first event on.
+func TestRunStartedCarriesTheStartingValues(t *testing.T) {
+	plan := load(t, "start.wf", `workflow Start {
+  parameters { who: String }
+  variables { n: Int = 2
+              unset: String }
+  nodes { node done { type: END } }
+  initial: done
+  finals: [ done ]
+}`)
+	var first engine.Event
+	obs := engine.ObserverFunc(func(e engine.Event) {
+		if e.Seq == 1 {
+			first = e
+		}
+	})
+	params := map[string]flow.Value{"input_text": flow.StringValue("hi"), "who": flow.StringValue("ann")}
+	res, err := (&engine.Runner{Registry: engine.NewRegistry()}).Run(context.Background(), plan, params, obs)
+	if err != nil || res.Status != engine.Completed {
+		t.Fatalf("run: %v, %v", res, err)
+	}
+	if first.Type != engine.RunStarted {
+		t.Fatalf("first event %v", first)
+	}
+	var got []string
+	for _, c := range first.Changes {
+		got = append(got, c.Name+"="+c.Value.String())
+	}
+	if s := strings.Join(got, " "); s != `input_text="hi" who="ann" n=2` {
+		t.Fatalf("RunStarted.Changes = %s", s)
+	}
+}
