@@ -24,6 +24,9 @@ import (
 // Options.MaxBody is 0: 4 MiB.
 const DefaultMaxBody = 4 << 20
 
+// DefaultPoolSize is how many runs the default Pool runs at once.
+const DefaultPoolSize = 64
+
 // Options configure a Server. Only Service and Assistants are required.
 type Options struct {
 	// Service runs the workflows; its store keeps threads and
@@ -44,6 +47,8 @@ type Options struct {
 	// MaxBody is the largest request body read, in bytes; 0 is
 	// DefaultMaxBody. A larger body is refused with 413.
 	MaxBody int64
+	// Executor carries out runs; nil is a Pool of DefaultPoolSize.
+	Executor Executor
 	// Logger logs requests that fail on the server's side and runs'
 	// ends; nil discards.
 	Logger *slog.Logger
@@ -91,7 +96,9 @@ type Server struct {
 	log        *slog.Logger
 	now        func() time.Time
 	started    time.Time
-	runs       runManager
+	jobs       store.Jobs
+	exec       Executor
+	streams    streams
 }
 
 // New makes a Server. It checks the options: a Service, assistants with a
@@ -111,6 +118,16 @@ func New(opts Options) (*Server, error) {
 		s.opts.MaxBody = DefaultMaxBody
 	}
 	s.started = s.now().UTC()
+	s.streams.now = s.now
+	jobs, ok := opts.Store.(store.Jobs)
+	if !ok {
+		return nil, fmt.Errorf("server: the store (%T) does not keep jobs (store.Jobs)", opts.Store)
+	}
+	s.jobs = jobs
+	s.exec = opts.Executor
+	if s.exec == nil {
+		s.exec = NewPool(DefaultPoolSize)
+	}
 	seen := map[string]bool{}
 	for i, a := range opts.Assistants {
 		if a.Workflow == nil || a.Workflow.Plan == nil {
@@ -140,6 +157,9 @@ func New(opts Options) (*Server, error) {
 		s.assistants = append(s.assistants, &a)
 	}
 	s.routes()
+	if err := s.exec.Start(s.execute); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -171,6 +191,18 @@ func (s *Server) routes() {
 	m.Handle("DELETE /threads/{id}", s.handle(s.deleteThread))
 	m.Handle("POST /threads/{id}/copy", s.handle(s.copyThread))
 	m.Handle("GET /threads/{id}/state", s.handle(s.getState))
+
+	m.Handle("POST /threads/{id}/runs", s.handle(s.createBackgroundRun))
+	m.Handle("GET /threads/{id}/runs", s.handle(s.listRuns))
+	m.Handle("POST /threads/{id}/runs/stream", s.handle(s.createStreamRun))
+	m.Handle("POST /threads/{id}/runs/wait", s.handle(s.createWaitRun))
+	m.Handle("GET /threads/{id}/runs/{rid}", s.handle(s.getRun))
+	m.Handle("DELETE /threads/{id}/runs/{rid}", s.handle(s.deleteRun))
+	m.Handle("GET /threads/{id}/runs/{rid}/join", s.handle(s.joinRun))
+	m.Handle("GET /threads/{id}/runs/{rid}/stream", s.handle(s.joinStream))
+	m.Handle("POST /threads/{id}/runs/{rid}/cancel", s.handle(s.cancelRun))
+	m.Handle("POST /runs/stream", s.handle(s.createStreamRun))
+	m.Handle("POST /runs/wait", s.handle(s.createWaitRun))
 
 	m.Handle("/", s.handle(func(w http.ResponseWriter, r *http.Request) error {
 		return errorf(http.StatusNotFound, "no endpoint %s %s", r.Method, r.URL.Path)
@@ -279,6 +311,8 @@ func (s *Server) info(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// Close stops the server's background work. Runs in flight are left to
-// their executor (see Executor).
-func (s *Server) Close(ctx context.Context) error { return nil }
+// Close stops the server's runs: its executor stops taking jobs and
+// cancels those running with ErrServerClosing, which go back to pending
+// with every step they took recorded, for the next process to finish.
+// Close waits for them, or for ctx.
+func (s *Server) Close(ctx context.Context) error { return s.exec.Close(ctx) }

@@ -47,7 +47,12 @@ func newFixture(t *testing.T, edit func(*server.Options)) *fixture {
 		t.Fatal(err)
 	}
 	ts := httptest.NewServer(srv.Handler())
-	t.Cleanup(ts.Close)
+	t.Cleanup(func() {
+		ts.Close()
+		if err := srv.Close(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
 	return &fixture{t: t, srv: srv, ts: ts, st: st, svc: svc, wf: wf}
 }
 

@@ -20,6 +20,9 @@ type Values struct {
 
 // Get returns the JSON of key, or nil.
 func (v *Values) Get(key string) json.RawMessage {
+	if v == nil {
+		return nil
+	}
 	for i, k := range v.keys {
 		if k == key {
 			return v.vals[i]
@@ -29,7 +32,12 @@ func (v *Values) Get(key string) json.RawMessage {
 }
 
 // Len is the number of keys.
-func (v *Values) Len() int { return len(v.keys) }
+func (v *Values) Len() int {
+	if v == nil {
+		return 0
+	}
+	return len(v.keys)
+}
 
 // set sets key (in place when present, else at the end).
 func (v *Values) set(key string, raw json.RawMessage) {

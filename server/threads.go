@@ -33,8 +33,8 @@ type threadJSON struct {
 	Metadata   map[string]any             `json:"metadata"`
 	Status     string                     `json:"status"`
 	Config     map[string]any             `json:"config"`
-	Values     *Values                    `json:"values"`
-	Interrupts map[string][]interruptJSON `json:"interrupts"`
+	Values     *Values                    `json:"values,omitempty"`
+	Interrupts map[string][]interruptJSON `json:"interrupts,omitempty"`
 	Error      *string                    `json:"error,omitempty"`
 }
 
@@ -97,13 +97,16 @@ func (s *Server) threadJSON(ctx context.Context, thr *store.Thread) (*threadJSON
 		return nil, err
 	}
 	out := &threadJSON{
-		ThreadID:   thr.ID,
-		CreatedAt:  thr.Created,
-		UpdatedAt:  thr.Updated,
-		Metadata:   metaOf(thr.Meta),
-		Config:     map[string]any{},
-		Values:     vals,
-		Interrupts: map[string][]interruptJSON{},
+		ThreadID:  thr.ID,
+		CreatedAt: thr.Created,
+		UpdatedAt: thr.Updated,
+		Metadata:  metaOf(thr.Meta),
+		Config:    map[string]any{},
+	}
+	if ts != nil {
+		// As LangGraph: a thread shows values and interrupts from its
+		// first run on.
+		out.Values, out.Interrupts = vals, map[string][]interruptJSON{}
 	}
 	out.Status = s.statusOf(ctx, thr, ts)
 	if out.Status == threadInterrupted {
@@ -157,9 +160,10 @@ func (s *Server) statusOf(ctx context.Context, thr *store.Thread, ts *engine.Thr
 	return threadIdle
 }
 
-// busy reports whether a run of the thread is in progress.
+// busy reports whether a run of the thread is pending or running.
 func (s *Server) busy(ctx context.Context, thread string) bool {
-	return s.runs.busy(thread)
+	js, err := s.jobs.Jobs(ctx, store.JobQuery{ThreadID: thread, Status: []store.JobStatus{store.JobRunning}, Limit: 1})
+	return err == nil && len(js) > 0
 }
 
 // interrupts lists the questions a waiting thread asks, each with its
@@ -311,8 +315,14 @@ func (s *Server) deleteThread(w http.ResponseWriter, r *http.Request) error {
 	if _, err := s.opts.Store.Thread(ctx, id); err != nil {
 		return threadErr(id, err)
 	}
-	if s.busy(ctx, id) {
-		s.runs.cancelThread(ctx, id)
+	js, err := s.jobs.Jobs(ctx, store.JobQuery{ThreadID: id, Status: inflight})
+	if err != nil {
+		return err
+	}
+	for _, j := range js {
+		if err := s.cancelJob(ctx, j, errCancelledByClient, false); err != nil {
+			return err
+		}
 	}
 	if err := s.opts.Store.DeleteThread(ctx, id); err != nil {
 		return threadErr(id, err)
@@ -380,6 +390,9 @@ func (s *Server) search(ctx context.Context, q *threadQuery, limit int) ([]*thre
 				continue
 			}
 			tj, err := s.threadJSON(ctx, thr)
+			if errors.Is(err, store.ErrNotFound) || statusOf(err) == http.StatusNotFound {
+				continue // deleted since it was listed
+			}
 			if err != nil {
 				return nil, err
 			}

@@ -1,0 +1,627 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/weftlang/weft/engine"
+	"github.com/weftlang/weft/flow"
+	"github.com/weftlang/weft/service"
+	"github.com/weftlang/weft/store"
+)
+
+// newRun is a run just created: its job and its stream.
+type newRun struct {
+	job    *store.Job
+	body   *runBody
+	stream *runStream
+}
+
+// location is the path of a run, for Content-Location.
+func (n *newRun) location(stateless bool) string {
+	if stateless {
+		return "/runs/" + n.job.ID
+	}
+	return "/threads/" + n.job.ThreadID + "/runs/" + n.job.ID
+}
+
+// createRun checks a run request, applies its multitask strategy, stores
+// its job as pending and submits it. thread "" is a stateless run: a
+// thread is made for it (and deleted after, unless on_completion keep).
+func (s *Server) createRun(ctx context.Context, thread string, r *http.Request) (*newRun, error) {
+	var b runBody
+	if err := decode(r, &b); err != nil {
+		return nil, err
+	}
+	if err := b.check(); err != nil {
+		return nil, err
+	}
+	a, err := s.assistant(b.AssistantID)
+	if err != nil {
+		return nil, err
+	}
+	plan := a.Workflow.Plan
+	if thread == "" {
+		if b.OnCompletion == "" {
+			b.OnCompletion = "delete"
+		}
+		thread = uuid.NewString()
+		if err := s.opts.Store.CreateThread(ctx, &store.Thread{ID: thread}); err != nil {
+			return nil, err
+		}
+	} else if _, err := s.opts.Store.Thread(ctx, thread); err != nil {
+		if !errors.Is(err, store.ErrNotFound) || b.IfNotExists != "create" {
+			return nil, threadErr(thread, err)
+		}
+		if err := s.opts.Store.CreateThread(ctx, &store.Thread{ID: thread}); err != nil && !errors.Is(err, store.ErrExists) {
+			return nil, err
+		}
+	}
+	if _, err := inputOf(plan, b.Input); err != nil {
+		return nil, err
+	}
+	for _, l := range []struct {
+		path  string
+		nodes nodeList
+	}{{"$.interrupt_before", b.InterruptBefore}, {"$.interrupt_after", b.InterruptAfter}} {
+		if len(l.nodes) > 0 {
+			return nil, invalid(l.path, "not supported by weft yet: a HUMAN node is where a weft run waits for people")
+		}
+	}
+	strategy := b.MultitaskStrategy
+	if strategy == "" {
+		strategy = strategyEnqueue
+		b.MultitaskStrategy = strategy
+	}
+	busy, err := s.jobs.Jobs(ctx, store.JobQuery{ThreadID: thread, Status: inflight})
+	if err != nil {
+		return nil, err
+	}
+	if b.Command != nil && len(b.Command.Resume) > 0 && len(busy) == 0 {
+		// Typed now, so that a wrong answer is this request's 422.
+		pend, err := s.opts.Store.Pending(ctx, thread)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := answersOf(plan, pend, b.Command.Resume); err != nil {
+			return nil, err
+		}
+	}
+	if len(busy) > 0 {
+		switch strategy {
+		case strategyReject:
+			return nil, errorf(http.StatusUnprocessableEntity, "Thread is already running a task. Wait for it to finish or choose a different multitask strategy.")
+		case strategyInterrupt, strategyRollback:
+			cause := errInterruptedByNewRun
+			if strategy == strategyRollback {
+				cause = errRolledBackByNewRun
+			}
+			for _, j := range busy {
+				if err := s.cancelJob(ctx, j, cause, strategy == strategyRollback); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	md := map[string]any{}
+	for k, v := range b.Metadata {
+		md[k] = v
+	}
+	md["graph_id"], md["assistant_id"] = a.GraphID, a.ID
+	meta, _ := json.Marshal(md)
+	req, err := json.Marshal(&b)
+	if err != nil {
+		return nil, err
+	}
+	job := &store.Job{ID: uuid.NewString(), ThreadID: thread, Assistant: a.ID, Strategy: strategy, Request: req, Meta: meta}
+	if err := s.jobs.CreateJob(ctx, job); err != nil {
+		return nil, err
+	}
+	if err := s.labelThread(ctx, thread, a); err != nil {
+		return nil, err
+	}
+	st := s.streams.open(job.ID)
+	if err := s.exec.Submit(ctx, JobRef{ID: job.ID, Thread: thread}); err != nil {
+		return nil, err
+	}
+	return &newRun{job: job, body: &b, stream: st}, nil
+}
+
+// labelThread records on the thread the graph and assistant it runs, as
+// LangGraph's server does.
+func (s *Server) labelThread(ctx context.Context, thread string, a *Assistant) error {
+	thr, err := s.opts.Store.Thread(ctx, thread)
+	if err != nil {
+		return err
+	}
+	g, _ := json.Marshal(a.GraphID)
+	id, _ := json.Marshal(a.ID)
+	if thr.Meta["graph_id"] == string(g) && thr.Meta["assistant_id"] == string(id) {
+		return nil
+	}
+	if thr.Meta == nil {
+		thr.Meta = map[string]string{}
+	}
+	thr.Meta["graph_id"], thr.Meta["assistant_id"] = string(g), string(id)
+	thr.Updated = time.Time{}
+	return s.opts.Store.UpdateThread(ctx, thr)
+}
+
+// cancelJob cancels a job: one pending is ended without running, one
+// running here is stopped with cause (its thread's run ends cancelled).
+// With remove, the job is deleted too.
+func (s *Server) cancelJob(ctx context.Context, j *store.Job, cause error, remove bool) error {
+	if _, err := s.jobs.SetJob(ctx, j.ID, []store.JobStatus{store.JobPending}, store.JobInterrupted, "", cause.Error()); err == nil {
+		if p, ok := s.exec.(interface{ Drop(JobRef) bool }); ok {
+			p.Drop(JobRef{ID: j.ID, Thread: j.ThreadID})
+		}
+		if st := s.streams.get(j.ID); st != nil {
+			st.finish(s.interruptedReply(cause), s.now())
+		}
+	} else if !errors.Is(err, store.ErrConflict) {
+		return err
+	} else if s.exec.Cancel(j.ID, cause) {
+		// The job's work ends it; wait for that, so that the next run
+		// finds the thread free.
+		if st := s.streams.get(j.ID); st != nil {
+			if _, err := st.wait(ctx); err != nil {
+				return err
+			}
+		}
+	}
+	if remove {
+		if err := s.jobs.DeleteJob(ctx, j.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+	}
+	return nil
+}
+
+// interruptedReply is what waiting for a cancelled run answers.
+func (s *Server) interruptedReply(cause error) []byte {
+	b, _ := json.Marshal(map[string]any{"__error__": map[string]string{"error": "Cancelled", "message": cause.Error()}})
+	return b
+}
+
+// execute is the Work of the server's executor: it claims a pending job
+// and runs it to its end, recording the outcome in the job and its
+// stream.
+func (s *Server) execute(ctx context.Context, ref JobRef) error {
+	bg := context.WithoutCancel(ctx)
+	job, err := s.jobs.SetJob(bg, ref.ID, []store.JobStatus{store.JobPending}, store.JobRunning, "", "")
+	if err != nil {
+		if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) {
+			return nil // cancelled, deleted, or taken by another worker
+		}
+		s.log.Error("claiming a run", "run", ref.ID, "err", err)
+		return err
+	}
+	st := s.streams.open(job.ID)
+	status, final, errText := s.drive(ctx, job, st)
+	if errors.Is(context.Cause(ctx), ErrServerClosing) && status != store.JobSuccess {
+		// Left for the next process: the engine recorded every step.
+		if _, err := s.jobs.SetJob(bg, job.ID, []store.JobStatus{store.JobRunning}, store.JobPending, "", ""); err != nil {
+			s.log.Error("returning a run to the queue", "run", job.ID, "err", err)
+		}
+		return nil
+	}
+	if _, err := s.jobs.SetJob(bg, job.ID, []store.JobStatus{store.JobRunning}, status, "", errText); err != nil && !errors.Is(err, store.ErrNotFound) {
+		s.log.Error("recording a run's end", "run", job.ID, "err", err)
+	}
+	if b := decodeRunBody(job); b != nil && b.OnCompletion == "delete" {
+		if err := s.opts.Store.DeleteThread(bg, job.ThreadID); err != nil {
+			s.log.Error("deleting a stateless run's thread", "thread", job.ThreadID, "err", err)
+		}
+	}
+	st.finish(final, s.now())
+	s.log.Info("run ended", "run", job.ID, "thread", job.ThreadID, "status", status)
+	return nil
+}
+
+// decodeRunBody is the request a job keeps, or nil.
+func decodeRunBody(j *store.Job) *runBody {
+	var b runBody
+	if json.Unmarshal(j.Request, &b) != nil {
+		return nil
+	}
+	return &b
+}
+
+// drive starts or resumes the job's thread and returns the job's end
+// status, the reply of runs.wait and the error text.
+func (s *Server) drive(ctx context.Context, job *store.Job, st *runStream) (store.JobStatus, []byte, string) {
+	fail := func(err error) (store.JobStatus, []byte, string) {
+		kind := string(engine.KindOf(err))
+		data, _ := json.Marshal(map[string]string{"error": kind, "message": err.Error()})
+		st.add("error", data)
+		final, _ := json.Marshal(map[string]any{"__error__": map[string]string{"error": kind, "message": err.Error()}})
+		return store.JobError, final, err.Error()
+	}
+	b := decodeRunBody(job)
+	if b == nil {
+		return fail(errors.New("the run's request does not decode"))
+	}
+	a, err := s.assistant(job.Assistant)
+	if err != nil {
+		return fail(err)
+	}
+	plan := a.Workflow.Plan
+	ts, err := s.threadState(ctx, job.ThreadID)
+	if err != nil {
+		return fail(err)
+	}
+	vals, err := ValuesOf(ts)
+	if err != nil {
+		return fail(err)
+	}
+	md := map[string]any{}
+	_ = json.Unmarshal(job.Meta, &md)
+	md["thread_id"], md["run_id"] = job.ThreadID, job.ID
+	rec := newRecorder(st, b.modes(), b.StreamSubgraphs, vals, job.ID, md)
+
+	var res *service.Result
+	status := engine.Completed
+	if ts != nil && ts.State != nil {
+		status = ts.Status()
+	}
+	hasResume := b.Command != nil && len(b.Command.Resume) > 0 && string(b.Command.Resume) != "null"
+	input, err := inputOf(plan, b.Input)
+	if err != nil {
+		return fail(err)
+	}
+	switch {
+	case status == engine.Running:
+		// A run this job began before its process stopped: on from its
+		// last recorded step.
+		rec.start()
+		res, err = s.opts.Service.Resume(ctx, service.ResumeRequest{Thread: job.ThreadID, Observer: rec})
+	case hasResume:
+		pend, perr := s.opts.Store.Pending(ctx, job.ThreadID)
+		if perr != nil {
+			return fail(perr)
+		}
+		answers, aerr := answersOf(plan, pend, b.Command.Resume)
+		if aerr != nil {
+			return fail(aerr)
+		}
+		rec.start()
+		res, err = s.opts.Service.Resume(ctx, service.ResumeRequest{Thread: job.ThreadID, Answers: answers, Observer: rec})
+	case status == engine.Waiting && input == nil:
+		return fail(&Error{Status: http.StatusConflict, Detail: "the thread waits for an answer: resume it with command.resume"})
+	default:
+		if input == nil {
+			input = map[string]flow.Value{}
+		}
+		res, err = s.opts.Service.Start(ctx, service.StartRequest{Workflow: a.Workflow, Thread: job.ThreadID, Components: a.Components, ContextTokens: a.ContextTokens, Input: input, Observer: rec})
+	}
+	rec.flush()
+	if res == nil {
+		if err == nil {
+			err = errors.New("the run returned no result")
+		}
+		if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, ErrServerClosing) {
+			return store.JobInterrupted, s.interruptedReply(cause), cause.Error()
+		}
+		return fail(err)
+	}
+	switch res.Status {
+	case engine.Waiting:
+		ints := make([]interruptJSON, 0, len(res.Waiting))
+		for _, q := range res.Waiting {
+			v := map[string]any{"node": q.Node, "question": q.Question}
+			if pn := service.FindNode(plan, q.Node); pn != nil {
+				outs := map[string]any{}
+				for _, o := range pn.Outputs {
+					outs[o.Name] = TypeSchema(o.Type)
+				}
+				v["outputs"] = outs
+			}
+			ints = append(ints, interruptJSON{ID: q.ID, Value: v})
+		}
+		reply := map[string]any{"__interrupt__": ints}
+		if rec.modes["updates"] {
+			rec.emit("updates", "", reply)
+		}
+		if rec.modes["values"] {
+			rec.emit("values", "", reply)
+		}
+		final, _ := json.Marshal(reply)
+		return store.JobSuccess, final, ""
+	case engine.Completed:
+		final, _ := json.Marshal(rec.values)
+		return store.JobSuccess, final, ""
+	case engine.Cancelled:
+		// As LangGraph: the wait of a cancelled run answers the values
+		// it had reached.
+		cause := context.Cause(ctx)
+		if cause == nil {
+			cause = errCancelledByClient
+		}
+		final, _ := json.Marshal(rec.values)
+		return store.JobInterrupted, final, cause.Error()
+	}
+	if err == nil {
+		err = res.Err
+	}
+	if err == nil {
+		err = errors.New("the run failed")
+	}
+	if errors.Is(context.Cause(ctx), ErrServerClosing) {
+		return store.JobPending, nil, ""
+	}
+	return fail(err)
+}
+
+// stream answers a run's stream from its start (after < 0) or after an
+// event id, and cancels the run if the client goes and asked for that.
+func (s *Server) streamRun(w http.ResponseWriter, r *http.Request, n *newRun, location string, after int, onDisconnect string) error {
+	out := startSSE(w, location)
+	err := out.stream(r.Context(), n.stream, n.job.ID, after)
+	if err != nil && r.Context().Err() != nil && onDisconnect == "cancel" {
+		j, jerr := s.jobs.Job(context.WithoutCancel(r.Context()), n.job.ID)
+		if jerr == nil {
+			_ = s.cancelJob(context.WithoutCancel(r.Context()), j, errClientGone, false)
+		}
+	}
+	return nil // the reply has begun: nothing more to answer
+}
+
+// waitRun answers a run's final reply once it ends. The headers go out
+// at once (LangGraph's client holds one of its few request slots until
+// they come), then a newline every second keeps the connection alive
+// (JSON readers skip it), as LangGraph's server does.
+func (s *Server) waitRun(w http.ResponseWriter, r *http.Request, st *runStream, location string) error {
+	if location != "" {
+		w.Header().Set("Content-Location", location)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	_ = rc.Flush()
+	ctx := r.Context()
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		st.mu.Lock()
+		done, final, ch := st.done, st.final, st.changed
+		st.mu.Unlock()
+		if done {
+			_, _ = w.Write(final)
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-tick.C:
+			_, _ = w.Write([]byte("\n"))
+			_ = rc.Flush()
+		case <-ctx.Done():
+			return nil
+		}
+	}
+}
+
+// createBackgroundRun is POST /threads/{id}/runs.
+func (s *Server) createBackgroundRun(w http.ResponseWriter, r *http.Request) error {
+	n, err := s.createRun(r.Context(), r.PathValue("id"), r)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Location", n.location(false))
+	writeJSON(w, http.StatusOK, runOf(n.job))
+	return nil
+}
+
+// createStreamRun is POST /threads/{id}/runs/stream and POST
+// /runs/stream.
+func (s *Server) createStreamRun(w http.ResponseWriter, r *http.Request) error {
+	thread := r.PathValue("id")
+	n, err := s.createRun(r.Context(), thread, r)
+	if err != nil {
+		return err
+	}
+	od := n.body.OnDisconnect
+	if od == "" {
+		od = "continue"
+		if thread == "" {
+			od = "cancel"
+		}
+	}
+	if thread != "" {
+		// LangGraph's client reconnects to Location, with Last-Event-ID,
+		// when a stream drops.
+		w.Header().Set("Location", n.location(false)+"/stream")
+	}
+	return s.streamRun(w, r, n, n.location(thread == ""), -1, od)
+}
+
+// createWaitRun is POST /threads/{id}/runs/wait and POST /runs/wait.
+func (s *Server) createWaitRun(w http.ResponseWriter, r *http.Request) error {
+	thread := r.PathValue("id")
+	n, err := s.createRun(r.Context(), thread, r)
+	if err != nil {
+		return err
+	}
+	return s.waitRun(w, r, n.stream, n.location(thread == ""))
+}
+
+// threadJob finds a run of a thread, or a 404.
+func (s *Server) threadJob(ctx context.Context, thread, id string) (*store.Job, error) {
+	j, err := s.jobs.Job(ctx, id)
+	if err != nil || j.ThreadID != thread {
+		if err == nil || errors.Is(err, store.ErrNotFound) {
+			return nil, notFound("run", id)
+		}
+		return nil, err
+	}
+	return j, nil
+}
+
+// listRuns is GET /threads/{id}/runs.
+func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) error {
+	thread := r.PathValue("id")
+	q := store.JobQuery{ThreadID: thread, Limit: 10}
+	if v := r.URL.Query().Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return invalid("limit", "must be a number not below 0, not %q", v)
+		}
+		q.Limit = n
+	}
+	if v := r.URL.Query().Get("offset"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return invalid("offset", "must be a number not below 0, not %q", v)
+		}
+		q.Offset = n
+	}
+	if v := r.URL.Query().Get("status"); v != "" {
+		if !store.JobStatus(v).Valid() {
+			return invalid("status", "%q is not a run status", v)
+		}
+		q.Status = []store.JobStatus{store.JobStatus(v)}
+	}
+	jobs, err := s.jobs.Jobs(r.Context(), q)
+	if err != nil {
+		return threadErr(thread, err)
+	}
+	out := make([]runJSON, 0, len(jobs))
+	for _, j := range jobs {
+		out = append(out, runOf(j))
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// getRun is GET /threads/{id}/runs/{rid}.
+func (s *Server) getRun(w http.ResponseWriter, r *http.Request) error {
+	j, err := s.threadJob(r.Context(), r.PathValue("id"), r.PathValue("rid"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, runOf(j))
+	return nil
+}
+
+// deleteRun is DELETE /threads/{id}/runs/{rid}: a run in progress is
+// cancelled first.
+func (s *Server) deleteRun(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	j, err := s.threadJob(ctx, r.PathValue("id"), r.PathValue("rid"))
+	if err != nil {
+		return err
+	}
+	if err := s.cancelJob(ctx, j, errCancelledByClient, true); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// joinRun is GET /threads/{id}/runs/{rid}/join: the run's final reply,
+// once it ends.
+func (s *Server) joinRun(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	j, err := s.threadJob(ctx, r.PathValue("id"), r.PathValue("rid"))
+	if err != nil {
+		return err
+	}
+	st := s.streams.get(j.ID)
+	if st == nil {
+		// Ended before this process kept its stream: the thread's state.
+		return s.finalOf(w, r, j)
+	}
+	return s.waitRun(w, r, st, "")
+}
+
+// finalOf answers the reply of an ended run whose stream is not kept:
+// the thread's values now (or its questions).
+func (s *Server) finalOf(w http.ResponseWriter, r *http.Request, j *store.Job) error {
+	if j.Status == store.JobPending || j.Status == store.JobRunning {
+		return errorf(http.StatusConflict, "run %s is %s in another process: join it there", j.ID, j.Status)
+	}
+	ctx := r.Context()
+	thr, err := s.opts.Store.Thread(ctx, j.ThreadID)
+	if err != nil {
+		return threadErr(j.ThreadID, err)
+	}
+	ts, err := s.threadState(ctx, j.ThreadID)
+	if err != nil {
+		return err
+	}
+	if ts != nil && ts.Status() == engine.Waiting {
+		qs, err := s.interrupts(ctx, thr, ts)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"__interrupt__": qs})
+		return nil
+	}
+	vals, err := ValuesOf(ts)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, vals)
+	return nil
+}
+
+// joinStream is GET /threads/{id}/runs/{rid}/stream: the run's events
+// after Last-Event-ID (all without it), until it ends.
+func (s *Server) joinStream(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	j, err := s.threadJob(ctx, r.PathValue("id"), r.PathValue("rid"))
+	if err != nil {
+		return err
+	}
+	after := -1
+	if v := r.Header.Get("Last-Event-ID"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < -1 {
+			return invalid("Last-Event-ID", "must be an event id the stream sent, not %q", v)
+		}
+		after = n
+	}
+	st := s.streams.get(j.ID)
+	if st == nil {
+		if j.Status == store.JobPending || j.Status == store.JobRunning {
+			return errorf(http.StatusConflict, "run %s is %s in another process: join it there", j.ID, j.Status)
+		}
+		startSSE(w, "")
+		return nil // ended, and its events are no longer kept
+	}
+	od := r.URL.Query().Get("cancel_on_disconnect")
+	mode := "continue"
+	if od == "true" {
+		mode = "cancel"
+	}
+	return s.streamRun(w, r, &newRun{job: j, stream: st}, "", after, mode)
+}
+
+// cancelRun is POST /threads/{id}/runs/{rid}/cancel[?wait=true&action=interrupt|rollback].
+func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	j, err := s.threadJob(ctx, r.PathValue("id"), r.PathValue("rid"))
+	if err != nil {
+		return err
+	}
+	action := r.URL.Query().Get("action")
+	switch action {
+	case "", "interrupt", "rollback":
+	default:
+		return invalid("action", "must be interrupt or rollback, not %q", action)
+	}
+	if err := s.cancelJob(ctx, j, errCancelledByClient, action == "rollback"); err != nil {
+		return err
+	}
+	if !r.URL.Query().Has("wait") {
+		w.WriteHeader(http.StatusAccepted)
+		return nil
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
