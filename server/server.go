@@ -160,6 +160,10 @@ func New(opts Options) (*Server, error) {
 	if err := s.exec.Start(s.execute); err != nil {
 		return nil, err
 	}
+	if err := s.recover(context.Background()); err != nil {
+		_ = s.exec.Close(context.Background())
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -207,6 +211,39 @@ func (s *Server) routes() {
 	m.Handle("/", s.handle(func(w http.ResponseWriter, r *http.Request) error {
 		return errorf(http.StatusNotFound, "no endpoint %s %s", r.Method, r.URL.Path)
 	}))
+}
+
+// recover submits the jobs a stopped process left: pending ones, and
+// running ones (their process died mid-run; the engine recorded every
+// step, so they resume from the last). The in-process Pool assumes one
+// server per store; servers that share a PostgreSQL store need an
+// Executor that coordinates them (River).
+func (s *Server) recover(ctx context.Context) error {
+	left, err := s.jobs.Jobs(ctx, store.JobQuery{Status: []store.JobStatus{store.JobRunning}})
+	if err != nil {
+		return err
+	}
+	for _, j := range left {
+		if _, err := s.jobs.SetJob(ctx, j.ID, []store.JobStatus{store.JobRunning}, store.JobPending, "", ""); err != nil && !errors.Is(err, store.ErrConflict) {
+			return err
+		}
+	}
+	pend, err := s.jobs.Jobs(ctx, store.JobQuery{Status: []store.JobStatus{store.JobPending}})
+	if err != nil {
+		return err
+	}
+	// Oldest first, so that each thread's jobs keep their order.
+	for i := len(pend) - 1; i >= 0; i-- {
+		j := pend[i]
+		s.streams.open(j.ID)
+		if err := s.exec.Submit(ctx, JobRef{ID: j.ID, Thread: j.ThreadID}); err != nil {
+			return err
+		}
+	}
+	if n := len(pend); n > 0 {
+		s.log.Info("runs picked up from the store", "runs", n, "were_running", len(left))
+	}
+	return nil
 }
 
 // guard checks the API key and answers CORS, around every endpoint.

@@ -38,6 +38,12 @@ func newFixture(t *testing.T, edit func(*server.Options)) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return serve(t, svc, st, wf, edit)
+}
+
+// serve serves wf of svc over st.
+func serve(t *testing.T, svc *service.Service, st store.Store, wf *service.Workflow, edit func(*server.Options)) *fixture {
+	t.Helper()
 	opts := server.Options{Service: svc, Store: st, Assistants: []server.Assistant{{Workflow: wf}}}
 	if edit != nil {
 		edit(&opts)

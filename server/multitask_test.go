@@ -1,0 +1,209 @@
+package server_test
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/weftlang/weft/engine"
+	"github.com/weftlang/weft/flow"
+	"github.com/weftlang/weft/service"
+	"github.com/weftlang/weft/store"
+	"github.com/weftlang/weft/store/memory"
+	"github.com/weftlang/weft/store/sqlite"
+)
+
+// napper is the nap action: it says it started, then waits for a go or
+// for its run's end.
+type napper struct {
+	started chan string
+	gate    chan struct{}
+}
+
+func newNapper() *napper { return &napper{started: make(chan string, 16), gate: make(chan struct{})} }
+
+func (n *napper) registry() *engine.Registry {
+	reg := engine.NewRegistry()
+	reg.Replace("nap", engine.ActionFunc(func(ctx context.Context, c *engine.Call) error {
+		text := c.Inputs[0].Text()
+		n.started <- text
+		select {
+		case <-n.gate:
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+		c.Outputs[0] = flow.StringValue("slept " + text)
+		return nil
+	}))
+	return reg
+}
+
+// sleepyFixture serves testdata/sleepy.wf over st with the napper.
+func sleepyFixture(t *testing.T, st store.Store, n *napper) *fixture {
+	t.Helper()
+	svc, err := service.New(service.Options{Store: st, Actions: n.registry()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { svc.Close() })
+	wf, err := svc.Open(context.Background(), service.Source{Name: "testdata/sleepy.wf"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return serve(t, svc, st, wf, nil)
+}
+
+// waitStarted waits for the nap of text to start.
+func (n *napper) waitStarted(t *testing.T, text string) {
+	t.Helper()
+	select {
+	case got := <-n.started:
+		if got != text {
+			t.Fatalf("nap %q started, want %q", got, text)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("nap %q never started", text)
+	}
+}
+
+// runStatus reads a run's status.
+func (f *fixture) runStatus(thread, run string) string {
+	var r map[string]any
+	f.json("GET", "/threads/"+thread+"/runs/"+run, "", 200, &r)
+	return r["status"].(string)
+}
+
+// eventually polls cond for up to 10 s.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for range 1000 {
+		if cond() {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("%s: not after 10 s", what)
+}
+
+func TestMultitask(t *testing.T) {
+	n := newNapper()
+	f := sleepyFixture(t, memory.New(), n)
+	f.json("POST", "/threads", `{"thread_id":"m"}`, 200, nil)
+	var a map[string]any
+	f.json("POST", "/threads/m/runs", `{"assistant_id":"Sleepy","input":{"input_text":"a"}}`, 200, &a)
+	if a["status"] != "pending" || a["multitask_strategy"] != "enqueue" {
+		t.Fatalf("run a = %v", a)
+	}
+	aid := a["run_id"].(string)
+	n.waitStarted(t, "a")
+	var th map[string]any
+	f.json("GET", "/threads/m", "", 200, &th)
+	if th["status"] != "busy" {
+		t.Fatalf("thread while a runs: %v", th["status"])
+	}
+	code, body := f.do("POST", "/threads/m/runs", `{"assistant_id":"Sleepy","input":{"input_text":"r"},"multitask_strategy":"reject"}`)
+	if code != 422 || !strings.Contains(body, "Thread is already running a task") {
+		t.Fatalf("reject: %d %s", code, body)
+	}
+	var b map[string]any
+	f.json("POST", "/threads/m/runs", `{"assistant_id":"Sleepy","input":{"input_text":"b"}}`, 200, &b)
+	bid := b["run_id"].(string)
+	if got := f.runStatus("m", bid); got != "pending" {
+		t.Fatalf("enqueued b: %s", got)
+	}
+	n.gate <- struct{}{} // a ends; b starts
+	n.waitStarted(t, "b")
+	if got := f.runStatus("m", aid); got != "success" {
+		t.Fatalf("a after its end: %s", got)
+	}
+	// c interrupts b: b ends interrupted, c runs and its wait answers.
+	done := make(chan string)
+	go func() {
+		_, body := f.do("POST", "/threads/m/runs/wait", `{"assistant_id":"Sleepy","input":{"input_text":"c"},"multitask_strategy":"interrupt"}`)
+		done <- body
+	}()
+	n.waitStarted(t, "c")
+	if got := f.runStatus("m", bid); got != "interrupted" {
+		t.Fatalf("b after c interrupted it: %s", got)
+	}
+	n.gate <- struct{}{}
+	if body := <-done; body != `{"input_text":"c","nap":{"out":"slept c"}}` {
+		t.Fatalf("c's wait = %s", body)
+	}
+	var runs []map[string]any
+	f.json("GET", "/threads/m/runs", "", 200, &runs)
+	if len(runs) != 3 {
+		t.Fatalf("runs = %v", runs)
+	}
+}
+
+func TestCancelRun(t *testing.T) {
+	n := newNapper()
+	f := sleepyFixture(t, memory.New(), n)
+	f.json("POST", "/threads", `{"thread_id":"c"}`, 200, nil)
+	var a map[string]any
+	f.json("POST", "/threads/c/runs", `{"assistant_id":"Sleepy","input":{"input_text":"a"}}`, 200, &a)
+	aid := a["run_id"].(string)
+	n.waitStarted(t, "a")
+	if code, body := f.do("POST", "/threads/c/runs/"+aid+"/cancel?wait=1", ""); code != 204 {
+		t.Fatalf("cancel: %d %s", code, body)
+	}
+	if got := f.runStatus("c", aid); got != "interrupted" {
+		t.Fatalf("cancelled run: %s", got)
+	}
+	var th map[string]any
+	f.json("GET", "/threads/c", "", 200, &th)
+	if th["status"] != "idle" {
+		t.Fatalf("thread after cancel: %v", th["status"])
+	}
+	// The thread takes a new run.
+	go func() { n.waitStarted(t, "b"); n.gate <- struct{}{} }()
+	if code, body := f.do("POST", "/threads/c/runs/wait", `{"assistant_id":"Sleepy","input":{"input_text":"b"}}`); code != 200 || !strings.Contains(body, "slept b") {
+		t.Fatalf("run after cancel: %d %s", code, body)
+	}
+	if code, _ := f.do("POST", "/threads/c/runs/nope/cancel", ""); code != 404 {
+		t.Fatalf("cancel of an unknown run: %d", code)
+	}
+}
+
+// A server that stops mid-run leaves the run pending, every step it took
+// recorded; the next server on the store finishes it, once.
+func TestRunSurvivesRestart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "weft.db")
+	ctx := context.Background()
+	open := func() store.Store {
+		st, err := sqlite.Open(ctx, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		return st
+	}
+	n1 := newNapper()
+	st1 := open()
+	f1 := sleepyFixture(t, st1, n1)
+	f1.json("POST", "/threads", `{"thread_id":"r"}`, 200, nil)
+	var a map[string]any
+	f1.json("POST", "/threads/r/runs", `{"assistant_id":"Sleepy","input":{"input_text":"a"}}`, 200, &a)
+	aid := a["run_id"].(string)
+	n1.waitStarted(t, "a")
+	if err := f1.srv.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := f1.runStatus("r", aid); got != "pending" {
+		t.Fatalf("run after its server stopped: %s", got)
+	}
+	st1.Close()
+
+	n2 := newNapper()
+	close(n2.gate)
+	f2 := sleepyFixture(t, open(), n2)
+	n2.waitStarted(t, "a")
+	eventually(t, "the run ends on the second server", func() bool { return f2.runStatus("r", aid) == "success" })
+	code, body := f2.do("GET", "/threads/r/runs/"+aid+"/join", "")
+	if code != 200 || body != `{"input_text":"a","nap":{"out":"slept a"}}` {
+		t.Fatalf("join after restart: %d %s", code, body)
+	}
+}
