@@ -37,7 +37,8 @@ type Items interface {
 	DeleteItem(ctx context.Context, ns []string, key string) error
 	// SearchItems lists the items q selects: those whose namespace
 	// starts with q.Prefix and whose value passes q.Filter, most
-	// recently updated first, then by key, then by namespace; after
+	// recently updated first, then by key, then by namespace (see
+	// CompareItems); after
 	// q.Offset, at most q.Limit (DefaultItemLimit when 0).
 	SearchItems(ctx context.Context, q ItemQuery) ([]*Item, error)
 	// Namespaces lists the distinct namespaces of stored items that q
@@ -276,7 +277,8 @@ func HasPrefix(ns, prefix []string) bool {
 }
 
 // CompareItems orders items as SearchItems lists them: Updated
-// descending, then Key, then namespace.
+// descending, then Key, then joined namespace (JoinNamespace), keys and
+// namespaces bytewise, as SQL stores order them.
 func CompareItems(a, b *Item) int {
 	if c := b.Updated.Compare(a.Updated); c != 0 {
 		return c
@@ -284,7 +286,7 @@ func CompareItems(a, b *Item) int {
 	if c := strings.Compare(a.Key, b.Key); c != 0 {
 		return c
 	}
-	return slices.Compare(a.Namespace, b.Namespace)
+	return strings.Compare(JoinNamespace(a.Namespace), JoinNamespace(b.Namespace))
 }
 
 // A Matcher checks item values against an ItemQuery's Filter.

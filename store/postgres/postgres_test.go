@@ -243,8 +243,8 @@ func TestMigrateFromV3Sources(t *testing.T) {
 		t.Fatalf("Open on a v3 database: %v", err)
 	}
 	defer s.Close()
-	if v, err := s.Version(ctx); err != nil || v != 4 || SchemaVersion != 4 {
-		t.Fatalf("version %d (%v), want 4", v, err)
+	if v, err := s.Version(ctx); err != nil || v != SchemaVersion {
+		t.Fatalf("version %d (%v), want %d", v, err, SchemaVersion)
 	}
 	th, err := s.Thread(ctx, "t")
 	if err != nil || th.Workflow != "w" || th.Meta["a"] != "b" || th.Source != "" || th.Spec != nil {

@@ -87,6 +87,40 @@ ALTER TABLE weft_threads ADD COLUMN source text REFERENCES weft_sources (digest)
 ALTER TABLE weft_threads ADD COLUMN spec bytea NOT NULL DEFAULT '';
 CREATE INDEX weft_threads_source ON weft_threads (source, updated DESC, id) WHERE source IS NOT NULL;
 `,
+	// v5: the key-value store (store.Items) and the runs of the LangGraph
+	// Server API (store.Jobs). An item's namespace is its labels joined
+	// by '.', in the "C" collation (bytewise), so that the primary key's
+	// index selects a namespace prefix as a range (store.PrefixRange). A
+	// job belongs to its thread (deleted with it); weft_jobs_thread
+	// serves the cascade, a thread's listing and PendingJobs' checks of a
+	// thread's running and older pending jobs, weft_jobs_pending the
+	// pending jobs oldest first, weft_jobs_created the listing of all.
+	`
+CREATE TABLE weft_items (
+	ns      text COLLATE "C" NOT NULL,
+	key     text COLLATE "C" NOT NULL,
+	value   bytea NOT NULL,
+	created timestamptz NOT NULL,
+	updated timestamptz NOT NULL,
+	PRIMARY KEY (ns, key)
+);
+CREATE TABLE weft_jobs (
+	id        text COLLATE "C" PRIMARY KEY,
+	thread_id text NOT NULL REFERENCES weft_threads (id) ON DELETE CASCADE,
+	assistant text NOT NULL,
+	status    text NOT NULL,
+	run       text NOT NULL,
+	strategy  text NOT NULL,
+	request   bytea NOT NULL,
+	meta      bytea NOT NULL,
+	error     text NOT NULL,
+	created   timestamptz NOT NULL,
+	updated   timestamptz NOT NULL
+);
+CREATE INDEX weft_jobs_thread ON weft_jobs (thread_id, status, created, id);
+CREATE INDEX weft_jobs_pending ON weft_jobs (created, id) WHERE status = 'pending';
+CREATE INDEX weft_jobs_created ON weft_jobs (created DESC, id);
+`,
 }
 
 // SchemaVersion is the schema version this package writes.

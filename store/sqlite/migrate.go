@@ -153,6 +153,41 @@ func migrations() []migration {
 			`ALTER TABLE threads ADD COLUMN spec BLOB NOT NULL DEFAULT x''`,
 			`CREATE INDEX threads_source ON threads (source, updated DESC, id) WHERE source IS NOT NULL`,
 		}},
+		// The key-value store (store.Items) and the runs of the LangGraph
+		// Server API (store.Jobs). An item's namespace is its labels
+		// joined by '.', so that the unique index on (ns, key) selects a
+		// namespace prefix as a range (see store.PrefixRange); a rowid
+		// table keeps values of up to about 4 KB on its leaf pages. A
+		// job belongs to its thread (deleted with it); jobs_thread
+		// serves the cascade, a thread's listing and PendingJobs' checks
+		// of a thread's running and older pending jobs, jobs_pending the
+		// pending jobs oldest first, jobs_created the listing of all.
+		{Version: 7, Name: "items and jobs", SQL: []string{
+			`CREATE TABLE items (
+				ns      TEXT NOT NULL,
+				key     TEXT NOT NULL,
+				value   BLOB NOT NULL,
+				created INTEGER NOT NULL,
+				updated INTEGER NOT NULL
+			) STRICT`,
+			`CREATE UNIQUE INDEX items_key ON items (ns, key)`,
+			`CREATE TABLE jobs (
+				id        TEXT PRIMARY KEY,
+				thread_id TEXT NOT NULL REFERENCES threads(id) ON DELETE CASCADE,
+				assistant TEXT NOT NULL,
+				status    TEXT NOT NULL,
+				run       TEXT NOT NULL,
+				strategy  TEXT NOT NULL,
+				request   BLOB NOT NULL,
+				meta      BLOB NOT NULL,
+				error     TEXT NOT NULL,
+				created   INTEGER NOT NULL,
+				updated   INTEGER NOT NULL
+			) STRICT`,
+			`CREATE INDEX jobs_thread ON jobs (thread_id, status, created, id)`,
+			`CREATE INDEX jobs_pending ON jobs (created, id) WHERE status = 'pending'`,
+			`CREATE INDEX jobs_created ON jobs (created DESC, id)`,
+		}},
 	}
 }
 
@@ -161,7 +196,7 @@ func migrations() []migration {
 const updateGrain = time.Second
 
 // SchemaVersion is the version of the schema this package writes.
-const SchemaVersion = 6
+const SchemaVersion = 7
 
 // ErrNewerSchema is returned by Open for a database written by a newer
 // weft than this one.

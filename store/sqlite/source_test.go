@@ -46,8 +46,8 @@ func TestMigrateFromV5Sources(t *testing.T) {
 		t.Fatalf("Open of a v5 database: %v", err)
 	}
 	defer s.Close()
-	if v, _ := version(ctx, s.writer); v != 6 || SchemaVersion != 6 {
-		t.Fatalf("after Open, version %d (SchemaVersion %d), want 6", v, SchemaVersion)
+	if v, _ := version(ctx, s.writer); v != SchemaVersion {
+		t.Fatalf("after Open, version %d, want %d", v, SchemaVersion)
 	}
 	checkSchema(t, s)
 	th, err := s.Thread(ctx, "t")

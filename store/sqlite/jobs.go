@@ -1,0 +1,234 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/weftlang/weft/store"
+)
+
+var _ store.Jobs = (*Store)(nil)
+
+// Jobs live in the table jobs (schema version 7), deleted with their
+// thread by the foreign key's cascade. SetJob is a transaction that
+// begins IMMEDIATE, so its compare and its set are one step under
+// SQLite's write lock, against other processes too.
+
+const jobCols = `id, thread_id, assistant, status, run, strategy, request, meta, error, created, updated`
+
+func scanJob(sc scanner) (*store.Job, error) {
+	var (
+		j             store.Job
+		c, u          int64
+		request, meta []byte
+	)
+	if err := sc.Scan(&j.ID, &j.ThreadID, &j.Assistant, &j.Status, &j.Run, &j.Strategy, &request, &meta, &j.Error, &c, &u); err != nil {
+		return nil, err
+	}
+	if len(request) > 0 {
+		j.Request = request
+	}
+	if len(meta) > 0 {
+		j.Meta = meta
+	}
+	j.Created, j.Updated = fromUnix(c), fromUnix(u)
+	if err := store.CheckJobStatus(j.ThreadID, j.ID, j.Status); err != nil {
+		return nil, err
+	}
+	return &j, nil
+}
+
+// CreateJob stores a new job of an existing thread; see store.Jobs.
+func (s *Store) CreateJob(ctx context.Context, j *store.Job) error {
+	if j != nil && j.Status == "" {
+		j.Status = store.JobPending
+	}
+	if err := store.CheckJob(j); err != nil {
+		return fmt.Errorf("sqlite store: create job: %w", err)
+	}
+	created, updated := j.Created, j.Updated
+	if created.IsZero() {
+		created = now()
+	}
+	if updated.IsZero() {
+		updated = created
+	}
+	err := s.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		if err := s.exists(ctx, tx, j.ThreadID); err != nil {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, `INSERT INTO jobs (`+jobCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+			j.ID, j.ThreadID, j.Assistant, string(j.Status), j.Run, j.Strategy, nonNil(j.Request), nonNil(j.Meta), j.Error, unix(created), unix(updated))
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return fmt.Errorf("sqlite store: job %s: %w", j.ID, store.ErrExists)
+		}
+		return nil
+	})
+	if err != nil {
+		if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrExists) {
+			return err
+		}
+		return fmt.Errorf("sqlite store: create job %s: %w", j.ID, err)
+	}
+	j.Created, j.Updated = created, updated
+	return nil
+}
+
+// Job returns a job.
+func (s *Store) Job(ctx context.Context, id string) (*store.Job, error) {
+	j, err := scanJob(s.reader.QueryRowContext(ctx, `SELECT `+jobCols+` FROM jobs WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, notFound("job", id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sqlite store: job %s: %w", id, err)
+	}
+	return j, nil
+}
+
+// queryJobs runs a query of jobs and scans them.
+func (s *Store) queryJobs(ctx context.Context, q string, args ...any) ([]*store.Job, error) {
+	rows, err := s.reader.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []*store.Job{}
+	for rows.Next() {
+		j, err := scanJob(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, j)
+	}
+	return out, rows.Err()
+}
+
+// Jobs lists the jobs q selects, newest first; see store.Jobs.
+func (s *Store) Jobs(ctx context.Context, q store.JobQuery) ([]*store.Job, error) {
+	if err := q.Check(); err != nil {
+		return nil, fmt.Errorf("sqlite store: jobs: %w", err)
+	}
+	var (
+		where []string
+		args  []any
+	)
+	if q.ThreadID != "" {
+		where, args = append(where, `thread_id = ?`), append(args, q.ThreadID)
+	}
+	if len(q.Status) > 0 {
+		where = append(where, `status IN (?`+strings.Repeat(", ?", len(q.Status)-1)+`)`)
+		for _, st := range q.Status {
+			args = append(args, string(st))
+		}
+	}
+	query := `SELECT ` + jobCols + ` FROM jobs`
+	if len(where) > 0 {
+		query += ` WHERE ` + strings.Join(where, ` AND `)
+	}
+	limit := int64(-1)
+	if q.Limit > 0 {
+		limit = int64(q.Limit)
+	}
+	query += ` ORDER BY created DESC, id LIMIT ? OFFSET ?`
+	out, err := s.queryJobs(ctx, query, append(args, limit, q.Offset)...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite store: jobs: %w", err)
+	}
+	if len(out) == 0 && q.ThreadID != "" {
+		var one int
+		err := s.r.threadExists.QueryRowContext(ctx, q.ThreadID).Scan(&one)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, notFound("thread", q.ThreadID)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("sqlite store: jobs: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// DeleteJob removes a job.
+func (s *Store) DeleteJob(ctx context.Context, id string) error {
+	var res sql.Result
+	err := s.write(ctx, func() (err error) {
+		res, err = s.writer.ExecContext(ctx, `DELETE FROM jobs WHERE id = ?`, id)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite store: delete job %s: %w", id, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("sqlite store: delete job %s: %w", id, err)
+	} else if n == 0 {
+		return notFound("job", id)
+	}
+	return nil
+}
+
+// SetJob moves a job from one of the statuses from to to; see
+// store.Jobs.
+func (s *Store) SetJob(ctx context.Context, id string, from []store.JobStatus, to store.JobStatus, run, errText string) (*store.Job, error) {
+	if err := store.CheckSetJob(id, from, to); err != nil {
+		return nil, fmt.Errorf("sqlite store: %w", err)
+	}
+	var j *store.Job
+	err := s.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		var cur store.JobStatus
+		err := tx.QueryRowContext(ctx, `SELECT status FROM jobs WHERE id = ?`, id).Scan(&cur)
+		if errors.Is(err, sql.ErrNoRows) {
+			return notFound("job", id)
+		}
+		if err != nil {
+			return err
+		}
+		if !slices.Contains(from, cur) {
+			return &store.JobConflictError{ID: id, Status: cur, From: slices.Clone(from), To: to}
+		}
+		j, err = scanJob(tx.QueryRowContext(ctx, `UPDATE jobs SET status = ?2, run = iif(?3 = '', run, ?3), error = iif(?4 = '', error, ?4), updated = ?5
+			WHERE id = ?1 RETURNING `+jobCols, id, string(to), run, errText, unix(now())))
+		return err
+	})
+	if err != nil {
+		var ce *store.JobConflictError
+		if errors.As(err, &ce) || errors.Is(err, store.ErrNotFound) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("sqlite store: set job %s: %w", id, err)
+	}
+	return j, nil
+}
+
+// pendingJobsSQL selects what PendingJobs lists: pending jobs of threads
+// without a running job and without an older pending one, oldest first.
+const pendingJobsSQL = `SELECT ` + jobCols + ` FROM jobs j WHERE status = 'pending'
+	AND NOT EXISTS (SELECT 1 FROM jobs r WHERE r.thread_id = j.thread_id AND r.status = 'running')
+	AND NOT EXISTS (SELECT 1 FROM jobs o WHERE o.thread_id = j.thread_id AND o.status = 'pending'
+		AND (o.created < j.created OR o.created = j.created AND o.id < j.id))
+	ORDER BY created, id LIMIT ?`
+
+// PendingJobs lists the jobs to start next, in one query; see
+// store.Jobs.
+func (s *Store) PendingJobs(ctx context.Context, limit int) ([]*store.Job, error) {
+	if limit < 0 {
+		return nil, fmt.Errorf("sqlite store: pending jobs: limit %d: negative: %w", limit, store.ErrInvalid)
+	}
+	l := int64(-1)
+	if limit > 0 {
+		l = int64(limit)
+	}
+	out, err := s.queryJobs(ctx, pendingJobsSQL, l)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite store: pending jobs: %w", err)
+	}
+	return out, nil
+}
