@@ -97,6 +97,7 @@ type Server struct {
 	now        func() time.Time
 	started    time.Time
 	jobs       store.Jobs
+	kv         store.Items // nil when the store keeps none
 	exec       Executor
 	streams    streams
 }
@@ -124,6 +125,7 @@ func New(opts Options) (*Server, error) {
 		return nil, fmt.Errorf("server: the store (%T) does not keep jobs (store.Jobs)", opts.Store)
 	}
 	s.jobs = jobs
+	s.kv, _ = opts.Store.(store.Items)
 	s.exec = opts.Executor
 	if s.exec == nil {
 		s.exec = NewPool(DefaultPoolSize)
@@ -207,6 +209,12 @@ func (s *Server) routes() {
 	m.Handle("POST /threads/{id}/runs/{rid}/cancel", s.handle(s.cancelRun))
 	m.Handle("POST /runs/stream", s.handle(s.createStreamRun))
 	m.Handle("POST /runs/wait", s.handle(s.createWaitRun))
+
+	m.Handle("PUT /store/items", s.handle(s.putItem))
+	m.Handle("GET /store/items", s.handle(s.getItem))
+	m.Handle("DELETE /store/items", s.handle(s.deleteItem))
+	m.Handle("POST /store/items/search", s.handle(s.searchItems))
+	m.Handle("POST /store/namespaces", s.handle(s.listNamespaces))
 
 	m.Handle("/", s.handle(func(w http.ResponseWriter, r *http.Request) error {
 		return errorf(http.StatusNotFound, "no endpoint %s %s", r.Method, r.URL.Path)
