@@ -283,9 +283,12 @@ func TestThreadUpdate(t *testing.T) {
 			t.Fatalf("run: %v", err)
 		}
 		before, _ := th.Load(ctx, "t")
-		ts, err := th.Update(ctx, "t", map[string]flow.Value{"topic": flow.StringValue("dogs"), "prepare.n": flow.IntValue(7)}, &engine.UpdateOptions{Plan: plan, AsNode: "prepare"})
+		ts, err := th.Update(ctx, "t", map[string]flow.Value{"topic": flow.StringValue("dogs"), "prepare.n": flow.IntValue(7), "input_text": flow.StringValue("hello")}, &engine.UpdateOptions{Plan: plan, AsNode: "prepare"})
 		if err != nil {
 			t.Fatal(err)
+		}
+		if v, _ := ts.Value("input_text"); v.Text() != "hello" {
+			t.Errorf("input_text after the update = %s", v)
 		}
 		upd := before.Seq + 1
 		check := func(what string, ts *engine.ThreadState, topic string, n int64) {
@@ -348,6 +351,20 @@ func TestThreadUpdate(t *testing.T) {
 			if out, _ := fs.Value("answer.out"); out.Text() != "dogs/1999/7" {
 				t.Errorf("fork's answer.out = %s; want dogs/1999/7", out)
 			}
+		}
+		// In the fork's history, the fork's origin is on its first
+		// snapshot only, not on an update's.
+		if _, err := th.Update(ctx, "f", map[string]flow.Value{"topic": flow.StringValue("eels")}, nil); err != nil {
+			t.Fatal(err)
+		}
+		fh, _ := th.History(ctx, "f", 1)
+		if first, last := fh[0], fh[len(fh)-1]; first.Forked == nil || *first.Forked != (engine.ForkOrigin{Thread: "t", Seq: upd}) || first.Update ||
+			last.Forked != nil || !last.Update || last.Node != "" {
+			t.Errorf("fork's history: first %+v, last %+v", first, last)
+		}
+		fcps, _ := th.Checkpoints(ctx, "f", engine.CheckpointOptions{})
+		if fcps[0].Source != engine.SourceUpdate || fcps[len(fcps)-1].Source != engine.SourceFork || fcps[len(fcps)-1].Parent != 0 {
+			t.Errorf("fork's checkpoints: newest %+v, oldest %+v", fcps[0], fcps[len(fcps)-1])
 		}
 
 		// An ended thread: its next run starts from the update.
