@@ -80,6 +80,13 @@ func appendSnapshot(b []byte, sd *snapshotData) ([]byte, error) {
 		b = strconv.AppendInt(b, sd.From.Seq, 10)
 		b = append(b, '}')
 	}
+	if sd.Update {
+		b = append(b, `,"update":true`...)
+	}
+	if sd.Node != "" {
+		b = append(b, `,"node":`...)
+		b = appendString(b, sd.Node)
+	}
 	b = append(b, `,"state":{"workflow":`...)
 	b = appendString(b, sd.State.Workflow)
 	b = append(b, `,"cells":`...)

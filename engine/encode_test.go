@@ -81,8 +81,9 @@ func TestEncodeSnapshotMatchesJSON(t *testing.T) {
 		Cells []CellInfo `json:"cells"`
 		Nodes []string   `json:"nodes"`
 	}{cells, []string{"n", "done"}})
-	for _, from := range []*ForkOrigin{nil, {Thread: "src\"", Seq: 12}} {
+	for i, from := range []*ForkOrigin{nil, {Thread: "src\"", Seq: 12}, nil} {
 		sd := &snapshotData{runInfo: runInfo{ID: "r", Number: 2, Plan: "p"}, Cells: cells, Nodes: []string{"n", "done"}, From: from,
+			Update: i == 2, Node: map[bool]string{true: "n\"x"}[i == 2],
 			State: &State{Workflow: "W", Cells: []CellValue{{Cell: 0, Value: flow.StringValue("q")}}, Control: Control{Status: Completed, Step: 2, Final: 1, Path: []int{0, 1}}}}
 		std, _ := json.Marshal(sd)
 		sd.names = names[1 : len(names)-1]

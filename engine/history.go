@@ -20,7 +20,7 @@ type HistoryEntry struct {
 	Step    int        // the run's step; 0 for the record that starts a run
 	Kind    store.Kind // store.Step or store.Snapshot
 	Start   bool       // a run starts here
-	Node    string     // the node whose task completed ("" for a start or snapshot)
+	Node    string     // the node whose task completed, or an update's AsNode ("" for a start or another snapshot)
 	Item    int        // its map element, 0 if none
 	Answer  bool       // the task was a person's answer
 	Error   string     // the task's error, or the run's
@@ -30,6 +30,7 @@ type HistoryEntry struct {
 	Time    time.Time
 	Bytes   int         // size of the record's data
 	Forked  *ForkOrigin // for the snapshot a forked thread starts with
+	Update  bool        // a snapshot Threads.Update wrote
 }
 
 // Change is a cell written by a step.
@@ -52,7 +53,7 @@ func (th *Threads) History(ctx context.Context, threadID string, from int64) ([]
 	ts := &ThreadState{Thread: threadID}
 	var out []HistoryEntry
 	for _, r := range recs {
-		sd, err := ts.apply(r)
+		a, err := ts.apply(r)
 		if err != nil {
 			return nil, err
 		}
@@ -62,8 +63,9 @@ func (th *Threads) History(ctx context.Context, threadID string, from int64) ([]
 		e := HistoryEntry{Seq: r.Seq, Run: ts.RunNumber, Step: r.Step, Kind: r.Kind, Time: r.Time, Bytes: len(r.Data), Status: ts.State.Control.Status}
 		switch r.Kind {
 		case store.Snapshot:
-			e.Forked = ts.Forked
+			e.Forked, e.Update, e.Node = a.snap.From, a.snap.Update, a.snap.Node
 		case store.Step:
+			sd := a.step
 			e.Start, e.Node, e.Item, e.Answer, e.Error = sd.Start != nil, sd.Node, sd.Item, sd.Answer, sd.Error
 			for _, d := range sd.Delta {
 				e.Changes = append(e.Changes, Change{Name: ts.Cells[d.Cell].Name, Value: d.Value, Append: d.Append})
@@ -117,19 +119,9 @@ func (th *Threads) Fork(ctx context.Context, from string, at int64, to string, o
 	if err != nil {
 		return nil, err
 	}
-	ts := &ThreadState{Thread: from}
-	found := false
-	for _, r := range recs {
-		if r.Seq > at {
-			break
-		}
-		if _, err := ts.apply(r); err != nil {
-			return nil, err
-		}
-		found = r.Seq == at
-	}
-	if !found || ts.State == nil {
-		return nil, &ThreadError{Thread: from, Kind: KindNotFound, Detail: fmt.Sprintf("has no record %d to fork from (its log holds %d..%d)", at, firstSeq(recs), ts.Seq)}
+	ts, err := foldAt(from, recs, at, " to fork from")
+	if err != nil {
+		return nil, err
 	}
 	for name, v := range opts.Set {
 		i := slices.IndexFunc(ts.Cells, func(c CellInfo) bool { return c.Name == name })
@@ -214,11 +206,4 @@ func (th *Threads) forkPending(ctx context.Context, ts *ThreadState, runID strin
 		}
 	}
 	return nil
-}
-
-func firstSeq(recs []*store.Record) int64 {
-	if len(recs) == 0 {
-		return 0
-	}
-	return recs[0].Seq
 }

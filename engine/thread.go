@@ -336,8 +336,12 @@ type (
 		Cells []CellInfo  `json:"cells"`
 		Nodes []string    `json:"nodes"`
 		From  *ForkOrigin `json:"from,omitempty"`
-		State *State      `json:"state"`
-		names []byte      // Cells and Nodes, encoded (see planInfo)
+		// Update marks a snapshot Threads.Update wrote; Node is the
+		// node it is attributed to (UpdateOptions.AsNode).
+		Update bool   `json:"update,omitempty"`
+		Node   string `json:"node,omitempty"`
+		State  *State `json:"state"`
+		names  []byte // Cells and Nodes, encoded (see planInfo)
 	}
 	stepData struct {
 		Start   *runInfo    `json:"start,omitempty"` // a run starts here
@@ -414,9 +418,17 @@ func (th *Threads) loadFrom(ctx context.Context, threadID string, snap *store.Re
 	return ts, nil
 }
 
-// apply folds one record into the state. For a step record it returns the
-// record's data too.
-func (ts *ThreadState) apply(r *store.Record) (*stepData, error) {
+// applied is the data of a record apply folded: step for a step record,
+// snap for a snapshot (whose State the ThreadState now holds).
+type applied struct {
+	step *stepData
+	snap *snapshotData
+}
+
+// apply folds one record into the state, and returns the record's data.
+// It changes the State in place (its cells, a map's element lists, a
+// frame's cells): a State kept from before must be cloned (State.clone).
+func (ts *ThreadState) apply(r *store.Record) (applied, error) {
 	corrupt := func(field string, err error) error {
 		return &store.CorruptError{ThreadID: ts.Thread, Seq: r.Seq, Step: r.Step, Field: field, Detail: err.Error()}
 	}
@@ -424,13 +436,13 @@ func (ts *ThreadState) apply(r *store.Record) (*stepData, error) {
 	case store.Snapshot:
 		var sd snapshotData
 		if err := json.Unmarshal(r.Data, &sd); err != nil {
-			return nil, corrupt("data", err)
+			return applied{}, corrupt("data", err)
 		}
 		if sd.State == nil {
-			return nil, corrupt("data.state", errors.New("missing"))
+			return applied{}, corrupt("data.state", errors.New("missing"))
 		}
 		if err := checkCells(sd.State.Cells, len(sd.Cells)); err != nil {
-			return nil, corrupt("data.state.cells", err)
+			return applied{}, corrupt("data.state.cells", err)
 		}
 		ts.Run, ts.RunNumber, ts.Plan = sd.ID, sd.Number, sd.Plan
 		ts.Cells, ts.Nodes, ts.State = sd.Cells, sd.Nodes, sd.State
@@ -438,16 +450,18 @@ func (ts *ThreadState) apply(r *store.Record) (*stepData, error) {
 			ts.Forked = sd.From
 		}
 		ts.snapBytes, ts.bytesSince, ts.recsSince = len(r.Data), 0, 0
+		ts.Seq = r.Seq
+		return applied{snap: &sd}, nil
 	case store.Step:
 		if ts.State == nil {
-			return nil, corrupt("kind", errors.New("a step record before any snapshot"))
+			return applied{}, corrupt("kind", errors.New("a step record before any snapshot"))
 		}
 		var sd stepData
 		if err := json.Unmarshal(r.Data, &sd); err != nil {
-			return nil, corrupt("data", err)
+			return applied{}, corrupt("data", err)
 		}
 		if err := checkCells(sd.Delta, len(ts.Cells)); err != nil {
-			return nil, corrupt("data.delta", err)
+			return applied{}, corrupt("data.delta", err)
 		}
 		if sd.Start != nil {
 			ts.Run, ts.RunNumber, ts.Plan = sd.Start.ID, sd.Start.Number, sd.Start.Plan
@@ -455,18 +469,18 @@ func (ts *ThreadState) apply(r *store.Record) (*stepData, error) {
 			ts.State.Control.Notices = nil
 		}
 		if err := ts.State.Fold(sd.Delta, sd.Control); err != nil {
-			return nil, corrupt("data.control", err)
+			return applied{}, corrupt("data.control", err)
 		}
 		ts.bytesSince += len(r.Data)
 		ts.recsSince++
 		ts.Seq = r.Seq
-		return &sd, nil
+		return applied{step: &sd}, nil
 	case store.Event:
 	default:
-		return nil, corrupt("kind", fmt.Errorf("unknown kind %q", r.Kind))
+		return applied{}, corrupt("kind", fmt.Errorf("unknown kind %q", r.Kind))
 	}
 	ts.Seq = r.Seq
-	return nil, nil
+	return applied{}, nil
 }
 
 func checkCells(cvs []CellValue, n int) error {
