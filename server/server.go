@@ -197,6 +197,10 @@ func (s *Server) routes() {
 	m.Handle("DELETE /threads/{id}", s.handle(s.deleteThread))
 	m.Handle("POST /threads/{id}/copy", s.handle(s.copyThread))
 	m.Handle("GET /threads/{id}/state", s.handle(s.getState))
+	m.Handle("POST /threads/{id}/state", s.handle(s.updateState))
+	m.Handle("GET /threads/{id}/state/{cp}", s.handle(s.getStateAt))
+	m.Handle("POST /threads/{id}/state/checkpoint", s.handle(s.postStateAt))
+	m.Handle("POST /threads/{id}/history", s.handle(s.history))
 
 	m.Handle("POST /threads/{id}/runs", s.handle(s.createBackgroundRun))
 	m.Handle("GET /threads/{id}/runs", s.handle(s.listRuns))

@@ -584,17 +584,17 @@ func (s *Server) getState(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return threadErr(id, err)
 	}
-	ts, err := s.threadState(ctx, id)
+	th := &engine.Threads{Store: s.opts.Store}
+	cps, err := th.Checkpoints(ctx, id, engine.CheckpointOptions{Limit: 1})
 	if err != nil {
 		return err
 	}
-	var qs []interruptJSON
-	if ts != nil && ts.Status() == engine.Waiting {
-		if qs, err = s.interrupts(ctx, thr, ts); err != nil {
-			return err
-		}
+	if len(cps) == 0 {
+		// No run yet: LangGraph's empty state.
+		writeJSON(w, http.StatusOK, map[string]any{"values": map[string]any{}, "next": []string{}, "tasks": []any{}, "created_at": nil, "checkpoint": nil, "parent_checkpoint": nil})
+		return nil
 	}
-	st, err := s.stateOf(thr, ts, qs, thr.Updated, nil)
+	st, err := s.stateAt(ctx, thr, &cps[0])
 	if err != nil {
 		return err
 	}

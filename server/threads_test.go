@@ -116,7 +116,7 @@ func TestThreadState(t *testing.T) {
 	f.json("POST", "/threads", `{"thread_id":"s1"}`, 200, nil)
 	var st map[string]any
 	f.json("GET", "/threads/s1/state", "", 200, &st)
-	if b, _ := json.Marshal(st); string(b) != `{"checkpoint":null,"created_at":null,"interrupts":[],"metadata":{},"next":[],"parent_checkpoint":null,"tasks":[],"values":{}}` {
+	if b, _ := json.Marshal(st); string(b) != `{"checkpoint":null,"created_at":null,"next":[],"parent_checkpoint":null,"tasks":[],"values":{}}` {
 		t.Fatalf("empty state = %s", b)
 	}
 	f.start("s1", "doc s")
@@ -143,5 +143,77 @@ func TestThreadState(t *testing.T) {
 	}
 	if code, _ := f.do("GET", "/threads/nope/state", ""); code != 404 {
 		t.Fatalf("state of unknown thread: %d", code)
+	}
+}
+
+func TestHistoryAndUpdate(t *testing.T) {
+	f := newFixture(t, nil)
+	f.json("POST", "/threads", `{"thread_id":"h"}`, 200, nil)
+	f.start("h", "doc h")
+	var hist []map[string]json.RawMessage
+	f.json("POST", "/threads/h/history", `{}`, 200, &hist)
+	if len(hist) < 2 {
+		t.Fatalf("history = %v", hist)
+	}
+	var cp0, cp1 struct {
+		CheckpointID string `json:"checkpoint_id"`
+	}
+	json.Unmarshal(hist[0]["checkpoint"], &cp0)
+	json.Unmarshal(hist[1]["checkpoint"], &cp1)
+	var parent0 struct {
+		CheckpointID string `json:"checkpoint_id"`
+	}
+	json.Unmarshal(hist[0]["parent_checkpoint"], &parent0)
+	if parent0.CheckpointID != cp1.CheckpointID {
+		t.Fatalf("newest's parent %s, want the next entry %s", parent0.CheckpointID, cp1.CheckpointID)
+	}
+	if string(hist[0]["next"]) != `["review"]` {
+		t.Fatalf("newest next = %s", hist[0]["next"])
+	}
+	// The state at the older checkpoint is its own.
+	var at map[string]json.RawMessage
+	f.json("GET", "/threads/h/state/"+cp1.CheckpointID, "", 200, &at)
+	if string(at["values"]) != string(hist[1]["values"]) {
+		t.Fatalf("state at %s = %s, history says %s", cp1.CheckpointID, at["values"], hist[1]["values"])
+	}
+	f.json("POST", "/threads/h/state/checkpoint", `{"checkpoint":{"checkpoint_id":"`+cp1.CheckpointID+`"}}`, 200, &at)
+	if string(at["values"]) != string(hist[1]["values"]) {
+		t.Fatalf("POST state/checkpoint = %s", at["values"])
+	}
+	var page []map[string]json.RawMessage
+	f.json("POST", "/threads/h/history", `{"limit":1,"before":{"configurable":{"checkpoint_id":"`+cp0.CheckpointID+`"}}}`, 200, &page)
+	if len(page) != 1 || string(page[0]["checkpoint"]) != string(hist[1]["checkpoint"]) {
+		t.Fatalf("page before the newest = %v", page)
+	}
+	if code, _ := f.do("GET", "/threads/h/state/999", ""); code != 404 {
+		t.Fatalf("unknown checkpoint: %d", code)
+	}
+
+	// An update writes a variable and a node's output as a new checkpoint;
+	// the thread still waits, and the resumed run sees the new values.
+	var up map[string]map[string]string
+	f.json("POST", "/threads/h/state", `{"values":{"rounds":5,"draft":{"body":"edited"}}}`, 200, &up)
+	if up["checkpoint"]["checkpoint_id"] == "" || up["checkpoint"]["thread_id"] != "h" {
+		t.Fatalf("update = %v", up)
+	}
+	var st map[string]json.RawMessage
+	f.json("GET", "/threads/h/state", "", 200, &st)
+	if string(st["values"]) != `{"input_text":"doc h","rounds":5,"draft":{"body":"edited"}}` || string(st["next"]) != `["review"]` {
+		t.Fatalf("state after update: values %s next %s", st["values"], st["next"])
+	}
+	code, body := f.do("POST", "/threads/h/runs/wait", `{"assistant_id":"Approval","command":{"resume":"yes"}}`)
+	if code != 200 || !strings.Contains(body, `"publish":{"published":"edited","revisions":5}`) {
+		t.Fatalf("resume after update: %d %s", code, body)
+	}
+	for _, c := range []struct{ body, want string }{
+		{`{"values":{"nope":1}}`, "$.values.nope"},
+		{`{"values":{"draft":{"nope":1}}}`, "$.values.draft.nope"},
+		{`{"values":{"rounds":1},"as_node":"zz"}`, "$.as_node"},
+		{`{"values":{"rounds":"x"}}`, "rounds"},
+	} {
+		code, body := f.do("POST", "/threads/h/state", c.body)
+		if code != 422 || !strings.Contains(body, c.want) {
+			t.Errorf("update %s: %d %s, want 422 with %q", c.body, code, body, c.want)
+		}
 	}
 }
