@@ -154,19 +154,25 @@ func (s *Server) labelThread(ctx context.Context, thread string, a *Assistant) e
 }
 
 // cancelJob cancels a job: one pending is ended without running, one
-// running here is stopped with cause (its thread's run ends cancelled).
-// With remove, the job is deleted too.
+// running here is stopped with cause (its thread's run ends cancelled),
+// one ended is left as it is. With remove, the job is deleted too. A job
+// running in another process is a conflict: this one cannot stop it.
 func (s *Server) cancelJob(ctx context.Context, j *store.Job, cause error, remove bool) error {
-	if _, err := s.jobs.SetJob(ctx, j.ID, []store.JobStatus{store.JobPending}, store.JobInterrupted, "", cause.Error()); err == nil {
+	_, err := s.jobs.SetJob(ctx, j.ID, []store.JobStatus{store.JobPending}, store.JobInterrupted, "", cause.Error())
+	var conflict *store.JobConflictError
+	switch {
+	case err == nil:
 		if p, ok := s.exec.(interface{ Drop(JobRef) bool }); ok {
 			p.Drop(JobRef{ID: j.ID, Thread: j.ThreadID})
 		}
 		if st := s.streams.get(j.ID); st != nil {
 			st.finish(s.interruptedReply(cause), s.now())
 		}
-	} else if !errors.Is(err, store.ErrConflict) {
+	case !errors.As(err, &conflict):
 		return err
-	} else if s.exec.Cancel(j.ID, cause) {
+	case conflict.Status != store.JobRunning:
+		// Ended meanwhile: nothing to stop.
+	case s.exec.Cancel(j.ID, cause):
 		// The job's work ends it; wait for that, so that the next run
 		// finds the thread free.
 		if st := s.streams.get(j.ID); st != nil {
@@ -174,6 +180,8 @@ func (s *Server) cancelJob(ctx context.Context, j *store.Job, cause error, remov
 				return err
 			}
 		}
+	default:
+		return errorf(http.StatusConflict, "run %s is running in another process, which this one cannot stop", j.ID)
 	}
 	if remove {
 		if err := s.jobs.DeleteJob(ctx, j.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
