@@ -139,7 +139,8 @@ func (e *CheckError) Unwrap() []error {
 // reports every problem it finds as one *CheckError: the components that
 // do not load, their resources that are missing (components that are a
 // component.Checker), every model the plan's LLM actions name (or the
-// default one they use) that cannot be opened, and every action and tool
+// default one they use) that cannot be opened, the components' default
+// model when it cannot be opened, and every action and tool
 // the plan's nodes call that the runtime lacks, each with the node's
 // position. It builds the runtime of req's components as Start would, and
 // keeps it for the run that follows (the models it opened are the ones
@@ -176,6 +177,14 @@ func (s *Service) Check(ctx context.Context, req StartRequest) error {
 		}
 	}
 	c.plan(wf.Plan, "")
+	if def := rt.binder.Default; def != "" {
+		// The default model, even when no action uses it: a runtime
+		// whose default does not open is wrong. (Found already, with a
+		// node, when one uses it.)
+		if _, err := rt.binder.Model(def); err != nil {
+			c.add(Problem{What: ProblemModel, Name: def, Err: err})
+		}
+	}
 	if len(c.problems) == 0 {
 		return nil
 	}

@@ -201,7 +201,32 @@ workflow One {
 	if !errors.As(err, &ce) || len(ce.Problems) != 1 || ce.Problems[0].What != ProblemNoModel || ce.Problems[0].Node != "a" || ce.Problems[0].Pos.Line != 8 {
 		t.Fatalf("Check = %v; want node a without a model", err)
 	}
+	// A default model that does not open is a problem even when no
+	// action uses it.
+	pass, err := s.Open(ctx, Bytes("pass.wf", []byte(passWF)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone := filepath.Join(t.TempDir(), "gone.jsonl")
+	err = s.Check(ctx, StartRequest{Workflow: pass, Components: []component.Spec{{ID: "llm.replay", Config: json.RawMessage(`{"file":` + quote(gone) + `}`)}}})
+	if !errors.As(err, &ce) || len(ce.Problems) != 1 || ce.Problems[0].What != ProblemModel || ce.Problems[0].Name != "replay:"+gone || ce.Problems[0].Node != "" || !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("Check = %v; want the default model that does not open", err)
+	}
 }
+
+const passWF = `workflow P {
+  nodes {
+    node a {
+      type: FUNCTION
+      action: "pass"
+      inputs { x: "y" }
+      outputs { z: String }
+    }
+  }
+  initial: a
+  finals: [ a ]
+}
+`
 
 // A good run passes, and the models Check opened are the ones the run
 // then uses: each is opened once.
