@@ -135,7 +135,7 @@ func (p *prepared) problemMessage(e env, o *runOptions, specs *cliSpecs, pr *ser
 		if specs.model != "" && pr.Component == specs.modelComponent {
 			return fmt.Sprintf("%s %s: %v", flagOrEnv(o.llm, "--llm", providers.EnvVar), specs.modelFlag, pr.Err)
 		}
-		return pr.Err.Error()
+		return pr.Error()
 	}
 	if pr.What == service.ProblemResource && flagValue == "" {
 		names, _ := usedTools(p.plan)
