@@ -217,10 +217,10 @@ func runInThread(ctx context.Context, e env, path string, o *runOptions, p *prep
 		return err
 	}
 	defer closeSvc()
-	wf, err := svc.Open(ctx, service.Source{Name: path, Workflow: o.workflow})
-	if err != nil {
-		return threadErr(err)
+	if err := p.check(ctx, e, o, svc, specs); err != nil {
+		return err
 	}
+	wf := p.wf
 	id := o.thread
 	if id == "" {
 		id = newThreadID()
