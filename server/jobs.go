@@ -217,6 +217,7 @@ func (s *Server) execute(ctx context.Context, ref JobRef) error {
 		if _, err := s.jobs.SetJob(bg, job.ID, []store.JobStatus{store.JobRunning}, store.JobPending, "", ""); err != nil {
 			s.log.Error("returning a run to the queue", "run", job.ID, "err", err)
 		}
+		s.closing(st)
 		return nil
 	}
 	if _, err := s.jobs.SetJob(bg, job.ID, []store.JobStatus{store.JobRunning}, status, "", errText); err != nil && !errors.Is(err, store.ErrNotFound) {
@@ -230,6 +231,17 @@ func (s *Server) execute(ctx context.Context, ref JobRef) error {
 	st.finish(final, s.now())
 	s.log.Info("run ended", "run", job.ID, "thread", job.ThreadID, "status", status)
 	return nil
+}
+
+// closing ends the stream of a run this process stops before its end: its
+// clients are told, in an error event and in the wait's reply, that the
+// run goes on when a server runs it again.
+func (s *Server) closing(st *runStream) {
+	msg := "the server is stopping: the run is kept, pending, and goes on when a server picks it up again"
+	data, _ := json.Marshal(map[string]string{"error": "ServerClosing", "message": msg})
+	st.add("error", data)
+	final, _ := json.Marshal(map[string]any{"__error__": map[string]string{"error": "ServerClosing", "message": msg}})
+	st.finish(final, s.now())
 }
 
 // decodeRunBody is the request a job keeps, or nil.

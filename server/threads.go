@@ -103,7 +103,7 @@ func (s *Server) threadJSON(ctx context.Context, thr *store.Thread) (*threadJSON
 		Metadata:  metaOf(thr.Meta),
 		Config:    map[string]any{},
 	}
-	if ts != nil {
+	if ts != nil && ts.State != nil {
 		// As LangGraph: a thread shows values and interrupts from its
 		// first run on.
 		out.Values, out.Interrupts = vals, map[string][]interruptJSON{}

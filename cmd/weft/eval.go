@@ -151,7 +151,7 @@ func evalSpider(ctx context.Context, e env, path string, o *evalSpiderOptions) e
 	if err != nil {
 		return err
 	}
-	svc, closeSvc, err := newService(e, &o.runOptions, memory.New(), specs)
+	svc, closeSvc, err := newService(e, &o.runOptions, memory.New(), specs, nil)
 	if err != nil {
 		return err
 	}

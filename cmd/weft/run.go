@@ -206,7 +206,7 @@ func runWorkflow(ctx context.Context, e env, path string, o *runOptions, inputSe
 	if err != nil {
 		return err
 	}
-	svc, closeSvc, err := newService(e, o, memory.New(), specs)
+	svc, closeSvc, err := newService(e, o, memory.New(), specs, nil)
 	if err != nil {
 		return err
 	}

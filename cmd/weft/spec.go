@@ -242,8 +242,9 @@ func splitPassword(dsn string) (string, string, bool) {
 // newService makes the Service of run and resume on st: weft's built-in
 // components, credentials from the environment (and the flags' secrets),
 // leases of $WEFT_LEASE_TTL, errors redacted of every credential the run
-// is configured with, and --record's recording.
-func newService(e env, o *runOptions, st store.Store, specs *cliSpecs) (*service.Service, func(), error) {
+// is configured with, and --record's recording; actions, when not nil, are
+// Go actions besides the components' (serve's kv.* actions).
+func newService(e env, o *runOptions, st store.Store, specs *cliSpecs, actions *engine.Registry) (*service.Service, func(), error) {
 	reg, err := builtin.New()
 	if err != nil {
 		return nil, nil, internal(err)
@@ -276,6 +277,9 @@ func newService(e env, o *runOptions, st store.Store, specs *cliSpecs) (*service
 	opts := service.Options{
 		Store: st, Components: reg, Env: cenv, LeaseTTL: ttl, ClaimWait: ttl + ttl/2,
 		WrapAction: func(_ string, a engine.Action) engine.Action { return redactingAction{a, red} },
+	}
+	if actions != nil {
+		opts.Actions = actions
 	}
 	closeRec := func() {}
 	if o.record != "" {

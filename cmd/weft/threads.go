@@ -212,7 +212,7 @@ func runInThread(ctx context.Context, e env, path string, o *runOptions, p *prep
 	if err != nil {
 		return err
 	}
-	svc, closeSvc, err := newService(e, o, st, specs)
+	svc, closeSvc, err := newService(e, o, st, specs, nil)
 	if err != nil {
 		return err
 	}
@@ -324,7 +324,7 @@ func resumeThread(ctx context.Context, e env, id string, o *resumeOptions, stubs
 	}
 	defer st.Close()
 	specs := &cliSpecs{secrets: map[string]string{}, flags: map[string]string{}, quiet: map[string]bool{}}
-	svc, closeSvc, err := newService(e, &o.runOptions, st, specs)
+	svc, closeSvc, err := newService(e, &o.runOptions, st, specs, nil)
 	if err != nil {
 		return err
 	}
