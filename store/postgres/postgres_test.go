@@ -536,26 +536,44 @@ func TestRestartIdle(t *testing.T) {
 	}
 }
 
+// BenchmarkAppend appends one record at a time: unfenced (no lease, as
+// engine.Threads without a LeaseTTL writes) and fenced (under a held
+// lease, as a leased driver writes).
 func BenchmarkAppend(b *testing.B) {
-	ctx := context.Background()
-	s := open(b)
-	if err := s.CreateThread(ctx, &store.Thread{ID: "t", Workflow: "w"}); err != nil {
-		b.Fatal(err)
-	}
-	data := make([]byte, 300)
-	for i := range data {
-		data[i] = 'a' + byte(i%26)
-	}
-	rec := &store.Record{ThreadID: "t", RunID: "r", Kind: store.Step, Data: data}
-	b.SetBytes(int64(len(data)))
-	b.ReportAllocs()
-	seq := int64(0)
-	for b.Loop() {
-		seq++
-		rec.Seq, rec.Step = seq, int(seq)
-		if err := s.Append(ctx, rec); err != nil {
-			b.Fatal(err)
+	for _, fenced := range []bool{false, true} {
+		name := "unfenced"
+		if fenced {
+			name = "fenced"
 		}
+		b.Run(name, func(b *testing.B) {
+			ctx := context.Background()
+			s := open(b)
+			if err := s.CreateThread(ctx, &store.Thread{ID: "t", Workflow: "w"}); err != nil {
+				b.Fatal(err)
+			}
+			data := make([]byte, 300)
+			for i := range data {
+				data[i] = 'a' + byte(i%26)
+			}
+			rec := &store.Record{ThreadID: "t", RunID: "r", Kind: store.Step, Data: data}
+			if fenced {
+				l, err := s.Claim(ctx, "t", "A", time.Hour)
+				if err != nil {
+					b.Fatal(err)
+				}
+				rec.Fence = l.Fence
+			}
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			seq := int64(0)
+			for b.Loop() {
+				seq++
+				rec.Seq, rec.Step = seq, int(seq)
+				if err := s.Append(ctx, rec); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 
