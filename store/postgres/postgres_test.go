@@ -600,3 +600,27 @@ func TestErrorKinds(t *testing.T) {
 		}
 	}
 }
+
+// TestRefusal: a refused append's error comes from the row the statement
+// judged; a row that store.CheckFence and the log would allow, or one that
+// does not read back, is an *Error saying so, never nil.
+func TestRefusal(t *testing.T) {
+	exp := time.Date(2026, 1, 2, 3, 4, 5, 6000, time.UTC)
+	now := exp.Add(-time.Second)
+	row := fmt.Sprintf(`{"last": 4, "owner": "A", "fence": 7, "expires": %d, "now": %d}`, exp.UnixMicro(), now.UnixMicro())
+	var le *store.LeaseError
+	if err := refusal("t", 6, 5, row); !errors.As(err, &le) || !errors.Is(err, store.ErrLeaseLost) ||
+		le.Holder != "A" || le.HolderFence != 7 || le.Fence != 6 || !le.Expires.Equal(exp) || le.Op != "append" {
+		t.Errorf("stale fence: got %v (%+v)", err, le)
+	}
+	var ce *store.ConflictError
+	if err := refusal("t", 7, 9, row); !errors.As(err, &ce) || ce.Want != 9 || ce.Got != 4 {
+		t.Errorf("seq after a gap: got %v", err)
+	}
+	var pe *Error
+	for _, bad := range []string{row, "not json"} {
+		if err := refusal("t", 7, 5, bad); !errors.As(err, &pe) {
+			t.Errorf("refusal(%s) = %v, want an *Error", bad, err)
+		}
+	}
+}

@@ -110,8 +110,8 @@ func testLeaseLifecycle(t *testing.T, s store.Store) {
 	// No unfenced write while the lease is held.
 	before := mustRecords(t, s, "t", 1)
 	le := wantLeaseErr(t, "unfenced Append while leased", s.Append(ctx, fenced("t", 3, 0)), store.ErrLeaseHeld, "t", "A")
-	if le.HolderFence != l.Fence || le.Op != "append" {
-		t.Errorf("unfenced Append while leased: %+v, want holder fence %d, op append", le, l.Fence)
+	if le.HolderFence != l.Fence || le.Fence != 0 || !le.Expires.Equal(l.Expires) || le.Op != "append" {
+		t.Errorf("unfenced Append while leased: %+v, want holder fence %d until %v, op append", le, l.Fence, l.Expires)
 	}
 	sameLog(t, s, "t", "after a refused unfenced Append", before)
 	for _, r := range before {
@@ -138,7 +138,10 @@ func testLeaseLifecycle(t *testing.T, s store.Store) {
 	_, err = ls.Heartbeat(ctx, h, longTTL)
 	wantLeaseErr(t, "Heartbeat after Release", err, store.ErrLeaseLost, "t", "")
 	before = mustRecords(t, s, "t", 1)
-	wantLeaseErr(t, "Append with a released fence", s.Append(ctx, fenced("t", 4, h.Fence)), store.ErrLeaseLost, "t", "")
+	le = wantLeaseErr(t, "Append with a released fence", s.Append(ctx, fenced("t", 4, h.Fence)), store.ErrLeaseLost, "t", "")
+	if le.Fence != h.Fence || le.HolderFence != h.Fence || !le.Expires.IsZero() || le.Op != "append" {
+		t.Errorf("Append with a released fence: %+v, want fence %d, holder fence %d, no expiry, op append", le, h.Fence, h.Fence)
+	}
 	sameLog(t, s, "t", "after a refused Append", before)
 	mustAppend(t, s, fenced("t", 4, 0))
 	if got := mustRecords(t, s, "t", 4); len(got) != 1 || got[0].Fence != 0 {
@@ -188,8 +191,8 @@ func testLeaseSecondOwner(t *testing.T, s store.Store) {
 	}
 	before := mustRecords(t, s, "u", 1)
 	le := wantLeaseErr(t, "Append by the expired holder", s.Append(ctx, fenced("u", 2, old.Fence), fenced("u", 3, old.Fence)), store.ErrLeaseLost, "u", "B")
-	if le.Fence != old.Fence || le.HolderFence != b.Fence {
-		t.Errorf("Append by the expired holder: %+v, want fence %d, holder fence %d", le, old.Fence, b.Fence)
+	if le.Fence != old.Fence || le.HolderFence != b.Fence || !le.Expires.Equal(b.Expires) || le.Op != "append" {
+		t.Errorf("Append by the expired holder: %+v, want fence %d, holder fence %d until %v, op append", le, old.Fence, b.Fence, b.Expires)
 	}
 	sameLog(t, s, "u", "after the expired holder's Append", before)
 	_, err := ls.Heartbeat(ctx, old, longTTL)
@@ -219,7 +222,10 @@ func testLeaseStalled(t *testing.T, s store.Store) {
 	l = mustShorten(t, ls, l)
 	time.Sleep(2 * shortTTL)
 	before := mustRecords(t, s, "t", 1)
-	wantLeaseErr(t, "Append after expiry", s.Append(ctx, fenced("t", 2, l.Fence)), store.ErrLeaseLost, "t", "")
+	le := wantLeaseErr(t, "Append after expiry", s.Append(ctx, fenced("t", 2, l.Fence)), store.ErrLeaseLost, "t", "")
+	if le.Fence != l.Fence || le.HolderFence != l.Fence || !le.Expires.IsZero() || le.Op != "append" {
+		t.Errorf("Append after expiry: %+v, want fence %d, holder fence %d, no expiry, op append", le, l.Fence, l.Fence)
+	}
 	sameLog(t, s, "t", "after an Append past expiry", before)
 	_, err := ls.Heartbeat(ctx, l, longTTL)
 	wantLeaseErr(t, "Heartbeat after expiry", err, store.ErrLeaseLost, "t", "")
