@@ -94,10 +94,7 @@ func (s *Store) appendTx(ctx context.Context, tid string, fence int64, seqs []in
 	SELECT last_seq, lease_owner, lease_fence, lease_expires, clock_timestamp() AS now
 	FROM weft_threads WHERE id = $1 FOR UPDATE
 ), ok AS (
-	SELECT last_seq = $10::bigint AND CASE
-		WHEN $11::bigint = 0 THEN NOT (lease_owner <> '' AND coalesce(lease_expires > now, false))
-		ELSE lease_owner <> '' AND lease_fence = $11::bigint AND coalesce(lease_expires > now, false)
-	END AS go FROM th
+	SELECT last_seq = $10::bigint AND `+leaseAllows("$11")+` AS go FROM th
 ), ins AS (
 	INSERT INTO weft_records (thread_id, seq, run_id, step, kind, data, checksum, time, fence)
 	SELECT $1, u.seq, u.run_id, u.step, u.kind, u.data, u.checksum, $8::timestamptz, $11::bigint
@@ -108,11 +105,7 @@ func (s *Store) appendTx(ctx context.Context, tid string, fence int64, seqs []in
 	UPDATE weft_threads SET last_seq = $9::bigint, updated = greatest(updated, $8::timestamptz)
 	WHERE id = $1 AND (SELECT go FROM ok)
 )
-SELECT CASE WHEN ok.go THEN '' ELSE json_build_object(
-	'last', th.last_seq, 'owner', th.lease_owner, 'fence', th.lease_fence,
-	'expires', (extract(epoch FROM th.lease_expires) * 1000000)::bigint,
-	'now', (extract(epoch FROM th.now) * 1000000)::bigint)::text END AS r
-FROM ok, th`,
+SELECT CASE WHEN ok.go THEN '' ELSE `+judgedJSON+` END AS r FROM ok, th`,
 		tid, seqs, runs, steps, kinds, data, sums, t, seqs[len(seqs)-1], seqs[0]-1, fence).Scan(&refused)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
@@ -135,7 +128,23 @@ FROM ok, th`,
 	return refusal(tid, fence, seqs[0], refused)
 }
 
-// judged is the thread's row as a refused append judged it: the log's
+// leaseAllows is the SQL test of store.CheckFence, on the columns
+// lease_owner, lease_fence, lease_expires and now (the server's time) of
+// a row of weft_threads, for the fence in the parameter fence.
+func leaseAllows(fence string) string {
+	return `CASE
+		WHEN ` + fence + `::bigint = 0 THEN NOT (lease_owner <> '' AND coalesce(lease_expires > now, false))
+		ELSE lease_owner <> '' AND lease_fence = ` + fence + `::bigint AND coalesce(lease_expires > now, false)
+	END`
+}
+
+// judgedJSON is the SQL of a refused write's judged, from the row th.
+const judgedJSON = `json_build_object(
+	'last', th.last_seq, 'owner', th.lease_owner, 'fence', th.lease_fence,
+	'expires', (extract(epoch FROM th.lease_expires) * 1000000)::bigint,
+	'now', (extract(epoch FROM th.now) * 1000000)::bigint)::text`
+
+// judged is the thread's row as a refused write judged it: the log's
 // end, the lease, and the server's time, the times in microseconds since
 // the Unix epoch (expires null when never leased).
 type judged struct {
@@ -150,23 +159,37 @@ type judged struct {
 // statement refused, given the row it judged (as JSON): the lease first
 // (store.CheckFence), then the log's end.
 func refusal(tid string, fence, seq int64, row string) error {
+	return refused(tid, "append", fence, row, func(j judged) error {
+		if j.Last != seq-1 {
+			return &store.ConflictError{ThreadID: tid, Want: seq, Got: j.Last}
+		}
+		return nil
+	})
+}
+
+// refused is the error of a write (op) to tid under fence that a
+// statement refused, given the row it judged (as JSON): the lease's
+// (store.CheckFence), else more's, else an *Error saying that nothing
+// explains the refusal.
+func refused(tid, op string, fence int64, row string, more func(judged) error) error {
 	var j judged
 	if err := json.Unmarshal([]byte(row), &j); err != nil {
-		return &Error{Op: "append to " + tid, Err: fmt.Errorf("refused, and the thread's row reads back as %q: %w", row, err)}
+		return &Error{Op: op + " " + tid, Err: fmt.Errorf("refused, and the thread's row reads back as %q: %w", row, err)}
 	}
 	lease := store.LeaseState{Owner: j.Owner, Fence: j.Fence}
 	if j.Expires != nil {
 		lease.Expires = time.UnixMicro(*j.Expires).UTC()
 	}
-	now := time.UnixMicro(j.Now).UTC()
-	if err := store.CheckFence(tid, "append", fence, lease, now); err != nil {
+	if err := store.CheckFence(tid, op, fence, lease, time.UnixMicro(j.Now).UTC()); err != nil {
 		return err
 	}
-	if j.Last != seq-1 {
-		return &store.ConflictError{ThreadID: tid, Want: seq, Got: j.Last}
+	if more != nil {
+		if err := more(j); err != nil {
+			return err
+		}
 	}
 	// The statement's test and CheckFence disagree: a bug, said as one.
-	return &Error{Op: "append to " + tid, Err: fmt.Errorf("refused under fence %d, but store.CheckFence allows it with the thread's row %s", fence, row)}
+	return &Error{Op: op + " " + tid, Err: fmt.Errorf("refused under fence %d, but store.CheckFence allows it with the thread's row %s", fence, row)}
 }
 
 // stored reports whether the records are in the log as given: an Append
