@@ -667,7 +667,7 @@ func (s *Store) PutRun(ctx context.Context, r *store.Run) error {
 		}
 	}
 	err := s.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		if err := s.fenced(ctx, tx, "put run", r.ThreadID, r.Fence); err != nil {
+		if err := s.fenced(ctx, tx, "put run", r.ThreadID, r.Fence, now()); err != nil {
 			return err
 		}
 		var (
@@ -705,8 +705,9 @@ func (s *Store) PutRun(ctx context.Context, r *store.Run) error {
 }
 
 // fenced checks, inside tx, that the thread exists and that its lease
-// allows a write under fence (store.CheckFence, op naming the write) now.
-func (s *Store) fenced(ctx context.Context, tx *sql.Tx, op, id string, fence int64) error {
+// allows a write under fence (store.CheckFence, op naming the write) at
+// the time at (which a conditional statement after it must be given too).
+func (s *Store) fenced(ctx context.Context, tx *sql.Tx, op, id string, fence int64, at time.Time) error {
 	if s.schema < 5 {
 		return s.exists(ctx, tx, id)
 	}
@@ -714,7 +715,7 @@ func (s *Store) fenced(ctx context.Context, tx *sql.Tx, op, id string, fence int
 	if err != nil {
 		return err
 	}
-	return store.CheckFence(id, op, fence, st, now())
+	return store.CheckFence(id, op, fence, st, at)
 }
 
 func scanRun(sc scanner) (*store.Run, error) {
@@ -955,10 +956,11 @@ func (s *Store) WriteBatch(ctx context.Context, b *store.Batch) error {
 			}
 		}
 		if run != nil {
-			if err := s.fenced(ctx, tx, "put run", run.ThreadID, run.Fence); err != nil {
+			at := now()
+			if err := s.fenced(ctx, tx, "put run", run.ThreadID, run.Fence, at); err != nil {
 				return err
 			}
-			res, err := tx.StmtContext(ctx, s.w.putRun).ExecContext(ctx, run.ID, run.ThreadID, run.Number, run.Status, run.Error, unix(runCreated), unix(runUpdated), run.Fence, unix(now()))
+			res, err := tx.StmtContext(ctx, s.w.putRun).ExecContext(ctx, run.ID, run.ThreadID, run.Number, run.Status, run.Error, unix(runCreated), unix(runUpdated), run.Fence, unix(at))
 			if err != nil {
 				return err
 			}
@@ -1098,10 +1100,11 @@ func (s *Store) PutPending(ctx context.Context, p *store.Pending) error {
 		return fmt.Errorf("sqlite store: put pending %s of %s: %w", p.ID, p.ThreadID, err)
 	}
 	err = s.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		if err := s.fenced(ctx, tx, "put pending", p.ThreadID, p.Fence); err != nil {
+		at := now()
+		if err := s.fenced(ctx, tx, "put pending", p.ThreadID, p.Fence, at); err != nil {
 			return err
 		}
-		_, err := tx.StmtContext(ctx, s.w.upsertPending).ExecContext(ctx, p.ThreadID, p.ID, p.RunID, p.Node, nonNil(p.Question), unix(created), p.Fence, unix(now()))
+		_, err := tx.StmtContext(ctx, s.w.upsertPending).ExecContext(ctx, p.ThreadID, p.ID, p.RunID, p.Node, nonNil(p.Question), unix(created), p.Fence, unix(at))
 		return err
 	})
 	var le *store.LeaseError
