@@ -534,10 +534,10 @@ func (s *Store) PutRun(ctx context.Context, r *store.Run) error {
 	)
 	err := s.retry(ctx, func() error {
 		return s.pool.QueryRow(ctx, `WITH th AS (
-	SELECT last_seq, lease_owner, lease_fence, lease_expires, clock_timestamp() AS now
+	SELECT last_seq, lease_owner, lease_fence, lease_expires, clock_timestamp() AS now, $8::bigint AS fence
 	FROM weft_threads WHERE id = $2 FOR SHARE
 ), ok AS (
-	SELECT `+leaseAllows("$8")+` AS go FROM th
+	SELECT `+leaseAllows+` AS go FROM th
 ), up AS (
 	INSERT INTO weft_runs (id, thread_id, number, status, error, created, updated)
 	SELECT $1::text, $2::text, $3::integer, $4::text, $5::text, $6::timestamptz, $7::timestamptz WHERE (SELECT go FROM ok)
@@ -647,10 +647,10 @@ func (s *Store) PutPending(ctx context.Context, p *store.Pending) error {
 	var row string
 	err := s.retry(ctx, func() error {
 		return s.pool.QueryRow(ctx, `WITH th AS (
-	SELECT last_seq, lease_owner, lease_fence, lease_expires, clock_timestamp() AS now
+	SELECT last_seq, lease_owner, lease_fence, lease_expires, clock_timestamp() AS now, $7::bigint AS fence
 	FROM weft_threads WHERE id = $1 FOR SHARE
 ), ok AS (
-	SELECT `+leaseAllows("$7")+` AS go FROM th
+	SELECT `+leaseAllows+` AS go FROM th
 ), ins AS (
 	INSERT INTO weft_pending (thread_id, id, run_id, node, question, created)
 	SELECT $1::text, $2::text, $3::text, $4::text, $5::bytea, $6::timestamptz WHERE (SELECT go FROM ok)
