@@ -87,6 +87,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"LeaseStalled", testLeaseStalled},
 		{"LeaseConcurrentClaims", testLeaseConcurrentClaims},
 		{"LeaseInvalid", testLeaseInvalid},
+		{"LeaseRunsAndPending", testLeaseRunsAndPending},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
