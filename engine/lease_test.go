@@ -336,3 +336,97 @@ func TestThreadLeaseOff(t *testing.T) {
 		_ = ls.Release(ctx, l)
 	})
 }
+
+// takenOver wraps a Leaser store: just before the driver's first write
+// of the kind named by at ("run" or "pending"), another owner takes the
+// thread over (the driver's lease is released and B claims it), as if the
+// driver had stalled past its lease right there.
+type takenOver struct {
+	store.Store
+	at    string
+	mu    sync.Mutex
+	lease store.Lease
+	done  bool
+}
+
+func (s *takenOver) Claim(ctx context.Context, thread, owner string, ttl time.Duration) (store.Lease, error) {
+	l, err := s.Store.(store.Leaser).Claim(ctx, thread, owner, ttl)
+	if err == nil {
+		s.mu.Lock()
+		s.lease = l
+		s.mu.Unlock()
+	}
+	return l, err
+}
+
+func (s *takenOver) Heartbeat(ctx context.Context, l store.Lease, ttl time.Duration) (store.Lease, error) {
+	return s.Store.(store.Leaser).Heartbeat(ctx, l, ttl)
+}
+
+func (s *takenOver) Release(ctx context.Context, l store.Lease) error {
+	return s.Store.(store.Leaser).Release(ctx, l)
+}
+
+func (s *takenOver) takeOver(ctx context.Context, at string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.at != at || s.done {
+		return nil
+	}
+	s.done = true
+	ls := s.Store.(store.Leaser)
+	if err := ls.Release(ctx, s.lease); err != nil {
+		return err
+	}
+	_, err := ls.Claim(ctx, s.lease.Thread, "B", time.Minute)
+	return err
+}
+
+func (s *takenOver) PutRun(ctx context.Context, r *store.Run) error {
+	if err := s.takeOver(ctx, "run"); err != nil {
+		return err
+	}
+	return s.Store.PutRun(ctx, r)
+}
+
+func (s *takenOver) PutPending(ctx context.Context, p *store.Pending) error {
+	if err := s.takeOver(ctx, "pending"); err != nil {
+		return err
+	}
+	return s.Store.PutPending(ctx, p)
+}
+
+// TestThreadLeaseLostBeforeRunAndPending: a driver whose lease another
+// owner took after its last record writes neither the run's row nor its
+// questions: the store refuses them with store.ErrLeaseLost, as it refuses
+// its records, and the run fails with it.
+func TestThreadLeaseLostBeforeRunAndPending(t *testing.T) {
+	stores(t, func(t *testing.T, open func() store.Store) {
+		ctx := context.Background()
+		for _, c := range []struct {
+			at, thread, wf, src string
+			runner              *engine.Runner
+			want                engine.Status // as the records left it
+		}{
+			{"pending", "ask", "ask.wf", askWF, countRunner(map[string]int{}), engine.Waiting},
+			{"run", "loop", "loop.wf", loopWF, stepRunner(new([]string), new(sync.Mutex), nil), engine.Completed},
+		} {
+			plan := load(t, c.wf, c.src)
+			st := &takenOver{Store: open(), at: c.at}
+			a := &engine.Threads{Runner: c.runner, Store: st, Owner: "A", LeaseTTL: time.Minute}
+			res, err := a.Run(ctx, plan, c.thread, nil, nil, nil)
+			if !errors.Is(err, store.ErrLeaseLost) || res == nil || res.Status != c.want {
+				t.Errorf("%s: the run's %s write after a takeover: got %v, %v, want %v and store.ErrLeaseLost", c.thread, c.at, res, err, c.want)
+			}
+			if !st.done {
+				t.Errorf("%s: no %s write to refuse", c.thread, c.at)
+			}
+			if ps, err := st.Pending(ctx, c.thread); err != nil || len(ps) != 0 {
+				t.Errorf("%s: pending questions written after the takeover: %v, %v", c.thread, ps, err)
+			}
+			if runs, err := st.Runs(ctx, c.thread); err != nil || len(runs) != 0 {
+				t.Errorf("%s: runs written after the takeover: %v, %v", c.thread, runs, err)
+			}
+		}
+	})
+}

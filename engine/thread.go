@@ -1059,7 +1059,7 @@ func (d *durable) finish(ctx context.Context, res *Result, err error) (*Result, 
 	if s := m.Status(); d.err == nil && (s == Failed || s == Cancelled) && d.lastStatus != s {
 		d.commitStep(ctx, m, &stepData{Error: errText(m.Err())}, m.step)
 	}
-	run := &store.Run{ID: d.info.ID, ThreadID: d.ts.Thread, Number: d.info.Number, Status: storeStatus(m.Status()), Created: d.created, Updated: time.Now()}
+	run := &store.Run{ID: d.info.ID, ThreadID: d.ts.Thread, Number: d.info.Number, Status: storeStatus(m.Status()), Created: d.created, Updated: time.Now(), Fence: d.fence}
 	if m.Err() != nil {
 		run.Error = m.Err().Error()
 	}
@@ -1120,7 +1120,7 @@ func (d *durable) pending(ctx context.Context, m *Machine) error {
 		if err != nil {
 			return err
 		}
-		p := &store.Pending{ID: id, ThreadID: d.ts.Thread, RunID: d.info.ID, Node: t.Name, Question: q, Created: time.Now()}
+		p := &store.Pending{ID: id, ThreadID: d.ts.Thread, RunID: d.info.ID, Node: t.Name, Question: q, Created: time.Now(), Fence: d.fence}
 		if err := d.th.Store.PutPending(ctx, p); err != nil && !errors.Is(err, store.ErrExists) {
 			return err
 		}

@@ -228,6 +228,10 @@ type Run struct {
 	Error    string // why a failed run failed
 	Created  time.Time
 	Updated  time.Time
+	// Fence is the fencing token of the writer's Lease on the thread, or
+	// 0 for a writer that holds none: PutRun checks it as Append checks
+	// Record.Fence (see Leaser). It is not kept: a run reads back with 0.
+	Fence int64
 }
 
 // Status is a run's status as the store keeps it: one of the constants
@@ -317,6 +321,11 @@ type Pending struct {
 	Node     string
 	Question []byte // JSON
 	Created  time.Time
+	// Fence is the fencing token of the writer's Lease on the thread, or
+	// 0 for a writer that holds none: PutPending checks it as Append
+	// checks Record.Fence (see Leaser). It is not kept: a question reads
+	// back with 0.
+	Fence int64
 }
 
 // PruneOptions say which runs of a thread Prune removes: those matching
@@ -631,9 +640,12 @@ func (o PruneOptions) Select(runs []*Run) (drop, keep []*Run) {
 //     while no lease on the thread is held; while one is, it writes
 //     nothing and returns a *LeaseError wrapping ErrLeaseHeld.
 //
-// Only the record log is fenced: PutRun, PutPending and the other writes
-// are not. The fence a record was written under is kept and read back in
-// Record.Fence. DeleteThread removes the thread's lease with it; a thread
+// PutRun and PutPending (Run.Fence, Pending.Fence) are fenced by the same
+// rules, with the Op "put run" and "put pending", so a driver that lost
+// its lease records neither a run's end nor its questions; the other
+// writes (DeletePending among them) are not fenced. The fence a record
+// was written under is kept and read back in Record.Fence; a run's or a
+// question's is not kept. DeleteThread removes the thread's lease with it; a thread
 // created again under the same ID starts its fences again from 1.
 type Leaser interface {
 	// Claim grants owner (a non-empty name of the driver, for the

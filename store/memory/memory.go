@@ -96,11 +96,13 @@ func copyRecord(r *store.Record) *store.Record {
 func copyPending(p *store.Pending) *store.Pending {
 	c := *p
 	c.Question = bytes.Clone(p.Question)
+	c.Fence = 0 // not kept
 	return &c
 }
 
 func copyRun(r *store.Run) *store.Run {
 	c := *r
+	c.Fence = 0 // not kept
 	return &c
 }
 
@@ -304,14 +306,18 @@ func (s *Store) PutRun(ctx context.Context, r *store.Run) error {
 	if err := s.check(ctx); err != nil {
 		return err
 	}
-	if _, err := s.thread(r.ThreadID); err != nil {
+	th, err := s.thread(r.ThreadID)
+	if err != nil {
+		return err
+	}
+	n := s.clock()
+	if err := store.CheckFence(r.ThreadID, "put run", r.Fence, th.lease, n); err != nil {
 		return err
 	}
 	old, ok := s.runs[r.ID]
 	if ok && old.ThreadID != r.ThreadID {
 		return fmt.Errorf("memory store: run %s belongs to thread %s, not %s: %w", r.ID, old.ThreadID, r.ThreadID, store.ErrInvalid)
 	}
-	n := s.clock()
 	if r.Created.IsZero() {
 		if ok {
 			r.Created = old.Created
@@ -491,8 +497,12 @@ func (s *Store) PutPending(ctx context.Context, p *store.Pending) error {
 	if err != nil {
 		return err
 	}
+	n := s.clock()
+	if err := store.CheckFence(p.ThreadID, "put pending", p.Fence, th.lease, n); err != nil {
+		return err
+	}
 	if p.Created.IsZero() {
-		p.Created = s.clock()
+		p.Created = n
 	}
 	th.pending[p.ID] = copyPending(p)
 	return nil

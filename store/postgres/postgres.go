@@ -524,22 +524,42 @@ func (s *Store) PutRun(ctx context.Context, r *store.Run) error {
 	if updated.IsZero() {
 		updated = n
 	}
+	// One statement: with the thread's row locked against a Claim, put
+	// the run only if the lease allows its fence (see Append); it returns
+	// the run's Created (null: not put) and, when refused, the row it
+	// judged (no row: no thread).
+	var (
+		stored *time.Time
+		row    string
+	)
 	err := s.retry(ctx, func() error {
-		return s.pool.QueryRow(ctx, `INSERT INTO weft_runs (id, thread_id, number, status, error, created, updated)
-VALUES ($1, $2, $3::integer, $4, $5, $6, $7)
-ON CONFLICT (id) DO UPDATE SET number = excluded.number, status = excluded.status,
-	error = excluded.error, updated = excluded.updated
-	WHERE weft_runs.thread_id = excluded.thread_id
-RETURNING created`, r.ID, r.ThreadID, int32(r.Number), r.Status, r.Error, created, updated).Scan(&created)
+		return s.pool.QueryRow(ctx, `WITH th AS (
+	SELECT last_seq, lease_owner, lease_fence, lease_expires, clock_timestamp() AS now, $8::bigint AS fence
+	FROM weft_threads WHERE id = $2 FOR SHARE
+), ok AS (
+	SELECT `+leaseAllows+` AS go FROM th
+), up AS (
+	INSERT INTO weft_runs (id, thread_id, number, status, error, created, updated)
+	SELECT $1::text, $2::text, $3::integer, $4::text, $5::text, $6::timestamptz, $7::timestamptz WHERE (SELECT go FROM ok)
+	ON CONFLICT (id) DO UPDATE SET number = excluded.number, status = excluded.status,
+		error = excluded.error, updated = excluded.updated
+		WHERE weft_runs.thread_id = excluded.thread_id
+	RETURNING created
+)
+SELECT (SELECT created FROM up), CASE WHEN ok.go THEN '' ELSE `+judgedJSON+` END FROM ok, th`,
+			r.ID, r.ThreadID, int32(r.Number), r.Status, r.Error, created, updated, r.Fence).Scan(&stored, &row)
 	})
 	switch {
-	case pgCode(err) == foreignKeyViolation:
+	case pgCode(err) == foreignKeyViolation, errors.Is(err, pgx.ErrNoRows):
 		return fmt.Errorf("store/postgres: run %s: thread %s: %w", r.ID, r.ThreadID, store.ErrNotFound)
-	case errors.Is(err, pgx.ErrNoRows):
-		return fmt.Errorf("store/postgres: run %s belongs to another thread than %s: %w", r.ID, r.ThreadID, store.ErrInvalid)
 	case err != nil:
 		return &Error{Op: "put run " + r.ID, Err: err}
+	case row != "":
+		return refused(r.ThreadID, "put run", r.Fence, row, nil)
+	case stored == nil:
+		return fmt.Errorf("store/postgres: run %s belongs to another thread than %s: %w", r.ID, r.ThreadID, store.ErrInvalid)
 	}
+	created = *stored
 	r.Created, r.Updated = created.UTC(), updated
 	return nil
 }
@@ -622,18 +642,30 @@ func (s *Store) PutPending(ctx context.Context, p *store.Pending) error {
 	if q == nil {
 		q = []byte{}
 	}
+	// One statement, as PutRun's: it returns, when refused, the row it
+	// judged (no row: no thread).
+	var row string
 	err := s.retry(ctx, func() error {
-		_, err := s.pool.Exec(ctx, `INSERT INTO weft_pending (thread_id, id, run_id, node, question, created)
-VALUES ($1, $2, $3, $4, $5::bytea, $6)
-ON CONFLICT (thread_id, id) DO UPDATE SET run_id = excluded.run_id, node = excluded.node, question = excluded.question`,
-			p.ThreadID, p.ID, p.RunID, p.Node, q, created)
-		return err
+		return s.pool.QueryRow(ctx, `WITH th AS (
+	SELECT last_seq, lease_owner, lease_fence, lease_expires, clock_timestamp() AS now, $7::bigint AS fence
+	FROM weft_threads WHERE id = $1 FOR SHARE
+), ok AS (
+	SELECT `+leaseAllows+` AS go FROM th
+), ins AS (
+	INSERT INTO weft_pending (thread_id, id, run_id, node, question, created)
+	SELECT $1::text, $2::text, $3::text, $4::text, $5::bytea, $6::timestamptz WHERE (SELECT go FROM ok)
+	ON CONFLICT (thread_id, id) DO UPDATE SET run_id = excluded.run_id, node = excluded.node, question = excluded.question
+)
+SELECT CASE WHEN ok.go THEN '' ELSE `+judgedJSON+` END FROM ok, th`,
+			p.ThreadID, p.ID, p.RunID, p.Node, q, created, p.Fence).Scan(&row)
 	})
-	if pgCode(err) == foreignKeyViolation {
+	switch {
+	case pgCode(err) == foreignKeyViolation, errors.Is(err, pgx.ErrNoRows):
 		return fmt.Errorf("store/postgres: pending %s: thread %s: %w", p.ID, p.ThreadID, store.ErrNotFound)
-	}
-	if err != nil {
+	case err != nil:
 		return &Error{Op: "put pending " + p.ID, Err: err}
+	case row != "":
+		return refused(p.ThreadID, "put pending", p.Fence, row, nil)
 	}
 	p.Created = created
 	return nil

@@ -94,11 +94,12 @@ func TestMigrateFromV1(t *testing.T) {
 	if err := v1.CreateThread(ctx, &store.Thread{ID: "t", Workflow: "w", Meta: map[string]string{"a": "b"}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := v1.PutRun(ctx, &store.Run{ID: "r", ThreadID: "t", Number: 1, Status: "running"}); err != nil {
+	// The run and the records as v1's PutRun and Append wrote them
+	// (today's need the lease columns of v3).
+	if _, err := v1.pool.Exec(ctx, `INSERT INTO weft_runs (id, thread_id, number, status, error, created, updated)
+VALUES ('r', 't', 1, 'running', '', now(), now())`); err != nil {
 		t.Fatal(err)
 	}
-	// The records as v1's Append wrote them (today's Append needs the
-	// lease columns of v3).
 	writeV1Records(t, v1, "t", "r", `{"x":1}`, `{"x":2}`)
 	v1.Close()
 
@@ -536,26 +537,44 @@ func TestRestartIdle(t *testing.T) {
 	}
 }
 
+// BenchmarkAppend appends one record at a time: unfenced (no lease, as
+// engine.Threads without a LeaseTTL writes) and fenced (under a held
+// lease, as a leased driver writes).
 func BenchmarkAppend(b *testing.B) {
-	ctx := context.Background()
-	s := open(b)
-	if err := s.CreateThread(ctx, &store.Thread{ID: "t", Workflow: "w"}); err != nil {
-		b.Fatal(err)
-	}
-	data := make([]byte, 300)
-	for i := range data {
-		data[i] = 'a' + byte(i%26)
-	}
-	rec := &store.Record{ThreadID: "t", RunID: "r", Kind: store.Step, Data: data}
-	b.SetBytes(int64(len(data)))
-	b.ReportAllocs()
-	seq := int64(0)
-	for b.Loop() {
-		seq++
-		rec.Seq, rec.Step = seq, int(seq)
-		if err := s.Append(ctx, rec); err != nil {
-			b.Fatal(err)
+	for _, fenced := range []bool{false, true} {
+		name := "unfenced"
+		if fenced {
+			name = "fenced"
 		}
+		b.Run(name, func(b *testing.B) {
+			ctx := context.Background()
+			s := open(b)
+			if err := s.CreateThread(ctx, &store.Thread{ID: "t", Workflow: "w"}); err != nil {
+				b.Fatal(err)
+			}
+			data := make([]byte, 300)
+			for i := range data {
+				data[i] = 'a' + byte(i%26)
+			}
+			rec := &store.Record{ThreadID: "t", RunID: "r", Kind: store.Step, Data: data}
+			if fenced {
+				l, err := s.Claim(ctx, "t", "A", time.Hour)
+				if err != nil {
+					b.Fatal(err)
+				}
+				rec.Fence = l.Fence
+			}
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			seq := int64(0)
+			for b.Loop() {
+				seq++
+				rec.Seq, rec.Step = seq, int(seq)
+				if err := s.Append(ctx, rec); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 
@@ -579,6 +598,30 @@ func TestErrorKinds(t *testing.T) {
 		}
 		if got := errors.Is(err, store.ErrReadOnly); got != c.readOnly {
 			t.Errorf("SQLSTATE %s: errors.Is(ErrReadOnly) = %v", c.code, got)
+		}
+	}
+}
+
+// TestRefusal: a refused append's error comes from the row the statement
+// judged; a row that store.CheckFence and the log would allow, or one that
+// does not read back, is an *Error saying so, never nil.
+func TestRefusal(t *testing.T) {
+	exp := time.Date(2026, 1, 2, 3, 4, 5, 6000, time.UTC)
+	now := exp.Add(-time.Second)
+	row := fmt.Sprintf(`{"last": 4, "owner": "A", "fence": 7, "expires": %d, "now": %d}`, exp.UnixMicro(), now.UnixMicro())
+	var le *store.LeaseError
+	if err := refusal("t", 6, 5, row); !errors.As(err, &le) || !errors.Is(err, store.ErrLeaseLost) ||
+		le.Holder != "A" || le.HolderFence != 7 || le.Fence != 6 || !le.Expires.Equal(exp) || le.Op != "append" {
+		t.Errorf("stale fence: got %v (%+v)", err, le)
+	}
+	var ce *store.ConflictError
+	if err := refusal("t", 7, 9, row); !errors.As(err, &ce) || ce.Want != 9 || ce.Got != 4 {
+		t.Errorf("seq after a gap: got %v", err)
+	}
+	var pe *Error
+	for _, bad := range []string{row, "not json"} {
+		if err := refusal("t", 7, 5, bad); !errors.As(err, &pe) {
+			t.Errorf("refusal(%s) = %v, want an *Error", bad, err)
 		}
 	}
 }

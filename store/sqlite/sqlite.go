@@ -200,6 +200,16 @@ func (s *Store) statements() (w, r []stmtSQL) {
 		insertRecord = `INSERT INTO records (thread_id, seq, run_id, step, kind, data, checksum, time) VALUES (?, ?, ?, ?, ?, ?, ?, ? + 0 * ?)`
 		lastSeq = `SELECT coalesce((SELECT max(seq) FROM records WHERE thread_id = t.id), 0), '', 0, 0 FROM threads t WHERE t.id = ?`
 	}
+	leaseAllows := func(thread, fence, now string) string {
+		if s.schema < 5 {
+			// Before leases (tests only): the parameters are taken
+			// and dropped.
+			return `(` + fence + ` + ` + now + `) IS NOT NULL`
+		}
+		return `EXISTS (SELECT 1 FROM threads WHERE id = ` + thread + ` AND iif(` + fence + ` = 0,
+			NOT (lease_owner != '' AND lease_expires > ` + now + `),
+			lease_owner != '' AND lease_fence = ` + fence + ` AND lease_expires > ` + now + `))`
+	}
 	w = []stmtSQL{
 		{&s.w.insertThread, insertThread},
 		{&s.w.updateThread, ifSchema(6, `UPDATE threads SET workflow = ?2, updated = ?3, meta = ?4, source = ?5, spec = ?6 WHERE id = ?1 RETURNING created`)},
@@ -208,7 +218,12 @@ func (s *Store) statements() (w, r []stmtSQL) {
 		{&s.w.deleteThread, `DELETE FROM threads WHERE id = ?`},
 		{&s.w.threadExists, `SELECT 1 FROM threads WHERE id = ?`},
 		{&s.w.runThread, `SELECT thread_id, created FROM runs WHERE id = ?`},
-		{&s.w.putRun, `INSERT INTO runs (` + runCols + `) VALUES (?, ?, ?, ?, ?, ?, ?)
+		// putRun and upsertPending write only if the thread exists and
+		// its lease allows the fence (?8 for a run, ?7 for a question) at
+		// the time given (the next parameter): the rules of
+		// store.CheckFence, as the trigger records_append applies them.
+		// Writing nothing, they leave the error to a checked transaction.
+		{&s.w.putRun, `INSERT INTO runs (` + runCols + `) SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7 WHERE ` + leaseAllows("?2", "?8", "?9") + `
 			ON CONFLICT (id) DO UPDATE SET number = excluded.number, status = excluded.status, error = excluded.error,
 			created = excluded.created, updated = excluded.updated WHERE runs.thread_id = excluded.thread_id`},
 		{&s.w.upsertRun, `INSERT INTO runs (` + runCols + `) VALUES (?, ?, ?, ?, ?, ?, ?)
@@ -216,7 +231,7 @@ func (s *Store) statements() (w, r []stmtSQL) {
 			created = excluded.created, updated = excluded.updated`},
 		{&s.w.lastSeq, lastSeq},
 		{&s.w.insertRecord, insertRecord},
-		{&s.w.upsertPending, `INSERT INTO pending (thread_id, id, run_id, node, question, created) VALUES (?, ?, ?, ?, ?, ?)
+		{&s.w.upsertPending, `INSERT INTO pending (thread_id, id, run_id, node, question, created) SELECT ?1, ?2, ?3, ?4, ?5, ?6 WHERE ` + leaseAllows("?1", "?7", "?8") + `
 			ON CONFLICT (thread_id, id) DO UPDATE SET run_id = excluded.run_id, node = excluded.node,
 			question = excluded.question, created = excluded.created`},
 		{&s.w.deletePending, `DELETE FROM pending WHERE thread_id = ? AND id = ?`},
@@ -641,7 +656,7 @@ func (s *Store) PutRun(ctx context.Context, r *store.Run) error {
 		// of another thread) takes the checked path below for its error.
 		var n int64
 		err := s.write(ctx, func() error {
-			res, err := s.w.putRun.ExecContext(context.Background(), r.ID, r.ThreadID, r.Number, r.Status, r.Error, unix(created), unix(updated))
+			res, err := s.w.putRun.ExecContext(context.Background(), r.ID, r.ThreadID, r.Number, r.Status, r.Error, unix(created), unix(updated), r.Fence, unix(now()))
 			if err == nil {
 				n, err = res.RowsAffected()
 			}
@@ -652,7 +667,7 @@ func (s *Store) PutRun(ctx context.Context, r *store.Run) error {
 		}
 	}
 	err := s.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		if err := s.exists(ctx, tx, r.ThreadID); err != nil {
+		if err := s.fenced(ctx, tx, "put run", r.ThreadID, r.Fence, now()); err != nil {
 			return err
 		}
 		var (
@@ -678,11 +693,29 @@ func (s *Store) PutRun(ctx context.Context, r *store.Run) error {
 		_, err = tx.StmtContext(ctx, s.w.upsertRun).ExecContext(ctx, r.ID, r.ThreadID, r.Number, r.Status, r.Error, unix(created), unix(updated))
 		return err
 	})
+	var le *store.LeaseError
+	if errors.As(err, &le) {
+		return err
+	}
 	if err != nil {
 		return fmt.Errorf("sqlite store: put run %s: %w", r.ID, err)
 	}
 	r.Created, r.Updated = created, updated
 	return nil
+}
+
+// fenced checks, inside tx, that the thread exists and that its lease
+// allows a write under fence (store.CheckFence, op naming the write) at
+// the time at (which a conditional statement after it must be given too).
+func (s *Store) fenced(ctx context.Context, tx *sql.Tx, op, id string, fence int64, at time.Time) error {
+	if s.schema < 5 {
+		return s.exists(ctx, tx, id)
+	}
+	st, err := leaseState(ctx, tx, id)
+	if err != nil {
+		return err
+	}
+	return store.CheckFence(id, op, fence, st, at)
 }
 
 func scanRun(sc scanner) (*store.Run, error) {
@@ -923,7 +956,11 @@ func (s *Store) WriteBatch(ctx context.Context, b *store.Batch) error {
 			}
 		}
 		if run != nil {
-			res, err := tx.StmtContext(ctx, s.w.putRun).ExecContext(ctx, run.ID, run.ThreadID, run.Number, run.Status, run.Error, unix(runCreated), unix(runUpdated))
+			at := now()
+			if err := s.fenced(ctx, tx, "put run", run.ThreadID, run.Fence, at); err != nil {
+				return err
+			}
+			res, err := tx.StmtContext(ctx, s.w.putRun).ExecContext(ctx, run.ID, run.ThreadID, run.Number, run.Status, run.Error, unix(runCreated), unix(runUpdated), run.Fence, unix(at))
 			if err != nil {
 				return err
 			}
@@ -1043,28 +1080,37 @@ func (s *Store) PutPending(ctx context.Context, p *store.Pending) error {
 	if created.IsZero() {
 		created = now()
 	}
-	// The common case is one autocommit statement. Its only refusal is
-	// the foreign key of a missing thread, which the checked transaction
-	// below tells from anything else.
+	// The common case is one autocommit statement. It writes nothing
+	// for a missing thread or a fence the lease refuses, which the
+	// checked transaction below tells apart.
+	var n int64
 	err := s.write(ctx, func() error {
 		// No context for the statement (see Append); write checked ctx.
-		_, err := s.w.upsertPending.ExecContext(context.Background(), p.ThreadID, p.ID, p.RunID, p.Node, nonNil(p.Question), unix(created))
+		res, err := s.w.upsertPending.ExecContext(context.Background(), p.ThreadID, p.ID, p.RunID, p.Node, nonNil(p.Question), unix(created), p.Fence, unix(now()))
+		if err == nil {
+			n, err = res.RowsAffected()
+		}
 		return err
 	})
-	if err == nil {
+	if err == nil && n == 1 {
 		p.Created = created
 		return nil
 	}
-	if code(err) != sqliteConstraint {
+	if err != nil && code(err) != sqliteConstraint {
 		return fmt.Errorf("sqlite store: put pending %s of %s: %w", p.ID, p.ThreadID, err)
 	}
 	err = s.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		if err := s.exists(ctx, tx, p.ThreadID); err != nil {
+		at := now()
+		if err := s.fenced(ctx, tx, "put pending", p.ThreadID, p.Fence, at); err != nil {
 			return err
 		}
-		_, err := tx.StmtContext(ctx, s.w.upsertPending).ExecContext(ctx, p.ThreadID, p.ID, p.RunID, p.Node, nonNil(p.Question), unix(created))
+		_, err := tx.StmtContext(ctx, s.w.upsertPending).ExecContext(ctx, p.ThreadID, p.ID, p.RunID, p.Node, nonNil(p.Question), unix(created), p.Fence, unix(at))
 		return err
 	})
+	var le *store.LeaseError
+	if errors.As(err, &le) {
+		return err
+	}
 	if err != nil {
 		return fmt.Errorf("sqlite store: put pending %s of %s: %w", p.ID, p.ThreadID, err)
 	}

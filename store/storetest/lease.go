@@ -110,8 +110,8 @@ func testLeaseLifecycle(t *testing.T, s store.Store) {
 	// No unfenced write while the lease is held.
 	before := mustRecords(t, s, "t", 1)
 	le := wantLeaseErr(t, "unfenced Append while leased", s.Append(ctx, fenced("t", 3, 0)), store.ErrLeaseHeld, "t", "A")
-	if le.HolderFence != l.Fence || le.Op != "append" {
-		t.Errorf("unfenced Append while leased: %+v, want holder fence %d, op append", le, l.Fence)
+	if le.HolderFence != l.Fence || le.Fence != 0 || !le.Expires.Equal(l.Expires) || le.Op != "append" {
+		t.Errorf("unfenced Append while leased: %+v, want holder fence %d until %v, op append", le, l.Fence, l.Expires)
 	}
 	sameLog(t, s, "t", "after a refused unfenced Append", before)
 	for _, r := range before {
@@ -138,7 +138,10 @@ func testLeaseLifecycle(t *testing.T, s store.Store) {
 	_, err = ls.Heartbeat(ctx, h, longTTL)
 	wantLeaseErr(t, "Heartbeat after Release", err, store.ErrLeaseLost, "t", "")
 	before = mustRecords(t, s, "t", 1)
-	wantLeaseErr(t, "Append with a released fence", s.Append(ctx, fenced("t", 4, h.Fence)), store.ErrLeaseLost, "t", "")
+	le = wantLeaseErr(t, "Append with a released fence", s.Append(ctx, fenced("t", 4, h.Fence)), store.ErrLeaseLost, "t", "")
+	if le.Fence != h.Fence || le.HolderFence != h.Fence || !le.Expires.IsZero() || le.Op != "append" {
+		t.Errorf("Append with a released fence: %+v, want fence %d, holder fence %d, no expiry, op append", le, h.Fence, h.Fence)
+	}
 	sameLog(t, s, "t", "after a refused Append", before)
 	mustAppend(t, s, fenced("t", 4, 0))
 	if got := mustRecords(t, s, "t", 4); len(got) != 1 || got[0].Fence != 0 {
@@ -188,8 +191,8 @@ func testLeaseSecondOwner(t *testing.T, s store.Store) {
 	}
 	before := mustRecords(t, s, "u", 1)
 	le := wantLeaseErr(t, "Append by the expired holder", s.Append(ctx, fenced("u", 2, old.Fence), fenced("u", 3, old.Fence)), store.ErrLeaseLost, "u", "B")
-	if le.Fence != old.Fence || le.HolderFence != b.Fence {
-		t.Errorf("Append by the expired holder: %+v, want fence %d, holder fence %d", le, old.Fence, b.Fence)
+	if le.Fence != old.Fence || le.HolderFence != b.Fence || !le.Expires.Equal(b.Expires) || le.Op != "append" {
+		t.Errorf("Append by the expired holder: %+v, want fence %d, holder fence %d until %v, op append", le, old.Fence, b.Fence, b.Expires)
 	}
 	sameLog(t, s, "u", "after the expired holder's Append", before)
 	_, err := ls.Heartbeat(ctx, old, longTTL)
@@ -219,7 +222,10 @@ func testLeaseStalled(t *testing.T, s store.Store) {
 	l = mustShorten(t, ls, l)
 	time.Sleep(2 * shortTTL)
 	before := mustRecords(t, s, "t", 1)
-	wantLeaseErr(t, "Append after expiry", s.Append(ctx, fenced("t", 2, l.Fence)), store.ErrLeaseLost, "t", "")
+	le := wantLeaseErr(t, "Append after expiry", s.Append(ctx, fenced("t", 2, l.Fence)), store.ErrLeaseLost, "t", "")
+	if le.Fence != l.Fence || le.HolderFence != l.Fence || !le.Expires.IsZero() || le.Op != "append" {
+		t.Errorf("Append after expiry: %+v, want fence %d, holder fence %d, no expiry, op append", le, l.Fence, l.Fence)
+	}
 	sameLog(t, s, "t", "after an Append past expiry", before)
 	_, err := ls.Heartbeat(ctx, l, longTTL)
 	wantLeaseErr(t, "Heartbeat after expiry", err, store.ErrLeaseLost, "t", "")
@@ -353,4 +359,87 @@ func testLeaseInvalid(t *testing.T, s store.Store) {
 	wantNotFound(t, "Release on a deleted thread", ls.Release(ctx, l))
 	mustThread(t, s, "t", base())
 	mustClaim(t, ls, "t", "B", longTTL)
+}
+
+// testLeaseRunsAndPending: a run's row and a pending question are fenced
+// as records are: a driver whose lease another owner took writes neither
+// (ErrLeaseLost), a writer without a fence writes neither while a lease
+// is held (ErrLeaseHeld), and the holder writes both.
+func testLeaseRunsAndPending(t *testing.T, s store.Store) {
+	ls := leaser(t, s)
+	ctx := t.Context()
+	mustThread(t, s, "t", base())
+	a := mustClaim(t, ls, "t", "A", longTTL)
+	run := &store.Run{ID: "r1", ThreadID: "t", Number: 1, Status: store.Running, Created: base(), Updated: base(), Fence: a.Fence}
+	if err := s.PutRun(ctx, run); err != nil {
+		t.Fatalf("PutRun by the holder: %v", err)
+	}
+	q := &store.Pending{ID: "q1", ThreadID: "t", RunID: "r1", Node: "ask", Question: []byte(`"?"`), Created: base(), Fence: a.Fence}
+	if err := s.PutPending(ctx, q); err != nil {
+		t.Fatalf("PutPending by the holder: %v", err)
+	}
+	a = mustShorten(t, ls, a)
+	time.Sleep(2 * shortTTL)
+	b := mustClaim(t, ls, "t", "B", longTTL)
+
+	// A, whose lease B took, writes nothing.
+	for _, c := range []struct {
+		what string
+		err  error
+	}{
+		{"PutRun of its run", s.PutRun(ctx, &store.Run{ID: "r1", ThreadID: "t", Number: 1, Status: store.Completed, Created: base(), Updated: base().Add(time.Second), Fence: a.Fence})},
+		{"PutRun of a new run", s.PutRun(ctx, &store.Run{ID: "r2", ThreadID: "t", Number: 2, Status: store.Running, Fence: a.Fence})},
+		{"PutPending of its question", s.PutPending(ctx, &store.Pending{ID: "q1", ThreadID: "t", RunID: "r1", Node: "other", Question: []byte(`"!"`), Fence: a.Fence})},
+		{"PutPending of a new question", s.PutPending(ctx, &store.Pending{ID: "q2", ThreadID: "t", RunID: "r1", Node: "ask", Question: []byte(`"?"`), Fence: a.Fence})},
+	} {
+		le := wantLeaseErr(t, c.what+" by the expired holder", c.err, store.ErrLeaseLost, "t", "B")
+		if le.Fence != a.Fence || le.HolderFence != b.Fence || !le.Expires.Equal(b.Expires) {
+			t.Errorf("%s by the expired holder: %+v, want fence %d, holder fence %d until %v", c.what, le, a.Fence, b.Fence, b.Expires)
+		}
+	}
+	// Nor does a writer without a fence while B holds the lease.
+	wantLeaseErr(t, "unfenced PutRun while leased", s.PutRun(ctx, &store.Run{ID: "r1", ThreadID: "t", Number: 1, Status: store.Failed}), store.ErrLeaseHeld, "t", "B")
+	wantLeaseErr(t, "unfenced PutPending while leased", s.PutPending(ctx, &store.Pending{ID: "q3", ThreadID: "t", RunID: "r1"}), store.ErrLeaseHeld, "t", "B")
+	if got, err := s.Run(ctx, "r1"); err != nil || got.Status != store.Running || !got.Updated.Equal(base()) {
+		t.Errorf("run r1 after refused writes: %+v, %v, want it running, updated %v", got, err, base())
+	}
+	if _, err := s.Run(ctx, "r2"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("the refused new run r2 was written: %v", err)
+	}
+	ps, err := s.Pending(ctx, "t")
+	if err != nil || len(ps) != 1 || ps[0].ID != "q1" || ps[0].Node != "ask" || string(ps[0].Question) != `"?"` {
+		t.Errorf("pending after refused writes: %v, %v, want only q1 as A put it", ps, err)
+	}
+
+	// B, the holder, writes both; once it released, so does anyone
+	// without a fence, and B's fence no longer does.
+	if err := s.PutRun(ctx, &store.Run{ID: "r1", ThreadID: "t", Number: 1, Status: store.Waiting, Fence: b.Fence}); err != nil {
+		t.Errorf("PutRun by the holder: %v", err)
+	}
+	if err := s.PutPending(ctx, &store.Pending{ID: "q2", ThreadID: "t", RunID: "r1", Node: "ask", Fence: b.Fence}); err != nil {
+		t.Errorf("PutPending by the holder: %v", err)
+	}
+	if err := ls.Release(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	le := wantLeaseErr(t, "PutRun with a released fence", s.PutRun(ctx, &store.Run{ID: "r1", ThreadID: "t", Number: 1, Status: store.Completed, Fence: b.Fence}), store.ErrLeaseLost, "t", "")
+	if le.Op != "put run" {
+		t.Errorf("PutRun with a released fence: op %q, want %q", le.Op, "put run")
+	}
+	le = wantLeaseErr(t, "PutPending with a released fence", s.PutPending(ctx, &store.Pending{ID: "q4", ThreadID: "t", RunID: "r1", Fence: b.Fence}), store.ErrLeaseLost, "t", "")
+	if le.Op != "put pending" {
+		t.Errorf("PutPending with a released fence: op %q, want %q", le.Op, "put pending")
+	}
+	if err := s.PutRun(ctx, &store.Run{ID: "r1", ThreadID: "t", Number: 1, Status: store.Completed}); err != nil {
+		t.Errorf("unfenced PutRun with no lease held: %v", err)
+	}
+	if err := s.PutPending(ctx, &store.Pending{ID: "q5", ThreadID: "t", RunID: "r1"}); err != nil {
+		t.Errorf("unfenced PutPending with no lease held: %v", err)
+	}
+	if got, err := s.Run(ctx, "r1"); err != nil || got.Status != store.Completed {
+		t.Errorf("run r1 at the end: %+v, %v, want completed", got, err)
+	}
+	// A missing thread is still ErrNotFound, fenced or not.
+	wantNotFound(t, "fenced PutRun of a missing thread", s.PutRun(ctx, &store.Run{ID: "m", ThreadID: "missing", Number: 1, Status: store.Running, Fence: 1}))
+	wantNotFound(t, "fenced PutPending of a missing thread", s.PutPending(ctx, &store.Pending{ID: "m", ThreadID: "missing", Fence: 1}))
 }

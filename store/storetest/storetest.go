@@ -99,6 +99,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"JobSet", testJobSet},
 		{"JobClaimRace", testJobClaimRace},
 		{"PendingJobs", testPendingJobs},
+		{"LeaseRunsAndPending", testLeaseRunsAndPending},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,0 +1,216 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/weftlang/weft/engine"
+	"github.com/weftlang/weft/store"
+	"github.com/weftlang/weft/store/sqlite"
+)
+
+// freeAddr returns a loopback address no one listens on.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// weftServer is a `weft serve` process.
+type weftServer struct {
+	cmd    *exec.Cmd
+	url    string
+	done   chan error
+	stderr *strings.Builder
+}
+
+// startServe starts `weft serve args...` on a free address and waits for
+// GET /ok.
+func startServe(t *testing.T, bin string, env []string, args ...string) *weftServer {
+	t.Helper()
+	addr := freeAddr(t)
+	cmd := exec.Command(bin, append([]string{"serve", "--addr", addr}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	s := &weftServer{cmd: cmd, url: "http://" + addr, done: make(chan error, 1), stderr: &strings.Builder{}}
+	cmd.Stderr = s.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { s.done <- cmd.Wait() }()
+	t.Cleanup(func() { _ = cmd.Process.Kill(); <-s.done })
+	for range 500 {
+		select {
+		case err := <-s.done:
+			s.done <- err
+			t.Fatalf("weft serve exited: %v\n%s", err, s.stderr)
+		default:
+		}
+		if resp, err := http.Get(s.url + "/ok"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return s
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("weft serve did not answer /ok\n%s", s.stderr)
+	return nil
+}
+
+// call sends a JSON request and decodes the reply.
+func (s *weftServer) call(t *testing.T, method, path, body string, out any) int {
+	t.Helper()
+	req, _ := http.NewRequest(method, s.url+path, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if out != nil && len(b) > 0 {
+		if err := json.Unmarshal(b, out); err != nil {
+			t.Fatalf("%s %s: %v in %s", method, path, err, b)
+		}
+	}
+	return resp.StatusCode
+}
+
+// TestServeSurvivesSIGKILL: a run of a `weft serve` killed with SIGKILL
+// mid-run, again and again, is resumed by each next server from its last
+// recorded step and ends once: every step recorded once, every effect
+// applied once, one run in the thread's list, with the right result.
+func TestServeSurvivesSIGKILL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds weft and kills servers")
+	}
+	bin := buildWeft(t)
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "serve.db")
+	srv, wf, st := crashSetup(t, crashWF, "crash.wf", func(ctx context.Context) (store.Store, error) { return sqlite.Open(ctx, path) })
+	env := []string{"WEFT_LEASE_TTL=1s"}
+	rng := rand.New(rand.NewPCG(2, uint64(time.Now().UnixNano())))
+
+	s := startServe(t, bin, env, wf, "--store", path)
+	if code := s.call(t, "POST", "/threads", `{"thread_id":"k"}`, nil); code != 200 {
+		t.Fatalf("create thread: %d", code)
+	}
+	var run struct {
+		RunID string `json:"run_id"`
+	}
+	if code := s.call(t, "POST", "/threads/k/runs", `{"assistant_id":"Crash","input":{"n":120}}`, &run); code != 200 {
+		t.Fatalf("create run: %d", code)
+	}
+	th := &engine.Threads{Store: st}
+	for kill := range 3 {
+		ts, _ := th.Load(ctx, "k")
+		var from int64 = 1
+		if ts != nil {
+			from = ts.Seq + 1
+		}
+		killed, err := waitToKill(ctx, st, "k", from, 5+rng.IntN(20), nil, s.done, rng)
+		if !killed {
+			t.Fatalf("server %d ended before the kill: %v\n%s", kill, err, s.stderr)
+		}
+		_ = s.cmd.Process.Kill() // SIGKILL
+		<-s.done
+		s.done <- nil // for the cleanup
+		s = startServe(t, bin, env, wf, "--store", path)
+	}
+	var got struct{ Status string }
+	for range 3000 {
+		s.call(t, "GET", "/threads/k/runs/"+run.RunID, "", &got)
+		if got.Status != "pending" && got.Status != "running" {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got.Status != "success" {
+		t.Fatalf("run after 3 kills: %s\n%s", got.Status, s.stderr)
+	}
+	var runs []map[string]any
+	s.call(t, "GET", "/threads/k/runs", "", &runs)
+	if len(runs) != 1 {
+		t.Fatalf("the thread has %d runs, want 1", len(runs))
+	}
+	var want int64
+	for i := int64(0); i < 120; i++ {
+		want += i * i
+	}
+	var state struct {
+		Values map[string]any `json:"values"`
+	}
+	s.call(t, "GET", "/threads/k/state", "", &state)
+	if acc := state.Values["acc"]; fmt.Sprint(acc) != fmt.Sprint(want) {
+		t.Fatalf("acc = %v, want %d", acc, want)
+	}
+	checkOnce(t, th, srv, "k")
+}
+
+// TestServeStopsGracefully: SIGTERM stops the server; the run in progress
+// goes back to pending, and the next server finishes it.
+func TestServeStopsGracefully(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds weft")
+	}
+	bin := buildWeft(t)
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "serve.db")
+	srv, wf, st := crashSetup(t, crashWF, "crash.wf", func(ctx context.Context) (store.Store, error) { return sqlite.Open(ctx, path) })
+	s := startServe(t, bin, nil, wf, "--store", path)
+	s.call(t, "POST", "/threads", `{"thread_id":"g"}`, nil)
+	var run struct {
+		RunID string `json:"run_id"`
+	}
+	s.call(t, "POST", "/threads/g/runs", `{"assistant_id":"Crash","input":{"n":400}}`, &run)
+	rng := rand.New(rand.NewPCG(3, 3))
+	if killed, err := waitToKill(ctx, st, "g", 1, 10, nil, s.done, rng); !killed {
+		t.Fatalf("ended early: %v", err)
+	}
+	_ = s.cmd.Process.Signal(os.Interrupt)
+	select {
+	case err := <-s.done:
+		s.done <- err
+		if err != nil {
+			t.Fatalf("weft serve after SIGINT: %v\n%s", err, s.stderr)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatalf("weft serve did not stop\n%s", s.stderr)
+	}
+	if !strings.Contains(s.stderr.String(), "stopped") {
+		t.Fatalf("log: %s", s.stderr)
+	}
+	jobs := st.(store.Jobs)
+	j, err := jobs.Job(ctx, run.RunID)
+	if err != nil || j.Status != store.JobPending {
+		t.Fatalf("run after the stop: %v %v", j, err)
+	}
+	s = startServe(t, bin, nil, wf, "--store", path)
+	var got struct{ Status string }
+	for range 3000 {
+		s.call(t, "GET", "/threads/g/runs/"+run.RunID, "", &got)
+		if got.Status == "success" || got.Status == "error" {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got.Status != "success" {
+		t.Fatalf("run on the next server: %s\n%s", got.Status, s.stderr)
+	}
+	checkOnce(t, &engine.Threads{Store: st}, srv, "g")
+}
