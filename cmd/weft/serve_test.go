@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/weftlang/weft/engine"
+	"github.com/weftlang/weft/internal/datadir"
 	"github.com/weftlang/weft/store"
 	"github.com/weftlang/weft/store/sqlite"
 )
@@ -213,4 +214,52 @@ func TestServeStopsGracefully(t *testing.T) {
 		t.Fatalf("run on the next server: %s\n%s", got.Status, s.stderr)
 	}
 	checkOnce(t, &engine.Threads{Store: st}, srv, "g")
+}
+
+// Seed 000's IntentQA over HTTP: a request too vague to search for waits
+// at ask_user (an interrupt carrying the question); the clarification,
+// sent as command.resume, runs the rest of the route to the answer.
+func TestServeIntentQAAskUser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds weft")
+	}
+	docs := datadir.Require(t, "tatqa/tatqa_dataset_dev.json")
+	bin := buildWeft(t)
+	rec, _ := filepath.Abs(filepath.Join("..", "..", "examples", "intentqa", "sessions", "ask_user.jsonl"))
+	app, _ := filepath.Abs(filepath.Join("..", "..", "examples", "intentqa", "app.wf"))
+	s := startServe(t, bin, nil, app, "--docs", docs, "--llm", "replay:"+rec, "--store", filepath.Join(t.TempDir(), "s.db"))
+	var asst []map[string]any
+	s.call(t, "POST", "/assistants/search", `{}`, &asst)
+	if len(asst) != 1 || asst[0]["graph_id"] != "IntentQA" {
+		t.Fatalf("assistants = %v", asst)
+	}
+	s.call(t, "POST", "/threads", `{"thread_id":"q"}`, nil)
+	var first struct {
+		Interrupt []struct {
+			ID    string
+			Value map[string]any
+		} `json:"__interrupt__"`
+	}
+	if code := s.call(t, "POST", "/threads/q/runs/wait", `{"assistant_id":"IntentQA","input":{"messages":[{"role":"user","content":"numbers?"}]}}`, &first); code != 200 {
+		t.Fatalf("first run: %d", code)
+	}
+	if len(first.Interrupt) != 1 || first.Interrupt[0].Value["node"] != "ask_user" || !strings.Contains(fmt.Sprint(first.Interrupt[0].Value["question"]), "Could you clarify your request?") {
+		t.Fatalf("first run = %+v", first)
+	}
+	var thread struct {
+		Status string
+		Values map[string]any
+	}
+	s.call(t, "GET", "/threads/q", "", &thread)
+	if thread.Status != "interrupted" || thread.Values["input_text"] != "numbers?" {
+		t.Fatalf("thread = %+v", thread)
+	}
+	var final map[string]any
+	if code := s.call(t, "POST", "/threads/q/runs/wait", `{"assistant_id":"IntentQA","command":{"resume":"What is the amount of total sales in 2019?"}}`, &final); code != 200 {
+		t.Fatalf("resume: %d", code)
+	}
+	gen, _ := final["generate"].(map[string]any)
+	if !strings.Contains(fmt.Sprint(gen), "$1,496.5 million") {
+		t.Fatalf("final values = %v\n%s", final, s.stderr)
+	}
 }
