@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -111,10 +112,11 @@ type streams struct {
 	now  func() time.Time
 }
 
-// How long and how many ended streams are kept.
+// How long, how many and how many bytes of ended streams are kept.
 const (
-	streamTTL   = 10 * time.Minute
-	streamsKept = 1024
+	streamTTL        = 10 * time.Minute
+	streamsKept      = 1024
+	streamsKeptBytes = 256 << 20
 )
 
 // open returns the stream of job id, made if needed.
@@ -141,13 +143,19 @@ func (ss *streams) get(id string) *runStream {
 }
 
 // sweep drops ended streams past their time, and the oldest ended ones
-// beyond streamsKept; ss.mu is held.
+// beyond streamsKept or streamsKeptBytes; ss.mu is held.
 func (ss *streams) sweep() {
 	now := ss.now()
-	var ended []string
+	type ended struct {
+		id    string
+		at    time.Time
+		bytes int
+	}
+	var list []ended
+	total := 0
 	for id, st := range ss.byID {
 		st.mu.Lock()
-		done, at := st.done, st.ended
+		done, at, n := st.done, st.ended, st.bytes
 		st.mu.Unlock()
 		if !done {
 			continue
@@ -156,21 +164,19 @@ func (ss *streams) sweep() {
 			delete(ss.byID, id)
 			continue
 		}
-		ended = append(ended, id)
+		list = append(list, ended{id, at, n})
+		total += n
 	}
-	if len(ended) <= streamsKept {
+	if len(list) <= streamsKept && total <= streamsKeptBytes {
 		return
 	}
-	// The oldest ended go first.
-	for len(ended) > streamsKept {
-		oldest := 0
-		for i, id := range ended {
-			if ss.byID[id].ended.Before(ss.byID[ended[oldest]].ended) {
-				oldest = i
-			}
+	slices.SortFunc(list, func(a, b ended) int { return a.at.Compare(b.at) })
+	for _, e := range list {
+		if len(list) <= streamsKept && total <= streamsKeptBytes {
+			break
 		}
-		delete(ss.byID, ended[oldest])
-		ended = append(ended[:oldest], ended[oldest+1:]...)
+		delete(ss.byID, e.id)
+		list, total = list[1:], total-e.bytes
 	}
 }
 

@@ -1,0 +1,48 @@
+package server
+
+import (
+	"fmt"
+	"testing"
+	"time"
+)
+
+// Ended streams are kept for rejoining clients, within bounds: past
+// their time they go, and beyond the count or the bytes the oldest go
+// first; running ones always stay.
+func TestStreamsAreBounded(t *testing.T) {
+	now := time.Unix(1000, 0)
+	ss := &streams{now: func() time.Time { return now }}
+	running := ss.open("running")
+	running.add("values", make([]byte, 1000))
+	for i := range streamsKept + 10 {
+		st := ss.open(fmt.Sprintf("e%d", i))
+		st.add("values", []byte("{}"))
+		now = now.Add(time.Millisecond)
+		st.finish([]byte("{}"), now)
+	}
+	ss.open("trigger")
+	if ss.get("running") == nil || ss.get("trigger") == nil {
+		t.Fatal("a running stream was dropped")
+	}
+	if ss.get("e0") != nil || ss.get("e9") != nil || ss.get("e10") == nil {
+		t.Fatal("not exactly the oldest ended streams beyond streamsKept went")
+	}
+	if ss.get(fmt.Sprintf("e%d", streamsKept+9)) == nil {
+		t.Fatal("the newest ended stream was dropped")
+	}
+	big := ss.open("big")
+	for range 3 {
+		big.add("values", make([]byte, maxStreamBytes/2))
+	}
+	if big.bytes > maxStreamBytes {
+		t.Fatalf("a stream keeps %d bytes, over %d", big.bytes, maxStreamBytes)
+	}
+	if _, _, _, _, err := big.next(0); err == nil {
+		t.Fatal("frames dropped from a stream's start are not said")
+	}
+	now = now.Add(streamTTL + time.Second)
+	ss.open("later")
+	if ss.get(fmt.Sprintf("e%d", streamsKept+9)) != nil {
+		t.Fatal("an ended stream outlived its time")
+	}
+}
