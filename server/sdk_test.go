@@ -1,0 +1,276 @@
+package server_test
+
+// Tests with the real, unmodified LangGraph JS client
+// (@langchain/langgraph-sdk, pinned in test/langgraph-sdk/package.json and
+// installed there by `npm ci`): each test serves weft's test workflows
+// and runs a node script of testdata/sdk against it. The scripts assert
+// and exit non-zero naming what failed; their output is shown then.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/weftlang/weft/engine"
+	"github.com/weftlang/weft/flow"
+	"github.com/weftlang/weft/server"
+	"github.com/weftlang/weft/service"
+	"github.com/weftlang/weft/store/memory"
+)
+
+// sdkDir is the folder of the pinned client.
+const sdkDir = "../test/langgraph-sdk"
+
+// sdkNode returns the node binary, or skips the test when node or the
+// installed client is missing.
+func sdkNode(t *testing.T) string {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("skipped: node is not on PATH; the LangGraph SDK tests need Node.js 20 or newer and `npm ci` in test/langgraph-sdk")
+	}
+	if _, err := os.Stat(filepath.Join(sdkDir, "node_modules", "@langchain", "langgraph-sdk", "package.json")); err != nil {
+		t.Skip("skipped: test/langgraph-sdk/node_modules is missing; run `npm ci` in test/langgraph-sdk to run the LangGraph SDK tests")
+	}
+	return node
+}
+
+// sdkServer serves Approval, Sleepy (with a napper the scripts drive
+// through /__test/ endpoints) and Talky, each over its own memory store.
+type sdkServer struct {
+	t   *testing.T
+	url string
+	nap *napper
+	srv *server.Server
+}
+
+// newSDKServer starts a server; wrap, if not nil, wraps its handler.
+func newSDKServer(t *testing.T, wrap func(http.Handler) http.Handler) *sdkServer {
+	t.Helper()
+	ctx := context.Background()
+	n := newNapper()
+	reg := n.registry()
+	reg.Replace("talk", engine.ActionFunc(func(ctx context.Context, c *engine.Call) error {
+		for _, tok := range []string{"Hi", " ", "you"} {
+			c.Emit("token", flow.StringValue(tok))
+		}
+		c.Outputs[0] = flow.StringValue("Hi you")
+		return nil
+	}))
+	st := memory.New()
+	svc, err := service.New(service.Options{Store: st, Actions: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { svc.Close() })
+	var as []server.Assistant
+	for _, f := range []string{"approval", "sleepy", "talky"} {
+		wf, err := svc.Open(ctx, service.Source{Name: "testdata/" + f + ".wf"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		as = append(as, server.Assistant{Workflow: wf})
+	}
+	srv, err := server.New(server.Options{Service: svc, Store: st, Assistants: as})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &sdkServer{t: t, nap: n, srv: srv}
+	var h http.Handler = srv.Handler()
+	if wrap != nil {
+		h = wrap(h)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/", h)
+	mux.HandleFunc("GET /__test/started", s.started)
+	mux.HandleFunc("POST /__test/release", s.release)
+	ts := httptest.NewServer(mux)
+	t.Cleanup(func() {
+		ts.Close()
+		if err := srv.Close(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
+	s.url = ts.URL
+	return s
+}
+
+// started answers the text of the next nap to start (a JSON string), or
+// 504 after 10 s.
+func (s *sdkServer) started(w http.ResponseWriter, r *http.Request) {
+	select {
+	case text := <-s.nap.started:
+		b, _ := json.Marshal(text)
+		_, _ = w.Write(b)
+	case <-time.After(10 * time.Second):
+		http.Error(w, "no nap started in 10 s", http.StatusGatewayTimeout)
+	}
+}
+
+// release lets one waiting nap end, or answers 504 when none takes it
+// in 10 s.
+func (s *sdkServer) release(w http.ResponseWriter, r *http.Request) {
+	select {
+	case s.nap.gate <- struct{}{}:
+		w.WriteHeader(http.StatusNoContent)
+	case <-time.After(10 * time.Second):
+		http.Error(w, "no nap waited to be released in 10 s", http.StatusGatewayTimeout)
+	}
+}
+
+// run runs testdata/sdk/script against the server, with env added, and
+// fails the test with the script's output when it fails.
+func (s *sdkServer) run(node, script string, env ...string) {
+	t := s.t
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, filepath.Join("testdata", "sdk", script))
+	cmd.Env = append(os.Environ(), "WEFT_URL="+s.url)
+	cmd.Env = append(cmd.Env, env...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	start := time.Now()
+	err := cmd.Run()
+	if err != nil {
+		t.Fatalf("node %s: %v (after %v)\n%s", script, err, time.Since(start).Round(time.Millisecond), out.String())
+	}
+	t.Logf("node %s: ok in %v\n%s", script, time.Since(start).Round(time.Millisecond), out.String())
+}
+
+func TestSDKAssistants(t *testing.T) {
+	node := sdkNode(t)
+	s := newSDKServer(t, nil)
+	s.run(node, "assistants.mjs", "APPROVAL_ID="+server.AssistantID("Approval"))
+}
+
+func TestSDKThreads(t *testing.T) {
+	node := sdkNode(t)
+	newSDKServer(t, nil).run(node, "threads.mjs")
+}
+
+func TestSDKConversation(t *testing.T) {
+	node := sdkNode(t)
+	newSDKServer(t, nil).run(node, "conversation.mjs")
+}
+
+func TestSDKRuns(t *testing.T) {
+	node := sdkNode(t)
+	newSDKServer(t, nil).run(node, "runs.mjs")
+}
+
+func TestSDKMultitask(t *testing.T) {
+	node := sdkNode(t)
+	newSDKServer(t, nil).run(node, "multitask.mjs")
+}
+
+// dropper cuts the first run stream a client opens in the middle of its
+// second event, as a network failure does (the connection is closed
+// with the chunked body unfinished), and records the rejoins.
+type dropper struct {
+	mu      sync.Mutex
+	cut     bool
+	rejoins []string // "path Last-Event-ID"
+	rejoin  chan struct{}
+}
+
+var runStreamPath = regexp.MustCompile(`^/threads/[^/]+/runs/stream$`)
+
+func (d *dropper) wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == "GET" && strings.HasSuffix(r.URL.Path, "/stream") {
+			d.mu.Lock()
+			d.rejoins = append(d.rejoins, r.URL.Path+" "+r.Header.Get("Last-Event-ID"))
+			d.mu.Unlock()
+			select {
+			case d.rejoin <- struct{}{}:
+			default:
+			}
+		}
+		if r.Method == "POST" && runStreamPath.MatchString(r.URL.Path) {
+			d.mu.Lock()
+			first := !d.cut
+			d.cut = true
+			d.mu.Unlock()
+			if first {
+				w = &cuttingWriter{ResponseWriter: w}
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// cuttingWriter passes the first write through, writes half of the
+// second, then closes the connection.
+type cuttingWriter struct {
+	http.ResponseWriter
+	writes int
+	dead   bool
+}
+
+var errCut = errors.New("test: connection cut")
+
+func (c *cuttingWriter) Write(p []byte) (int, error) {
+	if c.dead {
+		return 0, errCut
+	}
+	c.writes++
+	if c.writes < 2 {
+		return c.ResponseWriter.Write(p)
+	}
+	c.dead = true
+	rc := http.NewResponseController(c.ResponseWriter)
+	if _, err := c.ResponseWriter.Write(p[:len(p)/2]); err != nil {
+		return 0, err
+	}
+	_ = rc.Flush()
+	conn, _, err := rc.Hijack()
+	if err != nil {
+		return 0, err
+	}
+	_ = conn.(*net.TCPConn).SetLinger(0)
+	_ = conn.Close()
+	return 0, errCut
+}
+
+func (c *cuttingWriter) Unwrap() http.ResponseWriter { return c.ResponseWriter }
+
+// A stream cut mid-run: the client rejoins the run's stream at the
+// Location header with Last-Event-ID and its consumer sees every event
+// once, in order.
+func TestSDKStreamReconnect(t *testing.T) {
+	node := sdkNode(t)
+	d := &dropper{rejoin: make(chan struct{}, 1)}
+	s := newSDKServer(t, d.wrap)
+	// The nap ends only once the client has rejoined, so the run is in
+	// progress while its stream is down.
+	go func() {
+		select {
+		case <-d.rejoin:
+		case <-time.After(30 * time.Second):
+			return
+		}
+		select {
+		case s.nap.gate <- struct{}{}:
+		case <-time.After(30 * time.Second):
+		}
+	}()
+	s.run(node, "reconnect.mjs")
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !d.cut || len(d.rejoins) != 1 || !regexp.MustCompile(`^/threads/[^/]+/runs/[^/]+/stream 0$`).MatchString(d.rejoins[0]) {
+		t.Fatalf("cut %v; rejoins %q, want one GET of the run's stream with Last-Event-ID 0", d.cut, d.rejoins)
+	}
+}
