@@ -1,9 +1,16 @@
 package server_test
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/weftlang/weft/store"
+	"github.com/weftlang/weft/store/memory"
 )
 
 // sort_by is honoured: created_at, thread_id and status order the
@@ -59,4 +66,54 @@ func TestCopyThreadThatNeverRan(t *testing.T) {
 	if next, _ := json.Marshal(st["next"]); string(next) != `[]` {
 		t.Fatalf("state of the copy: %v", st)
 	}
+}
+
+// Runs that arrive at once with multitask_strategy reject on an idle
+// thread: one is accepted, the others are 422 (the check of the busy
+// thread and the making of the run are one step).
+func TestConcurrentRejectAcceptsOne(t *testing.T) {
+	n := newNapper()
+	f := sleepyFixture(t, &slowJobs{memory.New()}, n)
+	go func() {
+		for range n.started {
+		}
+	}()
+	for it := range 5 {
+		id := fmt.Sprintf("t%d", it)
+		f.json("POST", "/threads", `{"thread_id":"`+id+`"}`, 200, nil)
+		var wg sync.WaitGroup
+		codes := make([]int, 8)
+		for i := range codes {
+			wg.Go(func() {
+				codes[i], _ = f.do("POST", "/threads/"+id+"/runs", `{"assistant_id":"Sleepy","input":{"input_text":"x"},"multitask_strategy":"reject"}`)
+			})
+		}
+		wg.Wait()
+		accepted := 0
+		for _, c := range codes {
+			switch c {
+			case 200:
+				accepted++
+			case 422:
+			default:
+				t.Fatalf("iteration %d: status %d", it, c)
+			}
+		}
+		for range accepted {
+			n.gate <- struct{}{}
+		}
+		if accepted != 1 {
+			t.Errorf("iteration %d: %d of 8 concurrent rejecting runs accepted, want 1 (codes %v)", it, accepted, codes)
+		}
+	}
+}
+
+// slowJobs is a memory store whose job listings answer late, as a busy
+// database does: concurrent requests all list before any makes a job.
+type slowJobs struct{ *memory.Store }
+
+func (s *slowJobs) Jobs(ctx context.Context, q store.JobQuery) ([]*store.Job, error) {
+	js, err := s.Store.Jobs(ctx, q)
+	time.Sleep(10 * time.Millisecond)
+	return js, err
 }

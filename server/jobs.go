@@ -79,6 +79,9 @@ func (s *Server) createRun(ctx context.Context, thread string, r *http.Request) 
 		strategy = strategyEnqueue
 		b.MultitaskStrategy = strategy
 	}
+	// The busy check, the multitask strategy and the new job are one step
+	// per thread: two runs at once must not both find the thread free.
+	defer s.admit.lock(thread)()
 	busy, err := s.jobs.Jobs(ctx, store.JobQuery{ThreadID: thread, Status: inflight})
 	if err != nil {
 		return nil, err
