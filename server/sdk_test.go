@@ -176,12 +176,14 @@ func TestSDKMultitask(t *testing.T) {
 	newSDKServer(t, nil).run(node, "multitask.mjs")
 }
 
-// dropper cuts the first run stream a client opens in the middle of its
-// second event, as a network failure does (the connection is closed
-// with the chunked body unfinished), and records the rejoins.
+// dropper cuts the first two run streams a client opens before their
+// second event: the first as a network failure does, in the middle of
+// the event (the connection is closed with the chunked body unfinished),
+// the second as a proxy that ends a response early does (the body ends
+// cleanly, the run still running). It records the rejoins.
 type dropper struct {
 	mu      sync.Mutex
-	cut     bool
+	cuts    int
 	rejoins []string // "path Last-Event-ID"
 	rejoin  chan struct{}
 }
@@ -196,26 +198,28 @@ func (d *dropper) wrap(next http.Handler) http.Handler {
 			d.mu.Unlock()
 			select {
 			case d.rejoin <- struct{}{}:
-			default:
+			default: // more rejoins than expected: the test fails on them
 			}
 		}
 		if r.Method == "POST" && runStreamPath.MatchString(r.URL.Path) {
 			d.mu.Lock()
-			first := !d.cut
-			d.cut = true
+			d.cuts++
+			n := d.cuts
 			d.mu.Unlock()
-			if first {
-				w = &cuttingWriter{ResponseWriter: w}
+			if n <= 2 {
+				w = &cuttingWriter{ResponseWriter: w, clean: n == 2}
 			}
 		}
 		next.ServeHTTP(w, r)
 	})
 }
 
-// cuttingWriter passes the first write through, writes half of the
-// second, then closes the connection.
+// cuttingWriter passes the first write through; at the second it closes
+// the connection after half of it, or, when clean, ends the reply
+// without it.
 type cuttingWriter struct {
 	http.ResponseWriter
+	clean  bool
 	writes int
 	dead   bool
 }
@@ -231,6 +235,9 @@ func (c *cuttingWriter) Write(p []byte) (int, error) {
 		return c.ResponseWriter.Write(p)
 	}
 	c.dead = true
+	if c.clean {
+		return 0, errCut // the handler ends: net/http ends the body
+	}
 	rc := http.NewResponseController(c.ResponseWriter)
 	if _, err := c.ResponseWriter.Write(p[:len(p)/2]); err != nil {
 		return 0, err
@@ -247,30 +254,34 @@ func (c *cuttingWriter) Write(p []byte) (int, error) {
 
 func (c *cuttingWriter) Unwrap() http.ResponseWriter { return c.ResponseWriter }
 
-// A stream cut mid-run: the client rejoins the run's stream at the
+// Streams cut mid-run: the client rejoins the run's stream at the
 // Location header with Last-Event-ID and its consumer sees every event
 // once, in order.
 func TestSDKStreamReconnect(t *testing.T) {
 	node := sdkNode(t)
-	d := &dropper{rejoin: make(chan struct{}, 1)}
+	d := &dropper{rejoin: make(chan struct{}, 4)}
 	s := newSDKServer(t, d.wrap)
-	// The nap ends only once the client has rejoined, so the run is in
+	// Each nap ends only once the client has rejoined, so the run is in
 	// progress while its stream is down.
 	go func() {
-		select {
-		case <-d.rejoin:
-		case <-time.After(30 * time.Second):
-			return
-		}
-		select {
-		case s.nap.gate <- struct{}{}:
-		case <-time.After(30 * time.Second):
+		for range 2 {
+			select {
+			case <-d.rejoin:
+			case <-time.After(30 * time.Second):
+				return
+			}
+			select {
+			case s.nap.gate <- struct{}{}:
+			case <-time.After(30 * time.Second):
+				return
+			}
 		}
 	}()
 	s.run(node, "reconnect.mjs")
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if !d.cut || len(d.rejoins) != 1 || !regexp.MustCompile(`^/threads/[^/]+/runs/[^/]+/stream 0$`).MatchString(d.rejoins[0]) {
-		t.Fatalf("cut %v; rejoins %q, want one GET of the run's stream with Last-Event-ID 0", d.cut, d.rejoins)
+	re := regexp.MustCompile(`^/threads/[^/]+/runs/[^/]+/stream 0$`)
+	if d.cuts != 2 || len(d.rejoins) != 2 || !re.MatchString(d.rejoins[0]) || !re.MatchString(d.rejoins[1]) {
+		t.Fatalf("%d streams cut; rejoins %q, want one GET of each run's stream with Last-Event-ID 0", d.cuts, d.rejoins)
 	}
 }
