@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -116,4 +118,51 @@ func (s *slowJobs) Jobs(ctx context.Context, q store.JobQuery) ([]*store.Job, er
 	js, err := s.Store.Jobs(ctx, q)
 	time.Sleep(10 * time.Millisecond)
 	return js, err
+}
+
+// A client that joins a run with cancel_on_disconnect (LangGraph's
+// client sends 1, others true) and goes away cancels the run; with 0 the
+// run goes on.
+func TestJoinCancelOnDisconnect(t *testing.T) {
+	for _, c := range []struct{ path, param, want string }{
+		{"/stream", "1", "interrupted"},
+		{"/stream", "true", "interrupted"},
+		{"/join", "1", "interrupted"},
+		{"/stream", "0", "running"},
+		{"/join", "0", "running"},
+	} {
+		t.Run(c.path+"="+c.param, func(t *testing.T) {
+			n := newNapper()
+			f := sleepyFixture(t, memory.New(), n)
+			f.json("POST", "/threads", `{"thread_id":"j"}`, 200, nil)
+			var run map[string]any
+			f.json("POST", "/threads/j/runs", `{"assistant_id":"Sleepy","input":{"input_text":"a"}}`, 200, &run)
+			id := run["run_id"].(string)
+			n.waitStarted(t, "a")
+			ctx, cancel := context.WithCancel(context.Background())
+			req, _ := http.NewRequestWithContext(ctx, "GET", f.ts.URL+"/threads/j/runs/"+id+c.path+"?cancel_on_disconnect="+c.param, nil)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.path == "/stream" {
+				buf := make([]byte, 10)
+				if _, err := io.ReadFull(resp.Body, buf); err != nil {
+					t.Fatal(err)
+				}
+			}
+			cancel()
+			resp.Body.Close()
+			if c.want == "interrupted" {
+				eventually(t, "the run is cancelled", func() bool { return f.runStatus("j", id) == "interrupted" })
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+			if got := f.runStatus("j", id); got != "running" {
+				t.Fatalf("run after its joining client went: %s", got)
+			}
+			n.gate <- struct{}{}
+			eventually(t, "the run ends", func() bool { return f.runStatus("j", id) == "success" })
+		})
+	}
 }

@@ -56,8 +56,9 @@ type sdkServer struct {
 	srv *server.Server
 }
 
-// newSDKServer starts a server; wrap, if not nil, wraps its handler.
-func newSDKServer(t *testing.T, wrap func(http.Handler) http.Handler) *sdkServer {
+// newSDKServer starts a server; wrap, if not nil, wraps its handler, and
+// edit, if not nil, edits its options.
+func newSDKServer(t *testing.T, wrap func(http.Handler) http.Handler, edit func(*server.Options)) *sdkServer {
 	t.Helper()
 	ctx := context.Background()
 	n := newNapper()
@@ -83,7 +84,11 @@ func newSDKServer(t *testing.T, wrap func(http.Handler) http.Handler) *sdkServer
 		}
 		as = append(as, server.Assistant{Workflow: wf})
 	}
-	srv, err := server.New(server.Options{Service: svc, Store: st, Assistants: as})
+	opts := server.Options{Service: svc, Store: st, Assistants: as}
+	if edit != nil {
+		edit(&opts)
+	}
+	srv, err := server.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,28 +157,28 @@ func (s *sdkServer) run(node, script string, env ...string) {
 
 func TestSDKAssistants(t *testing.T) {
 	node := sdkNode(t)
-	s := newSDKServer(t, nil)
+	s := newSDKServer(t, nil, nil)
 	s.run(node, "assistants.mjs", "APPROVAL_ID="+server.AssistantID("Approval"))
 }
 
 func TestSDKThreads(t *testing.T) {
 	node := sdkNode(t)
-	newSDKServer(t, nil).run(node, "threads.mjs")
+	newSDKServer(t, nil, nil).run(node, "threads.mjs")
 }
 
 func TestSDKConversation(t *testing.T) {
 	node := sdkNode(t)
-	newSDKServer(t, nil).run(node, "conversation.mjs")
+	newSDKServer(t, nil, nil).run(node, "conversation.mjs")
 }
 
 func TestSDKRuns(t *testing.T) {
 	node := sdkNode(t)
-	newSDKServer(t, nil).run(node, "runs.mjs")
+	newSDKServer(t, nil, nil).run(node, "runs.mjs")
 }
 
 func TestSDKMultitask(t *testing.T) {
 	node := sdkNode(t)
-	newSDKServer(t, nil).run(node, "multitask.mjs")
+	newSDKServer(t, nil, nil).run(node, "multitask.mjs")
 }
 
 // dropper cuts the first two run streams a client opens before their
@@ -260,7 +265,7 @@ func (c *cuttingWriter) Unwrap() http.ResponseWriter { return c.ResponseWriter }
 func TestSDKStreamReconnect(t *testing.T) {
 	node := sdkNode(t)
 	d := &dropper{rejoin: make(chan struct{}, 4)}
-	s := newSDKServer(t, d.wrap)
+	s := newSDKServer(t, d.wrap, nil)
 	// Each nap ends only once the client has rejoined, so the run is in
 	// progress while its stream is down.
 	go func() {
@@ -284,4 +289,13 @@ func TestSDKStreamReconnect(t *testing.T) {
 	if d.cuts != 2 || len(d.rejoins) != 2 || !re.MatchString(d.rejoins[0]) || !re.MatchString(d.rejoins[1]) {
 		t.Fatalf("%d streams cut; rejoins %q, want one GET of each run's stream with Last-Event-ID 0", d.cuts, d.rejoins)
 	}
+}
+
+// An API key, clients that go away mid-run (with and without asking to
+// cancel the run), and requests of the wrong shape.
+func TestSDKSafety(t *testing.T) {
+	node := sdkNode(t)
+	const key = "k3y-only-for-this-test"
+	s := newSDKServer(t, nil, func(o *server.Options) { o.APIKey = key })
+	s.run(node, "safety.mjs", "WEFT_API_KEY="+key)
 }

@@ -9,9 +9,10 @@ if (!url) {
   process.exit(2);
 }
 
-/** client is an unmodified LangGraph client of the server under test. */
-export function client() {
-  return new Client({ apiUrl: url, apiKey: null });
+/** client is an unmodified LangGraph client of the server under test,
+ * sending apiKey as x-api-key when given. */
+export function client(apiKey = null) {
+  return new Client({ apiUrl: url, apiKey });
 }
 
 const show = (v) => JSON.stringify(v);
