@@ -48,7 +48,8 @@ func sdkNode(t *testing.T) string {
 }
 
 // sdkServer serves Approval, Sleepy (with a napper the scripts drive
-// through /__test/ endpoints) and Talky, each over its own memory store.
+// through /__test/ endpoints), Talky and seed 000's IntentQA (its model
+// and retrieval actions stubbed) over a memory store.
 type sdkServer struct {
 	t   *testing.T
 	url string
@@ -70,6 +71,7 @@ func newSDKServer(t *testing.T, wrap func(http.Handler) http.Handler, edit func(
 		c.Outputs[0] = flow.StringValue("Hi you")
 		return nil
 	}))
+	stubIntentQA(reg)
 	st := memory.New()
 	svc, err := service.New(service.Options{Store: st, Actions: reg})
 	if err != nil {
@@ -77,8 +79,8 @@ func newSDKServer(t *testing.T, wrap func(http.Handler) http.Handler, edit func(
 	}
 	t.Cleanup(func() { svc.Close() })
 	var as []server.Assistant
-	for _, f := range []string{"approval", "sleepy", "talky"} {
-		wf, err := svc.Open(ctx, service.Source{Name: "testdata/" + f + ".wf"})
+	for _, f := range []string{"testdata/approval.wf", "testdata/sleepy.wf", "testdata/talky.wf", "../examples/intentqa/intentqa.wf"} {
+		wf, err := svc.Open(ctx, service.Source{Name: f})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -135,6 +137,45 @@ func (s *sdkServer) release(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// stubIntentQA registers Go stubs of IntentQA's model and retrieval
+// actions: a question (ending in "?") is qa, "Summarize ..." a summary,
+// anything else unclear (the route to ask_user, the built-in human
+// action); retrieval finds one chunk naming the query, which is always
+// relevant; the answer names its source.
+func stubIntentQA(reg *engine.Registry) {
+	reg.Replace("identify_user_intent", engine.ActionFunc(func(ctx context.Context, c *engine.Call) error {
+		text := c.Input("input_text").Str()
+		intent := "not_clear"
+		switch {
+		case strings.HasSuffix(text, "?"):
+			intent = "qa"
+		case strings.HasPrefix(text, "Summarize"):
+			intent = "summarization"
+		}
+		return c.SetOutput("intent", flow.StringValue(intent))
+	}))
+	reg.Replace("retrieve_financial_documents", engine.ActionFunc(func(ctx context.Context, c *engine.Call) error {
+		return c.SetOutput("chunks", flow.StringList("a chunk about: "+c.Input("query").Str()))
+	}))
+	reg.Replace("evaluate_relevance", engine.ActionFunc(func(ctx context.Context, c *engine.Call) error {
+		return c.SetOutput("relevance", flow.StringValue("OK"))
+	}))
+	reg.Replace("rephrase_query", engine.ActionFunc(func(ctx context.Context, c *engine.Call) error {
+		return c.SetOutput("new_query", flow.StringValue("rephrased: "+c.Input("query").Str()))
+	}))
+	reg.Replace("summarize", engine.ActionFunc(func(ctx context.Context, c *engine.Call) error {
+		return c.SetOutput("summary", flow.StringValue("a summary of: "+c.Input("query").Str()))
+	}))
+	reg.Replace("generate_answer", engine.ActionFunc(func(ctx context.Context, c *engine.Call) error {
+		src := c.Input("source")
+		text := src.Str()
+		if ss, ok := src.Strings(); ok {
+			text = strings.Join(ss, "; ")
+		}
+		return c.SetOutput("answer", flow.StringValue("answered from "+text))
+	}))
+}
+
 // run runs testdata/sdk/script against the server, with env added, and
 // fails the test with the script's output when it fails.
 func (s *sdkServer) run(node, script string, env ...string) {
@@ -174,6 +215,12 @@ func TestSDKConversation(t *testing.T) {
 func TestSDKRuns(t *testing.T) {
 	node := sdkNode(t)
 	newSDKServer(t, nil, nil).run(node, "runs.mjs")
+}
+
+// Seed 000's IntentQA: the ask_user route answered over HTTP.
+func TestSDKIntentQA(t *testing.T) {
+	node := sdkNode(t)
+	newSDKServer(t, nil, nil).run(node, "intentqa.mjs")
 }
 
 func TestSDKMultitask(t *testing.T) {

@@ -34,7 +34,7 @@ await main("safety", async () => {
   const c = client(key);
 
   step("the API key: required, checked, never echoed");
-  eq((await c.assistants.search()).length, 3, "search with the key");
+  eq((await c.assistants.search()).length, 4, "search with the key");
   for (const [what, other] of [["no key", client(null)], ["a wrong key", client("wrong")], ["the key's prefix", client(key.slice(0, 5))]]) {
     const e = await fails(other.threads.create(), 401, `threads.create with ${what}`);
     ok(!e.text.includes(key), `the 401 with ${what} does not show the key`, e.text);
