@@ -65,6 +65,9 @@ func newSDKServer(t *testing.T, wrap func(http.Handler) http.Handler, edit func(
 	n := newNapper()
 	reg := n.registry()
 	reg.Replace("talk", engine.ActionFunc(func(ctx context.Context, c *engine.Call) error {
+		if c.Inputs[0].Str() == "fail" {
+			return errors.New("talk: asked to fail")
+		}
 		for _, tok := range []string{"Hi", " ", "you"} {
 			c.Emit("token", flow.StringValue(tok))
 		}

@@ -62,6 +62,23 @@ await main("runs", async () => {
   eq(evs.map((e) => e.event), ["metadata", "values", "messages", "messages", "messages", "values"], "messages-tuple with values");
   eq(evs.at(-1).data.chat, { reply: "Hi you" }, "the values after the tokens");
 
+  step("a failing run: an error event, runs.wait throws, the run and thread are error");
+  th = await c.threads.create();
+  evs = await events(c.runs.stream(th.thread_id, "Talky", { input: { input_text: "fail" } }));
+  eq(evs.map((e) => e.event), ["metadata", "values", "error"], "the failing run's stream");
+  ok(typeof evs[2].data.error === "string" && evs[2].data.message.includes("talk: asked to fail"), "the error event names the failure", evs[2].data);
+  let failed;
+  try {
+    failed = await c.runs.wait(th.thread_id, "Talky", { input: { input_text: "fail" } });
+  } catch (e) {
+    ok(e.status === undefined && e.message.includes("talk: asked to fail"), "runs.wait throws the run's error (not an HTTP error)", String(e));
+  }
+  ok(failed === undefined, "runs.wait of a failing run throws", failed);
+  const raw = await c.runs.wait(th.thread_id, "Talky", { input: { input_text: "fail" }, raiseError: false });
+  ok(raw.__error__?.message?.includes("talk: asked to fail"), "runs.wait with raiseError false: the __error__ reply", raw);
+  eq((await c.runs.list(th.thread_id)).map((r) => r.status), ["error", "error", "error"], "the failed runs' status");
+  eq((await c.threads.get(th.thread_id)).status, "error", "the thread after a failed run");
+
   step("background runs: create, join, get, list");
   th = await c.threads.create();
   const run = await c.runs.create(th.thread_id, "Approval", { input: { input_text: "doc b" }, metadata: { mine: 1 } });
