@@ -72,6 +72,13 @@ export async function release() {
   ok(r.ok, "a nap is released", await r.text());
 }
 
+// A request started earlier and not awaited yet that fails is a failure
+// of the script too, said as such.
+process.on("unhandledRejection", (e) => {
+  console.error(`FAIL: a request not awaited yet failed: ${e?.stack ?? e}`);
+  process.exit(1);
+});
+
 /** main runs fn, and exits 1 with the failure when it throws. */
 export async function main(name, fn) {
   const t0 = Date.now();

@@ -23,12 +23,12 @@ await main("multitask", async () => {
   eq(byID, { [a.run_id]: "running", [b.run_id]: "pending" }, "list while a runs and b waits");
 
   step("reject: a run on the busy thread is a 422, and nothing is made");
-  for (const [what, p] of [
-    ["create", c.runs.create(tid, "Sleepy", { input: { input_text: "r" }, multitaskStrategy: "reject" })],
-    ["wait", c.runs.wait(tid, "Sleepy", { input: { input_text: "r" }, multitaskStrategy: "reject" })],
-    ["stream", c.runs.stream(tid, "Sleepy", { input: { input_text: "r" }, multitaskStrategy: "reject" }).next()],
+  for (const [what, call] of [
+    ["create", () => c.runs.create(tid, "Sleepy", { input: { input_text: "r" }, multitaskStrategy: "reject" })],
+    ["wait", () => c.runs.wait(tid, "Sleepy", { input: { input_text: "r" }, multitaskStrategy: "reject" })],
+    ["stream", () => c.runs.stream(tid, "Sleepy", { input: { input_text: "r" }, multitaskStrategy: "reject" }).next()],
   ]) {
-    await fails(p, 422, `reject by runs.${what}`, "already running");
+    await fails(call(), 422, `reject by runs.${what}`, "already running");
   }
   eq((await c.runs.list(tid)).length, 2, "rejected runs are not listed");
 
