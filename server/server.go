@@ -99,7 +99,7 @@ type Server struct {
 	jobs       store.Jobs
 	exec       Executor
 	streams    streams
-	admit      threadLocks // makes a thread's runs one at a time (createRun)
+	admit      threadLocks // admits a thread's new runs one at a time (createRun)
 }
 
 // New makes a Server. It checks the options: a Service, assistants with a
