@@ -79,6 +79,9 @@ func (s *Server) createRun(ctx context.Context, thread string, r *http.Request) 
 		strategy = strategyEnqueue
 		b.MultitaskStrategy = strategy
 	}
+	// The busy check, the multitask strategy and the new job are one step
+	// per thread: two runs at once must not both find the thread free.
+	defer s.admit.lock(thread)()
 	busy, err := s.jobs.Jobs(ctx, store.JobQuery{ThreadID: thread, Status: inflight})
 	if err != nil {
 		return nil, err
@@ -556,7 +559,21 @@ func (s *Server) joinRun(w http.ResponseWriter, r *http.Request) error {
 		// Ended before this process kept its stream: the thread's state.
 		return s.finalOf(w, r, j)
 	}
-	return s.waitRun(w, r, st, "")
+	if err := s.waitRun(w, r, st, ""); err != nil {
+		return err
+	}
+	if r.Context().Err() != nil && cancelOnDisconnect(r) {
+		// The client went before the run ended, and asked for this.
+		_ = s.cancelJob(context.WithoutCancel(ctx), j, errClientGone, false)
+	}
+	return nil
+}
+
+// cancelOnDisconnect reports whether a join asks to cancel the run when
+// its client goes: cancel_on_disconnect 1 (LangGraph's client) or true.
+func cancelOnDisconnect(r *http.Request) bool {
+	on, _ := strconv.ParseBool(r.URL.Query().Get("cancel_on_disconnect"))
+	return on
 }
 
 // finalOf answers the reply of an ended run whose stream is not kept:
@@ -614,9 +631,8 @@ func (s *Server) joinStream(w http.ResponseWriter, r *http.Request) error {
 		startSSE(w, "")
 		return nil // ended, and its events are no longer kept
 	}
-	od := r.URL.Query().Get("cancel_on_disconnect")
 	mode := "continue"
-	if od == "true" {
+	if cancelOnDisconnect(r) {
 		mode = "cancel"
 	}
 	return s.streamRun(w, r, &newRun{job: j, stream: st}, "", after, mode)

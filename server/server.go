@@ -100,6 +100,7 @@ type Server struct {
 	kv         store.Items // nil when the store keeps none
 	exec       Executor
 	streams    streams
+	admit      threadLocks // admits a thread's new runs one at a time (createRun)
 }
 
 // New makes a Server. It checks the options: a Service, assistants with a

@@ -374,6 +374,9 @@ func (s *Server) search(ctx context.Context, q *threadQuery, limit int) ([]*thre
 	default:
 		return nil, invalid("$.sort_order", "must be asc or desc, not %q", q.SortOrder)
 	}
+	if q.SortBy != "" && q.SortBy != "updated_at" {
+		return s.sortedSearch(ctx, q, limit)
+	}
 	// The store filters by labels; status, values and ids are checked on
 	// each thread it lists, a page at a time.
 	var out []*threadJSON
@@ -485,7 +488,7 @@ func (s *Server) copyThread(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	to := uuid.NewString()
-	if ts == nil {
+	if ts == nil || ts.State == nil {
 		if err := s.opts.Store.CreateThread(ctx, &store.Thread{ID: to, Meta: thr.Meta}); err != nil {
 			return err
 		}

@@ -1,0 +1,120 @@
+// runs.create/stream/wait/list/get/join/joinStream/delete with the real
+// client, and the stream modes values, updates, both, messages-tuple.
+import { client, eq, ok, fails, events, main, step } from "./lib.mjs";
+
+const interruptOnly = (d) => Array.isArray(d?.__interrupt__) && d.__interrupt__.length === 1 && Object.keys(d).length === 1;
+
+// ordered checks that a stream's ids are 0, 1, 2, ... in order.
+function ordered(evs, what) {
+  eq(evs.map((e) => e.id), evs.map((_, i) => String(i)), `${what}: event ids`);
+}
+
+await main("runs", async () => {
+  const c = client();
+
+  step("stream, default mode (values)");
+  let th = await c.threads.create();
+  let created = [];
+  let evs = await events(c.runs.stream(th.thread_id, "Approval", { input: { input_text: "doc v" }, onRunCreated: (m) => created.push(m) }));
+  eq(evs.map((e) => e.event), ["metadata", "values", "values", "values"], "default stream events");
+  ordered(evs, "default stream");
+  eq(created, [{ run_id: evs[0].data.run_id, thread_id: th.thread_id }], "onRunCreated: the run and thread of the metadata event");
+  eq(evs[0].data, { run_id: created[0].run_id, attempt: 1 }, "metadata event");
+  eq(evs[1].data, { input_text: "doc v", rounds: 0 }, "first values: the input");
+  eq(evs[2].data, { input_text: "doc v", rounds: 0, draft: { body: "doc v" } }, "values after draft");
+  ok(interruptOnly(evs[3].data), "last values: the interrupt only", evs[3].data);
+  const qid = evs[3].data.__interrupt__[0].id;
+  eq((await c.threads.getState(th.thread_id)).tasks[0].interrupts[0].id, qid, "the streamed interrupt is the state's");
+
+  step("stream the answer, updates mode");
+  evs = await events(c.runs.stream(th.thread_id, "Approval", { command: { resume: "yes" }, streamMode: "updates" }));
+  eq(evs.map((e) => e.event), ["metadata", "updates", "updates"], "updates stream events");
+  ordered(evs, "updates stream");
+  eq(evs[1].data, { review: { verdict: "yes" } }, "the answer's update");
+  eq(evs[2].data, { publish: { published: "doc v", revisions: 0 } }, "publish's update");
+
+  step("stream values and updates at once, as the baseline's streamed variant");
+  th = await c.threads.create();
+  evs = await events(c.runs.stream(th.thread_id, "Approval", { input: { input_text: "doc 2" }, streamMode: ["values", "updates"] }));
+  eq(evs.map((e) => e.event), ["metadata", "values", "updates", "values", "updates", "values"], "values+updates events");
+  ordered(evs, "values+updates stream");
+  eq(evs[1].data, { input_text: "doc 2", rounds: 0 }, "values+updates: input");
+  eq(evs[2].data, { draft: { body: "doc 2" } }, "values+updates: draft's update");
+  ok(interruptOnly(evs[4].data) && interruptOnly(evs[5].data), "values+updates: the interrupt in both modes", evs.slice(4));
+  eq(evs[4].data, evs[5].data, "the same interrupt in both modes");
+
+  step("messages-tuple: the tokens of Talky's node as AI message chunks");
+  th = await c.threads.create();
+  evs = await events(c.runs.stream(th.thread_id, "Talky", { input: { input_text: "hello" }, streamMode: "messages-tuple" }));
+  const msgs = evs.filter((e) => e.event === "messages");
+  eq(evs.map((e) => e.event), ["metadata", "messages", "messages", "messages"], "messages-tuple events");
+  ordered(evs, "messages-tuple stream");
+  for (const m of msgs) {
+    ok(Array.isArray(m.data) && m.data.length === 2, "a messages-tuple event is [chunk, metadata]", m.data);
+    const [chunk, md] = m.data;
+    ok(typeof chunk.content === "string" && /^(ai|AIMessageChunk)$/.test(chunk.type), "the chunk is an AI message chunk", chunk);
+    ok(chunk.id === msgs[0].data[0].id, "the chunks of one message share its id", chunk.id);
+    ok(md.langgraph_node === "chat", "the chunk's metadata names the node", md);
+    ok(md.thread_id === th.thread_id && md.run_id === evs[0].data.run_id, "the chunk's metadata names the thread and run", md);
+  }
+  eq(msgs.map((m) => m.data[0].content).join(""), "Hi you", "the tokens make the reply");
+  evs = await events(c.runs.stream(th.thread_id, "Talky", { input: { input_text: "again" }, streamMode: ["messages-tuple", "values"] }));
+  eq(evs.map((e) => e.event), ["metadata", "values", "messages", "messages", "messages", "values"], "messages-tuple with values");
+  eq(evs.at(-1).data.chat, { reply: "Hi you" }, "the values after the tokens");
+
+  step("a failing run: an error event, runs.wait throws, the run and thread are error");
+  th = await c.threads.create();
+  evs = await events(c.runs.stream(th.thread_id, "Talky", { input: { input_text: "fail" } }));
+  eq(evs.map((e) => e.event), ["metadata", "values", "error"], "the failing run's stream");
+  ok(typeof evs[2].data.error === "string" && evs[2].data.message.includes("talk: asked to fail"), "the error event names the failure", evs[2].data);
+  let failed;
+  try {
+    failed = await c.runs.wait(th.thread_id, "Talky", { input: { input_text: "fail" } });
+  } catch (e) {
+    ok(e.status === undefined && e.message.includes("talk: asked to fail"), "runs.wait throws the run's error (not an HTTP error)", String(e));
+  }
+  ok(failed === undefined, "runs.wait of a failing run throws", failed);
+  const raw = await c.runs.wait(th.thread_id, "Talky", { input: { input_text: "fail" }, raiseError: false });
+  ok(raw.__error__?.message?.includes("talk: asked to fail"), "runs.wait with raiseError false: the __error__ reply", raw);
+  eq((await c.runs.list(th.thread_id)).map((r) => r.status), ["error", "error", "error"], "the failed runs' status");
+  eq((await c.threads.get(th.thread_id)).status, "error", "the thread after a failed run");
+
+  step("background runs: create, join, get, list");
+  th = await c.threads.create();
+  const run = await c.runs.create(th.thread_id, "Approval", { input: { input_text: "doc b" }, metadata: { mine: 1 } });
+  ok(run.thread_id === th.thread_id && typeof run.run_id === "string", "create: a run of the thread", run);
+  ok(["pending", "running", "success"].includes(run.status), "create: its status", run.status);
+  ok(run.metadata?.mine === 1, "create: the run keeps its metadata", run.metadata);
+  const joined = await c.runs.join(th.thread_id, run.run_id);
+  ok(interruptOnly(joined), "join: the interrupt", joined);
+  const got = await c.runs.get(th.thread_id, run.run_id);
+  ok(got.run_id === run.run_id && got.status === "success", "get after join", got);
+  const run2 = await c.runs.create(th.thread_id, "Approval", { command: { resume: "yes" } });
+  eq((await c.runs.join(th.thread_id, run2.run_id)).publish, { published: "doc b", revisions: 0 }, "join of the answer");
+  let list = await c.runs.list(th.thread_id);
+  eq(list.map((r) => r.run_id).sort(), [run.run_id, run2.run_id].sort(), "list: both runs");
+  ok(list.every((r) => r.status === "success"), "list: both succeeded", list.map((r) => r.status));
+  eq((await c.runs.list(th.thread_id, { limit: 1 })).length, 1, "list limit 1");
+  eq((await c.runs.list(th.thread_id, { status: "pending" })).length, 0, "list of pending runs");
+  await fails(c.runs.get(th.thread_id, "no-such-run"), 404, "get of an unknown run");
+  await fails(c.runs.list("no-such-thread"), 404, "list of an unknown thread");
+
+  step("joinStream: the whole stream of an ended run, and after a Last-Event-ID");
+  evs = await events(c.runs.joinStream(th.thread_id, run.run_id));
+  eq(evs.map((e) => e.event), ["metadata", "values", "values", "values"], "joinStream of an ended run");
+  ordered(evs, "joinStream");
+  eq(evs[0].data.run_id, run.run_id, "joinStream metadata names the run");
+  const after = await events(c.runs.joinStream(th.thread_id, run.run_id, { lastEventId: "1" }));
+  eq(after.map((e) => e.id), ["2", "3"], "joinStream after id 1");
+  eq(after.map((e) => e.data), evs.slice(2).map((e) => e.data), "joinStream after id 1: the same events");
+  const modes = await events(c.runs.joinStream(th.thread_id, run2.run_id, { streamMode: ["values"] }));
+  eq(modes.at(-1).data.publish, { published: "doc b", revisions: 0 }, "joinStream of the answer ends with the final values");
+  await fails(events(c.runs.joinStream(th.thread_id, "no-such-run")), 404, "joinStream of an unknown run");
+
+  step("delete");
+  await c.runs.delete(th.thread_id, run.run_id);
+  await fails(c.runs.get(th.thread_id, run.run_id), 404, "get of a deleted run");
+  list = await c.runs.list(th.thread_id);
+  eq(list.map((r) => r.run_id), [run2.run_id], "list after delete");
+  eq((await c.threads.getState(th.thread_id)).values.publish, { published: "doc b", revisions: 0 }, "deleting an ended run keeps the thread's state");
+});
