@@ -89,15 +89,45 @@ func (s *effects) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprintf(w, `{"v": %d}`, in.I*in.I)
 }
 
-// buildWeft builds the weft command into a temporary directory.
+// buildWeft builds the weft command once per test process, into a
+// temporary directory TestMain removes.
 func buildWeft(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "weft")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	builtWeft.once.Do(func() {
+		dir, err := os.MkdirTemp("", "weft-test-bin-")
+		if err != nil {
+			builtWeft.err = err
+			return
+		}
+		builtWeft.dir = dir
+		bin := filepath.Join(dir, "weft")
+		out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+		if err != nil {
+			builtWeft.err = fmt.Errorf("go build: %v\n%s", err, out)
+			return
+		}
+		builtWeft.bin = bin
+	})
+	if builtWeft.err != nil {
+		t.Fatal(builtWeft.err)
 	}
-	return bin
+	return builtWeft.bin
+}
+
+// builtWeft is the weft binary buildWeft built.
+var builtWeft struct {
+	once     sync.Once
+	bin, dir string
+	err      error
+}
+
+// TestMain removes the binary buildWeft built.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if builtWeft.dir != "" {
+		os.RemoveAll(builtWeft.dir)
+	}
+	os.Exit(code)
 }
 
 // TestCrashRecovery starts real weft processes on a 120-step workflow,
