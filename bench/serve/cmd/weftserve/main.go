@@ -4,7 +4,7 @@
 //
 // Usage:
 //
-//	weftserve -addr 127.0.0.1:2024 -store /tmp/x.db FILE.wf...
+//	weftserve FILE.wf... [--addr 127.0.0.1:2024] [--store /tmp/x.db]
 package main
 
 import (
@@ -28,8 +28,28 @@ import (
 func main() {
 	addr := flag.String("addr", "127.0.0.1:2024", "address to listen on")
 	path := flag.String("store", "weftserve.db", "SQLite store file")
-	flag.Parse()
-	if err := run(*addr, *path, flag.Args()); err != nil {
+	flag.Usage = func() {
+		fmt.Fprintln(os.Stderr, "usage: weftserve FILE.wf... [--addr HOST:PORT] [--store PATH]")
+		flag.PrintDefaults()
+	}
+	// Flags may follow the files, as in `weft serve FILE --addr A`.
+	// It is called as weft is: `weftserve serve FILE...` is accepted.
+	var files []string
+	args := os.Args[1:]
+	if len(args) > 0 && args[0] == "serve" {
+		args = args[1:]
+	}
+	for {
+		if err := flag.CommandLine.Parse(args); err != nil {
+			os.Exit(2)
+		}
+		if flag.NArg() == 0 {
+			break
+		}
+		files = append(files, flag.Arg(0))
+		args = flag.Args()[1:]
+	}
+	if err := run(*addr, *path, files); err != nil {
 		fmt.Fprintln(os.Stderr, "weftserve:", err)
 		os.Exit(1)
 	}
