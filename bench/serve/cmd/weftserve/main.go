@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 	"time"
 
@@ -28,6 +29,7 @@ import (
 func main() {
 	addr := flag.String("addr", "127.0.0.1:2024", "address to listen on")
 	path := flag.String("store", "weftserve.db", "SQLite store file")
+	prof := flag.String("cpuprofile", "", "write a CPU profile of the whole serving time to this file")
 	flag.Usage = func() {
 		fmt.Fprintln(os.Stderr, "usage: weftserve FILE.wf... [--addr HOST:PORT] [--store PATH]")
 		flag.PrintDefaults()
@@ -49,8 +51,21 @@ func main() {
 		files = append(files, flag.Arg(0))
 		args = flag.Args()[1:]
 	}
+	if *prof != "" {
+		f, err := os.Create(*prof)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "weftserve:", err)
+			os.Exit(1)
+		}
+		defer f.Close()
+		defer pprof.StopCPUProfile()
+	}
 	if err := run(*addr, *path, files); err != nil {
 		fmt.Fprintln(os.Stderr, "weftserve:", err)
+		pprof.StopCPUProfile()
 		os.Exit(1)
 	}
 }
