@@ -120,7 +120,9 @@ async function drive(base, count, conc, out) {
       const i = next++;
       if (i >= count) return;
       try {
-        out.push(await conversation(base + i));
+        const r = await conversation(base + i);
+        r.done = performance.now();
+        out.push(r);
       } catch (e) {
         errors.push(String(e?.stack ?? e));
       }
@@ -156,6 +158,14 @@ const conv = timed.map((x) => x.conv);
 const first = timed.map((x) => x.first);
 const ttfe = timed.map((x) => x.ttfe).filter((x) => x !== null);
 const all = [...warmErrors, ...errors];
+// Throughput over the first and the second half of the completions: the
+// stores grow during a load.
+const ends = timed.map((x) => x.done).sort((a, b) => a - b);
+const half = Math.floor(ends.length / 2);
+const halves =
+  half > 0 && ends.length - half > 0
+    ? [half / ((ends[half - 1] - w0) / 1000), (ends.length - half) / ((ends[ends.length - 1] - ends[half - 1]) / 1000)]
+    : [null, null];
 const res = {
   mode: opt.mode,
   c: C,
@@ -165,6 +175,8 @@ const res = {
   first_error: all[0] ?? null,
   wall_s: wall,
   conv_per_s: timed.length / wall,
+  conv_per_s_first_half: halves[0],
+  conv_per_s_second_half: halves[1],
   conv_p50_ms: pct(conv, 50),
   conv_p99_ms: pct(conv, 99),
   first_run_p50_ms: pct(first, 50),

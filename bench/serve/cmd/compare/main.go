@@ -100,6 +100,8 @@ type sample struct {
 	FirstError *string  `json:"first_error"`
 	WallS      float64  `json:"wall_s"`
 	ConvPerS   float64  `json:"conv_per_s"`
+	FirstHalf  *float64 `json:"conv_per_s_first_half"`
+	SecondHalf *float64 `json:"conv_per_s_second_half"`
 	ConvP50    *float64 `json:"conv_p50_ms"`
 	ConvP99    *float64 `json:"conv_p99_ms"`
 	FirstP50   *float64 `json:"first_run_p50_ms"`
@@ -266,8 +268,8 @@ func brief(s sample) string {
 	if s.Failed != "" {
 		return "FAILED: " + s.Failed
 	}
-	return fmt.Sprintf("%.1f conv/s, p50 %s ms, cpu %.2f ms/conv, peak %.0f MiB, errors %d, ready %.1fs",
-		s.ConvPerS, f0(s.ConvP50), s.CPUMsPerConv, float64(s.HWMKiB)/1024, s.Errors, s.ReadyS)
+	return fmt.Sprintf("%.1f conv/s (halves %s/%s), p50 %s ms, cpu %.2f ms/conv, peak %.0f MiB, errors %d, ready %.1fs",
+		s.ConvPerS, f0(s.FirstHalf), f0(s.SecondHalf), f0(s.ConvP50), s.CPUMsPerConv, float64(s.HWMKiB)/1024, s.Errors, s.ReadyS)
 }
 
 func f0(p *float64) string {
