@@ -104,6 +104,12 @@ func (b *Binder) toolset(bd *flow.Binding, names flow.Value) (*tool.Registry, er
 	return set, nil
 }
 
+// Model returns the model spec names ("" is not Default: the caller
+// resolves it), opened with Open at its first use and kept: the one every
+// binding of that spec then gets. A preflight check opens the models a
+// plan binds with it, so the run uses the models it checked.
+func (b *Binder) Model(spec string) (llm.Model, error) { return b.model(spec) }
+
 func (b *Binder) model(spec string) (llm.Model, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()

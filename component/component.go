@@ -28,6 +28,18 @@ type Validator interface {
 	Validate() error
 }
 
+// Checker is a Component that can check, before a run, that the
+// resources it works on are there and usable: a file that exists, a URL of
+// the right form, a directory of indexes. Check is cheap and changes
+// nothing; it may be called many times over the component's life (a
+// resource can go away after Provision), and concurrently with the
+// component's use. Its error says what is wrong, with the resource's
+// name, and wraps the cause (errors.Is finds fs.ErrNotExist for a missing
+// file).
+type Checker interface {
+	Check(ctx context.Context) error
+}
+
 // Module is a kind of component the registry can build: its id, a
 // constructor of fresh zero values and a one-line description.
 type Module struct {

@@ -64,6 +64,9 @@ func statusOf(err error) int {
 	if errors.As(err, &mb) {
 		return http.StatusRequestEntityTooLarge
 	}
+	if errors.Is(err, ErrServerClosing) {
+		return http.StatusServiceUnavailable
+	}
 	switch engine.KindOf(err) {
 	case engine.KindNotFound:
 		return http.StatusNotFound

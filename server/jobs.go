@@ -154,19 +154,25 @@ func (s *Server) labelThread(ctx context.Context, thread string, a *Assistant) e
 }
 
 // cancelJob cancels a job: one pending is ended without running, one
-// running here is stopped with cause (its thread's run ends cancelled).
-// With remove, the job is deleted too.
+// running here is stopped with cause (its thread's run ends cancelled),
+// one ended is left as it is. With remove, the job is deleted too. A job
+// running in another process is a conflict: this one cannot stop it.
 func (s *Server) cancelJob(ctx context.Context, j *store.Job, cause error, remove bool) error {
-	if _, err := s.jobs.SetJob(ctx, j.ID, []store.JobStatus{store.JobPending}, store.JobInterrupted, "", cause.Error()); err == nil {
+	_, err := s.jobs.SetJob(ctx, j.ID, []store.JobStatus{store.JobPending}, store.JobInterrupted, "", cause.Error())
+	var conflict *store.JobConflictError
+	switch {
+	case err == nil:
 		if p, ok := s.exec.(interface{ Drop(JobRef) bool }); ok {
 			p.Drop(JobRef{ID: j.ID, Thread: j.ThreadID})
 		}
 		if st := s.streams.get(j.ID); st != nil {
 			st.finish(s.interruptedReply(cause), s.now())
 		}
-	} else if !errors.Is(err, store.ErrConflict) {
+	case !errors.As(err, &conflict):
 		return err
-	} else if s.exec.Cancel(j.ID, cause) {
+	case conflict.Status != store.JobRunning:
+		// Ended meanwhile: nothing to stop.
+	case s.exec.Cancel(j.ID, cause):
 		// The job's work ends it; wait for that, so that the next run
 		// finds the thread free.
 		if st := s.streams.get(j.ID); st != nil {
@@ -174,6 +180,8 @@ func (s *Server) cancelJob(ctx context.Context, j *store.Job, cause error, remov
 				return err
 			}
 		}
+	default:
+		return errorf(http.StatusConflict, "run %s is running in another process, which this one cannot stop", j.ID)
 	}
 	if remove {
 		if err := s.jobs.DeleteJob(ctx, j.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
@@ -209,6 +217,7 @@ func (s *Server) execute(ctx context.Context, ref JobRef) error {
 		if _, err := s.jobs.SetJob(bg, job.ID, []store.JobStatus{store.JobRunning}, store.JobPending, "", ""); err != nil {
 			s.log.Error("returning a run to the queue", "run", job.ID, "err", err)
 		}
+		s.closing(st)
 		return nil
 	}
 	if _, err := s.jobs.SetJob(bg, job.ID, []store.JobStatus{store.JobRunning}, status, "", errText); err != nil && !errors.Is(err, store.ErrNotFound) {
@@ -222,6 +231,17 @@ func (s *Server) execute(ctx context.Context, ref JobRef) error {
 	st.finish(final, s.now())
 	s.log.Info("run ended", "run", job.ID, "thread", job.ThreadID, "status", status)
 	return nil
+}
+
+// closing ends the stream of a run this process stops before its end: its
+// clients are told, in an error event and in the wait's reply, that the
+// run goes on when a server runs it again.
+func (s *Server) closing(st *runStream) {
+	msg := "the server is stopping: the run is kept, pending, and goes on when a server picks it up again"
+	data, _ := json.Marshal(map[string]string{"error": "ServerClosing", "message": msg})
+	st.add("error", data)
+	final, _ := json.Marshal(map[string]any{"__error__": map[string]string{"error": "ServerClosing", "message": msg}})
+	st.finish(final, s.now())
 }
 
 // decodeRunBody is the request a job keeps, or nil.

@@ -364,4 +364,23 @@ func (s *Server) info(w http.ResponseWriter, r *http.Request) error {
 // cancels those running with ErrServerClosing, which go back to pending
 // with every step they took recorded, for the next process to finish.
 // Close waits for them, or for ctx.
-func (s *Server) Close(ctx context.Context) error { return s.exec.Close(ctx) }
+func (s *Server) Close(ctx context.Context) error {
+	err := s.exec.Close(ctx)
+	// Runs queued here and not started are pending in the store: their
+	// clients are told so rather than left waiting.
+	s.streams.mu.Lock()
+	open := make([]*runStream, 0, len(s.streams.byID))
+	for _, st := range s.streams.byID {
+		open = append(open, st)
+	}
+	s.streams.mu.Unlock()
+	for _, st := range open {
+		st.mu.Lock()
+		done := st.done
+		st.mu.Unlock()
+		if !done {
+			s.closing(st)
+		}
+	}
+	return err
+}

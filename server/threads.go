@@ -103,7 +103,7 @@ func (s *Server) threadJSON(ctx context.Context, thr *store.Thread) (*threadJSON
 		Metadata:  metaOf(thr.Meta),
 		Config:    map[string]any{},
 	}
-	if ts != nil {
+	if ts != nil && ts.State != nil {
 		// As LangGraph: a thread shows values and interrupts from its
 		// first run on.
 		out.Values, out.Interrupts = vals, map[string][]interruptJSON{}
@@ -576,7 +576,8 @@ func (s *Server) stateOf(thr *store.Thread, ts *engine.ThreadState, qs []interru
 	return out, nil
 }
 
-// getState is GET /threads/{id}/state: the latest state.
+// getState is GET /threads/{id}/state: the latest state. It loads the
+// thread as a run does (from its last snapshot on), not its whole log.
 func (s *Server) getState(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("id")
 	ctx := r.Context()
@@ -584,17 +585,20 @@ func (s *Server) getState(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return threadErr(id, err)
 	}
-	th := &engine.Threads{Store: s.opts.Store}
-	cps, err := th.Checkpoints(ctx, id, engine.CheckpointOptions{Limit: 1})
+	ts, err := s.threadState(ctx, id)
 	if err != nil {
 		return err
 	}
-	if len(cps) == 0 {
+	if ts == nil || ts.State == nil {
 		// No run yet: LangGraph's empty state.
 		writeJSON(w, http.StatusOK, map[string]any{"values": map[string]any{}, "next": []string{}, "tasks": []any{}, "created_at": nil, "checkpoint": nil, "parent_checkpoint": nil})
 		return nil
 	}
-	st, err := s.stateAt(ctx, thr, &cps[0])
+	cp := &engine.Checkpoint{Seq: ts.Seq, Run: ts.RunNumber, RunID: ts.Run, Step: ts.State.Control.Step, Source: engine.SourceLoop, Time: thr.Updated, State: ts}
+	if ts.Seq > 1 {
+		cp.Parent = ts.Seq - 1
+	}
+	st, err := s.stateAt(ctx, thr, cp)
 	if err != nil {
 		return err
 	}

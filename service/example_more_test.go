@@ -20,6 +20,7 @@ import (
 	"github.com/weftlang/weft/llm/replay"
 	"github.com/weftlang/weft/service"
 	"github.com/weftlang/weft/store"
+	"github.com/weftlang/weft/store/memory"
 )
 
 // Open compiles a workflow from any source with weft's standard options.
@@ -249,4 +250,54 @@ func ExampleNew() {
 		log.Fatal(err)
 	}
 	defer svc.Close()
+}
+
+// Check finds, before a run, every problem of the components against the
+// workflow: here an action nothing provides and a tool no component
+// serves, each with its node and position.
+func ExampleService_Check() {
+	ctx := context.Background()
+	reg, err := builtin.New()
+	if err != nil {
+		log.Fatal(err)
+	}
+	svc, err := service.New(service.Options{Store: memory.New(), Components: reg})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer svc.Close()
+	wf, err := svc.Open(ctx, service.Bytes("orders.wf", []byte(`workflow Orders {
+  nodes {
+    node find {
+      type: FUNCTION
+      action: "lookup_order"
+      outputs { order: String }
+    }
+    node search {
+      type: TOOL
+      action: "es_search"
+      inputs { index: "orders" }
+      outputs { hits: String }
+    }
+  }
+  edges {
+    edge { from: find; to: search }
+  }
+  initial: find
+  finals: [ search ]
+}
+`)))
+	if err != nil {
+		log.Fatal(err)
+	}
+	err = svc.Check(ctx, service.StartRequest{Workflow: wf, Components: []component.Spec{{ID: "tool.http"}}})
+	var ce *service.CheckError
+	if errors.As(err, &ce) {
+		for _, p := range ce.Problems {
+			fmt.Printf("%s %s at %s: %s (%s)\n", p.What, p.Name, p.Pos, p.Node, p.Kind)
+		}
+	}
+	// Output:
+	// action lookup_order at orders.wf:3:5: find (invalid_input)
+	// tool es_search at orders.wf:8:5: search (invalid_input)
 }

@@ -296,11 +296,11 @@ func ExampleService_Fork() {
 			at = h.Seq // the first record where the run waits for the name
 		}
 	}
-	fr, err := svc.Fork(ctx, "en", at, "fr", map[string]flow.Value{"greeting": flow.StringValue("Bonjour")})
+	fr, err := svc.Fork(ctx, service.ForkRequest{Thread: "en", At: at, To: "fr", Set: map[string]flow.Value{"greeting": flow.StringValue("Bonjour")}})
 	if err != nil {
 		log.Fatal(err)
 	}
-	res, err = svc.Resume(ctx, service.ResumeRequest{Thread: fr, Answers: []service.Answer{{Text: "Ada"}}})
+	res, err = svc.Resume(ctx, service.ResumeRequest{Thread: fr.Thread, Answers: []service.Answer{{Text: "Ada"}}})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -376,8 +376,8 @@ func ExampleService_Resume_worker() {
 	for _, t := range threads {
 		fmt.Println(t.ID, t.Workflow, t.Runs, t.Status)
 	}
-	removed, err := worker.Prune(ctx, "order-7", store.PruneOptions{KeepRuns: 10})
-	fmt.Println("pruned records:", removed, err)
+	removed, err := worker.Prune(ctx, service.PrunePolicy{Thread: "order-7", KeepRuns: 10})
+	fmt.Println("pruned records:", removed.RecordsRemoved, err)
 	// Output:
 	// front: waiting Who is the customer?
 	// worker: completed Hello, Ada. Your order has shipped.

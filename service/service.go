@@ -967,36 +967,6 @@ func (s *Service) Threads(ctx context.Context, opts store.ListOptions) ([]Thread
 	return out, nil
 }
 
-// History returns a thread's log from record from on (1 for all).
-func (s *Service) History(ctx context.Context, thread string, from int64) ([]engine.HistoryEntry, error) {
-	th := &engine.Threads{Store: s.opts.Store}
-	return th.History(ctx, thread, from)
-}
-
-// Fork makes a new thread, to, whose state is thread's right after record
-// at (History's Seq), with edits; it runs the same workflow with the same
-// components. "" for to makes a random id. It returns the new thread's id.
-func (s *Service) Fork(ctx context.Context, thread string, at int64, to string, set map[string]flow.Value) (string, error) {
-	_, wf, rt, err := s.thread(ctx, thread)
-	if err != nil {
-		return "", err
-	}
-	defer s.release(rt)
-	if to == "" {
-		to = NewThreadID()
-	}
-	if _, err := rt.threads.Fork(ctx, thread, at, to, &engine.ForkOptions{Set: set, Plan: wf.Plan}); err != nil {
-		return "", err
-	}
-	return to, nil
-}
-
-// Prune removes old runs of a thread and the records they alone need (see
-// store.Store.Prune); it returns the number of records removed.
-func (s *Service) Prune(ctx context.Context, thread string, opts store.PruneOptions) (int, error) {
-	return s.opts.Store.Prune(ctx, thread, opts)
-}
-
 // workflowCache keeps the last workflows opened, by digest, at most max.
 type workflowCache struct {
 	mu    sync.Mutex

@@ -1,159 +1,154 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"net/url"
-	"os"
+	"slices"
 	"strings"
-	"sync"
 
+	"github.com/weftlang/weft/component/builtin"
 	"github.com/weftlang/weft/flow"
 	"github.com/weftlang/weft/internal/redact"
-	"github.com/weftlang/weft/llm"
 	"github.com/weftlang/weft/llm/providers"
+	"github.com/weftlang/weft/service"
 )
 
-// onceEach wraps a model opener so that each spec is opened once: the
-// model checkConfig opens is the one the run's LLM actions then use (a
-// replay file is read once, a recorder writes one stream).
-func onceEach(open func(string) (llm.Model, error)) func(string) (llm.Model, error) {
-	var mu sync.Mutex
-	opened := map[string]llm.Model{}
-	return func(spec string) (llm.Model, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		if m, ok := opened[spec]; ok {
-			return m, nil
-		}
-		m, err := open(spec)
-		if err != nil {
-			return nil, err
-		}
-		opened[spec] = m
-		return m, nil
-	}
-}
-
-// checkConfig checks, before the first step, what a run needs from its
-// flags and environment, so that a mistake is a usage error (exit 2)
-// before any model is called rather than a failure halfway through:
+// check checks, before the first step, what the run needs from its flags
+// and environment (service.Check against the components the flags
+// configure), so that a mistake is a usage error (exit 2) before any
+// model is called rather than a failure halfway through:
 //
 //   - the model of every LLM action the plan binds (its own `model`, else
 //     --llm or $WEFT_LLM): a known provider, its configuration, and for
-//     replay:FILE a recording that exists and parses; --llm itself even
-//     when no action uses it;
-//   - --embed: a known embedding provider;
-//   - --docs and --db: files that exist (a --db URL is left to the
-//     database), and --es: an http(s) URL or bleve:DIR with DIR present.
+//     replay:FILE a recording that exists and parses;
+//   - --docs, --db and --es: files that exist (a --db URL is left to the
+//     database), an http(s) URL or bleve:DIR with DIR present; a value
+//     from the environment rather than a flag only when the plan uses
+//     the tools it configures;
+//   - the built-in tools the plan calls: their flag is set.
 //
-// A value from the environment rather than a flag is checked when the
-// plan uses what it configures.
-func (p *prepared) checkConfig(e env, o *runOptions) error {
-	if !o.owf { // ollama-workflows documents check their model in registerOWF
-		if err := p.checkModels(o); err != nil {
-			return err
+// Actions the workflow calls that the run lacks are printed as
+// diagnostics with advice on stubs (exit 1), as a compile error would be.
+// The runtime Check builds is the one the run then uses.
+func (p *prepared) check(ctx context.Context, e env, o *runOptions, svc *service.Service, specs *cliSpecs) error {
+	err := svc.Check(ctx, service.StartRequest{Workflow: p.wf, Components: specs.components, ContextTokens: o.contextTokens})
+	if err == nil {
+		return nil
+	}
+	var ce *service.CheckError
+	if !errors.As(err, &ce) {
+		return exitFor(err, internal)
+	}
+	if missing := p.missingActions(e, o, ce); missing != nil {
+		return missing
+	}
+	var msgs []string
+	for _, pr := range ce.Problems {
+		if msg := p.problemMessage(e, o, specs, &pr); msg != "" {
+			msgs = append(msgs, msg)
 		}
 	}
+	if len(msgs) == 0 {
+		return nil
+	}
+	for _, m := range msgs[:len(msgs)-1] {
+		fmt.Fprintf(e.stderr, "weft: %s\n", termSafe(m, true))
+	}
+	return usageErrorf("%s", msgs[len(msgs)-1])
+}
+
+// missingActions prints the actions the run lacks as the compiler's
+// diagnostics, with advice on stubs, and returns the exit error; nil when
+// none is missing. A TOOL node naming a tool that is not built in counts
+// as one.
+func (p *prepared) missingActions(e env, o *runOptions, ce *service.CheckError) error {
+	var ds flow.Diagnostics
+	var names []string
+	for _, pr := range ce.Problems {
+		isAction := pr.What == service.ProblemAction
+		if pr.What == service.ProblemTool && pr.Name == pr.Action {
+			flag, _ := toolFlag(pr.Name)
+			isAction = flag == ""
+		}
+		if !isAction {
+			continue
+		}
+		ds = append(ds, flow.Diagnostic{Pos: pr.Pos, Severity: flow.Error, Code: "unknown-action",
+			Msg: fmt.Sprintf("node %s: unknown action %q; bind it with an action block or register it in Go", pr.Node, pr.Name)})
+		if !slices.Contains(names, pr.Name) {
+			names = append(names, pr.Name)
+		}
+	}
+	if len(ds) == 0 {
+		return nil
+	}
+	printDiags(e.stderr, ds, p.mod)
+	slices.Sort(names)
+	if o.stubs == "" {
+		fmt.Fprintln(e.stderr, "weft: to run without the real actions, answer them from a stubs file: --stubs FILE (see docs/cli.md)")
+	} else {
+		fmt.Fprintf(e.stderr, "weft: %s has no stub for %s; add one for each (an empty list, as in `%s: []`, is enough for an action this run does not call)\n", o.stubs, strings.Join(names, ", "), names[0])
+	}
+	return silent(exitFailed)
+}
+
+// problemMessage words a problem Check found in the flags' terms, or
+// returns "" for one the CLI does not hold against the run: a resource
+// configured from the environment, not a flag, that the plan does not use.
+func (p *prepared) problemMessage(e env, o *runOptions, specs *cliSpecs, pr *service.Problem) string {
+	who := "node " + pr.Node
+	if pr.Action != "" && pr.Action != pr.Name && pr.Action != pr.Node {
+		who += " (action " + pr.Action + ")"
+	}
+	switch pr.What {
+	case service.ProblemTool:
+		if flag, env := toolFlag(pr.Name); flag != "" {
+			return fmt.Sprintf("%s calls the %s tool, which needs %s (or $%s)", who, pr.Name, flag, env)
+		}
+		return fmt.Sprintf("%s calls the %s tool, which weft run does not have", who, pr.Name)
+	case service.ProblemNoModel:
+		return fmt.Sprintf("%s calls a model and none is given: pass --llm PROVIDER:MODEL or set %s (known providers: %s)",
+			who, providers.EnvVar, strings.Join(providers.Known(), ", "))
+	case service.ProblemModel:
+		if specs.model != "" && normModel(pr.Name) == specs.model {
+			return fmt.Sprintf("%s %s: %v", flagOrEnv(o.llm, "--llm", providers.EnvVar), specs.modelFlag, pr.Err)
+		}
+		cause := pr.Err
+		if err := specs.modelErrs[pr.Name]; err != nil {
+			cause = err // why no component serves its provider
+		}
+		return fmt.Sprintf("%s: model %s: %v", who, pr.Name, cause)
+	}
+	// A component that does not load, or a resource of one.
 	ts := p.tools
-	names, _ := usedTools(p.plan)
-	uses := func(tools ...string) bool {
-		if o.stubs != "" {
-			return false // the tool actions may be stubbed: only flags are checked
+	var flagValue, flag, env, value string
+	var uses []string
+	switch pr.Component {
+	case "tool.retrieve":
+		flagValue, flag, env, value, uses = o.docs, "--docs", envDocs, ts.docs, []string{toolRetrieve}
+	case "tool.sql":
+		flagValue, flag, env, value, uses = o.db, "--db", envDB, redact.DSN(ts.db), []string{toolSQLQuery, toolSQLSchema}
+	case "tool.es":
+		flagValue, flag, env, value, uses = o.es, "--es", envES, redact.DSN(ts.es), []string{toolESSearch}
+	default:
+		if specs.model != "" && pr.Component == specs.modelComponent {
+			return fmt.Sprintf("%s %s: %v", flagOrEnv(o.llm, "--llm", providers.EnvVar), specs.modelFlag, pr.Err)
 		}
-		for _, n := range names {
-			for _, t := range tools {
-				if n == t {
-					return true
-				}
-			}
-		}
-		return false
+		return pr.Error()
 	}
-	if ts.embed != "" && !o.owf && (o.embed != "" || uses(toolRetrieve)) {
-		if _, err := embedOptions(ts.embed, getenvOf(e)); err != nil {
-			return usageErrorf("%v", err)
-		}
-	}
-	if ts.docs != "" && (o.docs != "" || uses(toolRetrieve)) {
-		if err := fileExists(ts.docs); err != nil {
-			return usageErrorf("%s %s: %v", flagOrEnv(o.docs, "--docs", envDocs), ts.docs, err)
+	if pr.What == service.ProblemResource && flagValue == "" {
+		names, _ := usedTools(p.plan)
+		if o.stubs != "" || !slices.ContainsFunc(names, func(n string) bool { return slices.Contains(uses, n) }) {
+			return "" // the tool actions may be stubbed, or are not called
 		}
 	}
-	if ts.db != "" && (o.db != "" || uses(toolSQLQuery, toolSQLSchema)) && !strings.Contains(ts.db, "://") && !strings.HasPrefix(ts.db, "file:") {
-		if err := fileExists(ts.db); err != nil {
-			return usageErrorf("%s %s: %v", flagOrEnv(o.db, "--db", envDB), ts.db, err)
-		}
+	cause := pr.Err
+	var re *builtin.ResourceError
+	if errors.As(cause, &re) {
+		cause = re.Err
 	}
-	if ts.es != "" && (o.es != "" || uses(toolESSearch)) {
-		if err := checkES(ts.es); err != nil {
-			return usageErrorf("%s %s: %v", flagOrEnv(o.es, "--es", envES), redact.DSN(ts.es), err)
-		}
-	}
-	return nil
-}
-
-// checkModels opens the model of every LLM action the plan binds, and
-// --llm.
-func (p *prepared) checkModels(o *runOptions) error {
-	if o.llm != "" {
-		if _, err := p.binder.Open(o.llm); err != nil {
-			return usageErrorf("--llm %s: %v", o.llm, err)
-		}
-	}
-	var err error
-	walkPlans(p.plan, func(plan *flow.Plan, pn *flow.PlanNode) bool {
-		n := pn.Node
-		if p.reg.Has(n.Action) {
-			return true // a built-in or stubbed action, not bound
-		}
-		b := plan.Workflow.Binding(n.Action)
-		if b == nil || b.Type != flow.LLM {
-			return true
-		}
-		spec := b.Config["model"].Str()
-		switch {
-		case spec != "":
-			if _, oerr := p.binder.Open(spec); oerr != nil {
-				err = usageErrorf("node %s (action %s): model %s: %v", n.Name, b.Name, spec, oerr)
-			}
-		case p.binder.Default == "":
-			err = usageErrorf("node %s (action %s) calls a model and none is given: pass --llm PROVIDER:MODEL or set %s (known providers: %s)",
-				n.Name, b.Name, providers.EnvVar, strings.Join(providers.Known(), ", "))
-		default:
-			if _, oerr := p.binder.Open(p.binder.Default); oerr != nil {
-				err = usageErrorf("$%s %s: %v", providers.EnvVar, p.binder.Default, oerr)
-			}
-		}
-		return err == nil
-	})
-	return err
-}
-
-// walkPlans calls fn for every node of plan and of its subworkflows, the
-// plan's own nodes first, until fn returns false.
-func walkPlans(plan *flow.Plan, fn func(*flow.Plan, *flow.PlanNode) bool) {
-	seen := map[*flow.Plan]bool{}
-	var walk func(*flow.Plan) bool
-	walk = func(p *flow.Plan) bool {
-		if p == nil || seen[p] {
-			return true
-		}
-		seen[p] = true
-		for _, pn := range p.Nodes {
-			if !fn(p, pn) {
-				return false
-			}
-		}
-		for _, pn := range p.Nodes {
-			if !walk(pn.Sub) {
-				return false
-			}
-		}
-		return true
-	}
-	walk(plan)
+	return fmt.Sprintf("%s %s: %v", flagOrEnv(flagValue, flag, env), value, cause)
 }
 
 // flagOrEnv names where a value came from: the flag when it was given,
@@ -165,29 +160,33 @@ func flagOrEnv(flagValue, flag, env string) string {
 	return "$" + env
 }
 
-// fileExists reports a path that is missing ("no such file or
-// directory") or cannot be looked at.
-func fileExists(path string) error {
-	_, err := os.Stat(path)
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
+// boundModels lists the models the LLM actions of plan and its
+// subworkflows name (a binding's `model`, or a node's own), each once, in
+// order; runSpecs gives each provider among them a component.
+func boundModels(plan *flow.Plan) []string {
+	var out []string
+	seen := map[*flow.Plan]bool{}
+	var walk func(*flow.Plan)
+	walk = func(p *flow.Plan) {
+		if p == nil || seen[p] {
+			return
+		}
+		seen[p] = true
+		for _, pn := range p.Nodes {
+			n := pn.Node
+			cfg := n.Config
+			typ := n.Type
+			if b := p.Workflow.Binding(n.Action); b != nil {
+				cfg, typ = b.Config, b.Type
+			}
+			if typ == flow.LLM {
+				if m := strings.TrimSpace(cfg["model"].Str()); m != "" && !slices.Contains(out, m) {
+					out = append(out, m)
+				}
+			}
+			walk(pn.Sub)
+		}
 	}
-	return err
-}
-
-// checkES checks an --es value: bleve:DIR with DIR present, or an http or
-// https URL with a host.
-func checkES(v string) error {
-	if dir, ok := strings.CutPrefix(v, "bleve:"); ok {
-		return fileExists(dir)
-	}
-	u, err := url.Parse(v)
-	if err != nil {
-		return fmt.Errorf("not a URL: %w", err)
-	}
-	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return errors.New("want an Elasticsearch http:// or https:// URL, or bleve:DIR")
-	}
-	return nil
+	walk(plan)
+	return out
 }

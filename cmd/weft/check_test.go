@@ -122,3 +122,33 @@ func TestConfigCheckPassesAGoodRun(t *testing.T) {
 		t.Errorf("stdout = %q", r.stdout)
 	}
 }
+
+// An action that names a model of another provider than --llm's runs on
+// it: the run's components serve the providers the workflow's actions
+// name, and the check before the run opens that model with them.
+func TestActionModelOfAnotherProvider(t *testing.T) {
+	oa := llmtest.NewOpenAIServer(llmtest.Text("rain"))
+	defer oa.Close()
+	ol := llmtest.NewOllamaServer(llmtest.Text("Take an umbrella."))
+	defer ol.Close()
+	p := filepath.Join(t.TempDir(), "two.wf")
+	if err := os.WriteFile(p, []byte(strings.Replace(twoModels, "MODEL", "ollama:tiny", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	base := openAIEnv(oa, "sk-test")
+	r := weft(t, []string{"run", p, "--llm", "openai:scripted", "--input", "the weather"}, func(e *env) {
+		e.getenv = func(k string) string {
+			if k == "OLLAMA_HOST" {
+				return ol.BaseURL()
+			}
+			return base(k)
+		}
+	})
+	r.wantCode(t, exitOK)
+	if !strings.Contains(r.stdout, "answer: Take an umbrella.") {
+		t.Errorf("stdout = %q", r.stdout)
+	}
+	if a, b := oa.Requests(), ol.Requests(); len(a) != 1 || len(b) != 1 || a[0].Request.Model != "scripted" || b[0].Request.Model != "tiny" {
+		t.Errorf("requests: openai %d, ollama %d; want one each, of scripted and tiny", len(a), len(b))
+	}
+}

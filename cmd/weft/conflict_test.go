@@ -3,10 +3,10 @@ package main
 import (
 	"context"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/weftlang/weft/component/builtin"
 	"github.com/weftlang/weft/engine"
 	"github.com/weftlang/weft/service"
 	"github.com/weftlang/weft/store/sqlite"
@@ -26,36 +26,35 @@ func TestResumeAnswerAfterAnotherProcessAnswered(t *testing.T) {
 	// The other process: it answers, and is still in the next node.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var e env
-	p, err := prepare(e, intentQA, &runOptions{stubs: stubs})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.close()
 	st, err := sqlite.Open(ctx, db)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	th := &engine.Threads{Runner: &engine.Runner{Registry: p.reg, Bind: p.binder.Bind}, Store: st}
-	ts, err := th.Load(ctx, "q1")
-	if err != nil || len(ts.Waiting()) != 1 {
-		t.Fatalf("load: %v, %v", ts, err)
-	}
-	q := ts.Waiting()[0]
-	pn := service.FindNode(p.plan, ts.NodeOf(q))
-	out, err := service.ParseAnswer(pn, "net income 2023")
+	reg, err := builtin.New()
 	if err != nil {
 		t.Fatal(err)
 	}
+	svc, err := service.New(service.Options{Store: st, Components: reg, LeaseTTL: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Close()
+	view, err := svc.Thread(ctx, "q1")
+	if err != nil || len(view.State.Waiting()) != 1 {
+		t.Fatalf("load: %v, %v", view, err)
+	}
+	q := view.State.Waiting()[0]
+	asks := view.State.NodeOf(q)
 	obs := engine.ObserverFunc(func(ev engine.Event) {
-		if ev.Type == engine.NodeStarted && ev.Node != pn.Name {
+		if ev.Type == engine.NodeStarted && ev.Node != asks {
 			cancel() // the process stops here, its answer recorded
 		}
 	})
-	if _, err := th.Resume(ctx, p.plan, "q1", []engine.Answer{{ID: strconv.Itoa(q.ID), Outputs: out}}, obs); err == nil {
+	if _, err := svc.Resume(ctx, service.ResumeRequest{Thread: "q1", Answers: []service.Answer{{ID: q.QuestionID(), Text: "net income 2023"}}, Observer: obs}); err == nil {
 		t.Fatal("the other process's resume did not stop")
 	}
+	th := &engine.Threads{Store: st}
 	if ts, err := th.Load(context.Background(), "q1"); err != nil || ts.Status() != engine.Running {
 		t.Fatalf("after the other process's answer: %v, %v", ts.Status(), err)
 	}

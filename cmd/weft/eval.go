@@ -142,10 +142,6 @@ func evalSpider(ctx context.Context, e env, path string, o *evalSpiderOptions) e
 	if err != nil {
 		return err
 	}
-	defer p.close()
-	if err := p.checkConfig(e, &o.runOptions); err != nil {
-		return err
-	}
 	if !slices.ContainsFunc(p.plan.Nodes, func(pn *flow.PlanNode) bool {
 		return pn.Final && slices.ContainsFunc(pn.Outputs, func(out flow.PlanOutput) bool { return out.Name == o.output })
 	}) {
@@ -155,15 +151,15 @@ func evalSpider(ctx context.Context, e env, path string, o *evalSpiderOptions) e
 	if err != nil {
 		return err
 	}
-	svc, closeSvc, err := newService(e, &o.runOptions, memory.New(), specs)
+	svc, closeSvc, err := newService(e, &o.runOptions, memory.New(), specs, nil)
 	if err != nil {
 		return err
 	}
 	defer closeSvc()
-	wf, err := svc.Open(ctx, service.Source{Name: path, Workflow: o.workflow})
-	if err != nil {
-		return internal(err) // prepare compiled it
+	if err := p.check(ctx, e, &o.runOptions, svc, specs); err != nil {
+		return err
 	}
+	wf := p.wf
 	db, err := sqltool.Open(ctx, o.db, nil)
 	if err != nil {
 		return failed(fmt.Errorf("--db %s: %w", redact.DSN(o.db), err))

@@ -249,6 +249,7 @@ language: graphs of steps that call LLMs, tools and people.
 	root.AddCommand(
 		newRunCmd(e),
 		newResumeCmd(e),
+		newServeCmd(e),
 		newThreadsCmd(e),
 		newValidateCmd(e),
 		newFmtCmd(e),

@@ -16,13 +16,13 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/weftlang/weft/action"
 	"github.com/weftlang/weft/engine"
 	"github.com/weftlang/weft/flow"
 	"github.com/weftlang/weft/lang"
 	"github.com/weftlang/weft/owf"
 	"github.com/weftlang/weft/service"
 	"github.com/weftlang/weft/store/memory"
+	"github.com/weftlang/weft/wftest"
 )
 
 // runOptions are the flags of `weft run`.
@@ -48,6 +48,9 @@ type runOptions struct {
 	owf        bool   // the workflow is an ollama-workflows document
 	// contextTokens is --context-tokens (notices.go).
 	contextTokens int
+	// bound are the models the workflow's LLM actions name (prepare
+	// finds them; runSpecs gives their providers components).
+	bound []string
 }
 
 // newRunCmd builds `weft run`.
@@ -96,112 +99,63 @@ with --json a single JSON object describes the run instead.`,
 	return cmd
 }
 
-// prepared is a workflow loaded and compiled, with what the checks before
-// a run look at; the run itself goes through service.
+// prepared is a workflow opened (loaded and compiled once, by service),
+// with the settings of the components a run of it gets from the flags;
+// the checks before a run (check) and the run itself go through service.
 type prepared struct {
-	mod   *lang.Module
-	plan  *flow.Plan
-	close func()
-	// What checkConfig looks at.
-	reg    *engine.Registry
-	binder *action.Binder
-	tools  *toolset
+	wf   *service.Workflow
+	mod  *lang.Module
+	plan *flow.Plan
+	// tools are the built-in tools' settings, from the flags or the
+	// environment.
+	tools *toolset
 	// owfActions: the workflow calls owf.* actions (an ollama-workflows
 	// document, or a .wf converted from one).
 	owfActions bool
 }
 
-// prepare loads and compiles the workflow at path against the actions a
-// run will have (the built-ins, the tools, the stubs of o.stubs, the owf.*
-// actions), for the diagnostics and advice the CLI prints and the checks
-// before a run (checkConfig); the run itself is built by service from the
-// run's spec. Errors are printed; the returned error carries the exit code.
+// prepare opens the workflow at path (service.Open: one compile) for the
+// diagnostics and advice the CLI prints, reads the stubs file and the
+// tools' settings, and records in o what runSpecs needs of the plan.
+// Errors are printed; the returned error carries the exit code.
 func prepare(e env, path string, o *runOptions) (*prepared, error) {
-	m, ds, err := loadModule(path)
+	if o.contextTokens < 0 {
+		return nil, usageErrorf("--context-tokens %d: want a positive number of tokens (0: the server's default)", o.contextTokens)
+	}
+	src, err := readSource(path)
 	if err != nil {
 		return nil, err
 	}
-	if ds.HasErrors() {
-		printDiags(e.stderr, ds, m)
+	wf, err := service.Open(context.Background(), service.Source{Name: path, Data: src, Workflow: o.workflow}, nil)
+	var de *service.DiagnosticsError
+	var nw *service.NoWorkflowError
+	switch {
+	case errors.As(err, &de):
+		printDiags(e.stderr, wf.Diagnostics, wf.Module)
 		return nil, silent(exitFailed)
+	case errors.As(err, &nw) && nw.Name != "":
+		return nil, usageErrorf("%v", err)
+	case err != nil:
+		return nil, failed(err)
 	}
-	w, err := pickWorkflow(m, o.workflow)
-	if err != nil {
-		return nil, err
+	printDiags(e.stderr, wf.Diagnostics, wf.Module) // warnings
+	w := wf.Plan.Workflow
+	if o.stubs != "" {
+		stubs, err := wftest.LoadStubs(o.stubs)
+		if err != nil {
+			return nil, usageErrorf("--stubs: %v", err)
+		}
+		warnUnusedStubs(e.stderr, w, slices.Sorted(maps.Keys(stubs)))
 	}
 	// Resolved here, so that a thread records where the file really is.
 	o.docs, o.db = resolveData(getenvOf(e), o.docs), resolveData(getenvOf(e), o.db)
-	tools, err := newToolset(e, o)
-	if err != nil {
-		return nil, internal(err)
-	}
-	treg, err := tools.registry()
-	if err != nil {
-		return nil, internal(err)
-	}
-	reg := engine.NewRegistry()
-	action.Register(reg)
-	action.RegisterTools(reg, treg)
-	if o.stubs != "" {
-		var stubbed []string
-		if reg, stubbed, err = stubRegistry(reg, o.stubs); err != nil {
-			return nil, err
-		}
-		warnUnusedStubs(e.stderr, w, stubbed)
-	}
-	var binder *action.Binder
-	closeLLM := func() {}
 	o.owf = isOWF(path)
 	owfActions := o.owf || usesOWF(w)
 	if owfActions {
-		if binder, closeLLM, err = newBinder(e, unrecorded(o), treg); err != nil {
-			return nil, err
-		}
-		if err := registerOWF(e, o, w, reg, binder.Open); err != nil {
-			closeLLM()
-			return nil, err
-		}
+		warnNoModel(e, o, w)
 	}
-	plan, cds, err := service.Compile(w, &service.OpenOptions{HasAction: reg.Has})
-	if err != nil {
-		return nil, internal(err)
-	}
-	printDiags(e.stderr, dedupe(append(ds, cds...)), m)
-	if plan == nil {
-		if missing := missingActions(cds, w); len(missing) > 0 {
-			if o.stubs == "" {
-				fmt.Fprintln(e.stderr, "weft: to run without the real actions, answer them from a stubs file: --stubs FILE (see docs/cli.md)")
-			} else {
-				fmt.Fprintf(e.stderr, "weft: %s has no stub for %s; add one for each (an empty list, as in `%s: []`, is enough for an action this run does not call)\n", o.stubs, strings.Join(missing, ", "), missing[0])
-			}
-		}
-		return nil, silent(exitFailed)
-	}
-	if o.stubs == "" {
-		if err := tools.checkTools(plan); err != nil {
-			closeLLM()
-			return nil, err
-		}
-	}
-	if binder == nil {
-		if binder, closeLLM, err = newBinder(e, unrecorded(o), treg); err != nil {
-			return nil, err
-		}
-	}
-	binder.Open = onceEach(binder.Open) // checkConfig opens the models the run then uses
-	closeAll := func() {
-		closeLLM()
-		tools.Close()
-	}
-	return &prepared{mod: m, plan: plan, close: closeAll, reg: reg, binder: binder, tools: tools, owfActions: owfActions}, nil
-}
-
-// unrecorded is o without --record: the checks before a run open models
-// the run's Service opens again, and records.
-func unrecorded(o *runOptions) *runOptions {
-	c := *o
-	c.record = ""
-	return &c
+	o.bound = boundModels(wf.Plan)
+	return &prepared{wf: wf, mod: wf.Module, plan: wf.Plan, tools: newToolset(e, o), owfActions: owfActions}, nil
 }
 
 // traceFlag defines --trace on f: a line per node step, or with
@@ -241,30 +195,30 @@ func runWorkflow(ctx context.Context, e env, path string, o *runOptions, inputSe
 	if err != nil {
 		return err
 	}
-	defer p.close()
-	if err := p.checkConfig(e, o); err != nil {
-		return err
-	}
-	params, init, err := runParams(p.plan, o, inputSet)
-	if err != nil {
-		return err
-	}
 	if o.thread != "" || o.store != "" {
+		params, init, err := runParams(p.plan, o, inputSet)
+		if err != nil {
+			return err
+		}
 		return runInThread(ctx, e, path, o, p, params, init)
 	}
 	specs, err := runSpecs(e, o, p.tools, p.owfActions, true)
 	if err != nil {
 		return err
 	}
-	svc, closeSvc, err := newService(e, o, memory.New(), specs)
+	svc, closeSvc, err := newService(e, o, memory.New(), specs, nil)
 	if err != nil {
 		return err
 	}
 	defer closeSvc()
-	wf, err := svc.Open(ctx, service.Source{Name: path, Workflow: o.workflow})
-	if err != nil {
-		return internal(err) // prepare compiled it
+	if err := p.check(ctx, e, o, svc, specs); err != nil {
+		return err
 	}
+	params, init, err := runParams(p.plan, o, inputSet)
+	if err != nil {
+		return err
+	}
+	wf := p.wf
 	input := make(map[string]flow.Value, len(params)+len(init))
 	maps.Copy(input, params)
 	maps.Copy(input, init)

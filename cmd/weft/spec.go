@@ -39,6 +39,13 @@ type cliSpecs struct {
 	// quiet are the components whose warnings the CLI gave already, in
 	// its own words (an ollama-workflows run without a model).
 	quiet map[string]bool
+	// model is the default model's spec as the components serve it
+	// (normalised, a replay file made absolute), modelFlag as --llm or
+	// $WEFT_LLM gave it, modelComponent the id of its component.
+	model, modelFlag, modelComponent string
+	// modelErrs are the models the workflow's actions name whose
+	// provider no component serves, and why (an unknown provider).
+	modelErrs map[string]error
 }
 
 // runSpecs turns the run's flags and environment into the components of
@@ -51,7 +58,7 @@ type cliSpecs struct {
 // (run); resume replaces only what its flags give.
 func runSpecs(e env, o *runOptions, ts *toolset, owfDoc, envModel bool) (*cliSpecs, error) {
 	getenv := getenvOf(e)
-	out := &cliSpecs{secrets: map[string]string{}, flags: map[string]string{}, quiet: map[string]bool{}}
+	out := &cliSpecs{secrets: map[string]string{}, flags: map[string]string{}, quiet: map[string]bool{}, modelErrs: map[string]error{}}
 	add := func(id string, cfg any) error {
 		sp, err := component.SpecOf(id, cfg)
 		if err != nil {
@@ -65,6 +72,7 @@ func runSpecs(e env, o *runOptions, ts *toolset, owfDoc, envModel bool) (*cliSpe
 	if model == "" && envModel {
 		model = getenv(providers.EnvVar)
 	}
+	modelFlag := model
 	model = absReplay(model)
 	if model != "" && !owfDoc {
 		sp, err := builtin.ModelSpec(model, getenv, policy)
@@ -72,6 +80,26 @@ func runSpecs(e env, o *runOptions, ts *toolset, owfDoc, envModel bool) (*cliSpe
 			return nil, usageErrorf("--llm %s: %v", model, err)
 		}
 		out.components = append(out.components, sp)
+		out.model, out.modelFlag, out.modelComponent = normModel(model), modelFlag, sp.ID
+	}
+	if !owfDoc {
+		// The providers of the models the workflow's actions name.
+		served := map[string]bool{}
+		if model != "" {
+			served[providerOf(model)] = true
+		}
+		for _, m := range o.bound {
+			if served[providerOf(m)] {
+				continue
+			}
+			served[providerOf(m)] = true
+			sp, err := builtin.ProviderSpec(m, getenv, policy)
+			if err != nil {
+				out.modelErrs[m] = err // Check reports the model
+				continue
+			}
+			out.components = append(out.components, sp)
+		}
 	}
 	if ts.docs != "" {
 		cfg := map[string]any{"docs": absPath(ts.docs)}
@@ -158,6 +186,20 @@ func runSpecs(e env, o *runOptions, ts *toolset, owfDoc, envModel bool) (*cliSpe
 	return out, nil
 }
 
+// providerOf is the provider of a model spec, "ollama" of
+// "ollama:llama3.1".
+func providerOf(spec string) string {
+	name, _, _ := strings.Cut(spec, ":")
+	return strings.ToLower(strings.TrimSpace(name))
+}
+
+// normModel is a model spec as component.Models names the default model:
+// the provider in lower case, no spaces around the parts.
+func normModel(spec string) string {
+	_, model, _ := strings.Cut(spec, ":")
+	return providerOf(spec) + ":" + strings.TrimSpace(model)
+}
+
 // cliPolicy is the retry policy of the models the flags name.
 func cliPolicy(o *runOptions) *builtin.Policy {
 	p := defaultPolicy
@@ -200,8 +242,9 @@ func splitPassword(dsn string) (string, string, bool) {
 // newService makes the Service of run and resume on st: weft's built-in
 // components, credentials from the environment (and the flags' secrets),
 // leases of $WEFT_LEASE_TTL, errors redacted of every credential the run
-// is configured with, and --record's recording.
-func newService(e env, o *runOptions, st store.Store, specs *cliSpecs) (*service.Service, func(), error) {
+// is configured with, and --record's recording; actions, when not nil, are
+// Go actions besides the components' (serve's kv.* actions).
+func newService(e env, o *runOptions, st store.Store, specs *cliSpecs, actions *engine.Registry) (*service.Service, func(), error) {
 	reg, err := builtin.New()
 	if err != nil {
 		return nil, nil, internal(err)
@@ -234,6 +277,9 @@ func newService(e env, o *runOptions, st store.Store, specs *cliSpecs) (*service
 	opts := service.Options{
 		Store: st, Components: reg, Env: cenv, LeaseTTL: ttl, ClaimWait: ttl + ttl/2,
 		WrapAction: func(_ string, a engine.Action) engine.Action { return redactingAction{a, red} },
+	}
+	if actions != nil {
+		opts.Actions = actions
 	}
 	closeRec := func() {}
 	if o.record != "" {

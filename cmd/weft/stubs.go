@@ -67,16 +67,3 @@ func warnUnusedStubs(w io.Writer, wf *flow.Workflow, stubbed []string) {
 		}
 	}
 }
-
-// missingActions lists the actions the compiler reported as unknown.
-func missingActions(ds flow.Diagnostics, w *flow.Workflow) []string {
-	var out []string
-	for _, name := range stubTargets(w) {
-		for _, d := range ds {
-			if d.Code == "unknown-action" && strings.Contains(d.Msg, fmt.Sprintf("%q", name)) && !slices.Contains(out, name) {
-				out = append(out, name)
-			}
-		}
-	}
-	return out
-}

@@ -212,15 +212,15 @@ func runInThread(ctx context.Context, e env, path string, o *runOptions, p *prep
 	if err != nil {
 		return err
 	}
-	svc, closeSvc, err := newService(e, o, st, specs)
+	svc, closeSvc, err := newService(e, o, st, specs, nil)
 	if err != nil {
 		return err
 	}
 	defer closeSvc()
-	wf, err := svc.Open(ctx, service.Source{Name: path, Workflow: o.workflow})
-	if err != nil {
-		return threadErr(err)
+	if err := p.check(ctx, e, o, svc, specs); err != nil {
+		return err
 	}
+	wf := p.wf
 	id := o.thread
 	if id == "" {
 		id = newThreadID()
@@ -324,7 +324,7 @@ func resumeThread(ctx context.Context, e env, id string, o *resumeOptions, stubs
 	}
 	defer st.Close()
 	specs := &cliSpecs{secrets: map[string]string{}, flags: map[string]string{}, quiet: map[string]bool{}}
-	svc, closeSvc, err := newService(e, &o.runOptions, st, specs)
+	svc, closeSvc, err := newService(e, &o.runOptions, st, specs, nil)
 	if err != nil {
 		return err
 	}
@@ -605,14 +605,21 @@ fork a new thread from any step (time travel, with edits), and prune old runs.`,
 	return cmd
 }
 
-// withStore opens the store for a threads subcommand.
-func withStore(ctx context.Context, e env, o *threadsOptions, fn func(st store.Store, where string) error) error {
-	st, where, err := openStore(ctx, e, o.store, false)
+// withService opens the store for a threads subcommand, and a Service
+// on it that builds no component: the threads subcommands read and edit
+// what the store keeps.
+func withService(ctx context.Context, e env, o *threadsOptions, fn func(svc *service.Service, st store.Store) error) error {
+	st, _, err := openStore(ctx, e, o.store, false)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	return fn(st, where)
+	svc, err := service.New(service.Options{Store: st})
+	if err != nil {
+		return internal(err)
+	}
+	defer svc.Close()
+	return fn(svc, st)
 }
 
 func writeJSON(w io.Writer, v any) error {
@@ -633,33 +640,19 @@ func threadsList(e env, o *threadsOptions) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			return withStore(ctx, e, o, func(st store.Store, _ string) error {
-				ths, err := st.Threads(ctx, store.ListOptions{Limit: limit})
+			return withService(ctx, e, o, func(svc *service.Service, _ store.Store) error {
+				ths, err := svc.Threads(ctx, store.ListOptions{Limit: limit})
 				if err != nil {
 					return storeFailed(err)
 				}
-				type row struct {
-					ID       string    `json:"id"`
-					Workflow string    `json:"workflow"`
-					Runs     int       `json:"runs"`
-					Status   string    `json:"status"`
-					Updated  time.Time `json:"updated"`
-				}
-				rows := []row{}
-				for _, t := range ths {
-					r := row{ID: t.ID, Workflow: t.Workflow, Updated: t.Updated, Status: "-", Runs: t.LastRun}
-					if t.Status != "" {
-						r.Status = string(t.Status)
-					}
-					rows = append(rows, r)
-				}
 				if o.json {
-					return writeJSON(e.stdout, rows)
+					return writeJSON(e.stdout, ths)
 				}
 				tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "THREAD\tWORKFLOW\tRUNS\tLAST RUN\tUPDATED")
-				for _, r := range rows {
-					fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", termSafe(r.ID, false), termSafe(r.Workflow, false), r.Runs, termSafe(r.Status, false), r.Updated.Local().Format(time.DateTime))
+				for _, t := range ths {
+					status := cmp.Or(t.Status, "-")
+					fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", termSafe(t.ID, false), termSafe(t.Workflow, false), t.Runs, termSafe(status, false), t.Updated.Local().Format(time.DateTime))
 				}
 				return tw.Flush()
 			})
@@ -676,46 +669,10 @@ func threadsShow(e env, o *threadsOptions) *cobra.Command {
 		Args:  exactFiles(1, "one thread id"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			return withStore(ctx, e, o, func(st store.Store, _ string) error {
-				th := &engine.Threads{Store: st}
-				thr, err := st.Thread(ctx, args[0])
-				if err != nil {
-					return threadErr(err)
-				}
-				ts, err := th.Load(ctx, args[0])
+			return withService(ctx, e, o, func(svc *service.Service, _ store.Store) error {
+				out, err := svc.State(ctx, args[0])
 				if err != nil {
 					return storeFailed(err)
-				}
-				pend, err := st.Pending(ctx, args[0])
-				if err != nil {
-					return storeFailed(err)
-				}
-				type question struct {
-					ID       string     `json:"id"`
-					Node     string     `json:"node"`
-					Question flow.Value `json:"question"`
-				}
-				out := struct {
-					ID       string             `json:"id"`
-					Workflow string             `json:"workflow"`
-					File     string             `json:"file,omitempty"`
-					Source   string             `json:"source,omitempty"`
-					Run      int                `json:"run"`
-					Status   string             `json:"status"`
-					Records  int64              `json:"records"`
-					Vars     service.Values     `json:"vars"`
-					Pending  []question         `json:"pending"`
-					Forked   *engine.ForkOrigin `json:"forked_from,omitempty"`
-				}{ID: thr.ID, Workflow: thr.Workflow, File: thr.Meta[metaFile], Source: thr.Source, Run: ts.RunNumber, Status: ts.Status().String(), Records: ts.Seq, Vars: ts.Vars(), Pending: []question{}, Forked: ts.Forked}
-				if ts.State == nil {
-					out.Status = "new"
-				}
-				for _, p := range pend {
-					var q flow.Value
-					if err := json.Unmarshal(p.Question, &q); err != nil {
-						q = flow.StringValue(string(p.Question))
-					}
-					out.Pending = append(out.Pending, question{ID: p.ID, Node: p.Node, Question: q})
 				}
 				if o.json {
 					return writeJSON(e.stdout, out)
@@ -723,8 +680,8 @@ func threadsShow(e env, o *threadsOptions) *cobra.Command {
 				// What the store holds is printed escaped (termSafe).
 				var w strings.Builder
 				fmt.Fprintf(&w, "thread:   %s\nworkflow: %s\n", termSafe(out.ID, false), termSafe(out.Workflow, false))
-				if out.File != "" {
-					fmt.Fprintf(&w, "file:     %s\n", termSafe(out.File, false))
+				if file := out.Meta[metaFile]; file != "" {
+					fmt.Fprintf(&w, "file:     %s\n", termSafe(file, false))
 				}
 				if out.Forked != nil {
 					fmt.Fprintf(&w, "forked:   from %s at record %d\n", termSafe(out.Forked.Thread, false), out.Forked.Seq)
@@ -739,13 +696,11 @@ func threadsShow(e env, o *threadsOptions) *cobra.Command {
 				for _, q := range out.Pending {
 					fmt.Fprintf(&w, "question %s at %s: %s\n", termSafe(q.ID, false), termSafe(q.Node, false), termSafe(q.Question.Text(), true))
 				}
-				switch ts.Status() {
-				case engine.Waiting:
+				switch out.Status {
+				case engine.Waiting.String():
 					fmt.Fprintf(&w, "answer with: %s --answer TEXT\n", termSafe(resumeHint(o.store, "resume", out.ID), false))
-				case engine.Running:
-					if ts.State != nil {
-						fmt.Fprintf(&w, "the run did not finish: another process may be running it; if none is, continue it with: %s\n", termSafe(resumeHint(o.store, "resume", out.ID), false))
-					}
+				case engine.Running.String():
+					fmt.Fprintf(&w, "the run did not finish: another process may be running it; if none is, continue it with: %s\n", termSafe(resumeHint(o.store, "resume", out.ID), false))
 				}
 				_, err = fmt.Fprint(e.stdout, w.String())
 				return err
@@ -787,44 +742,13 @@ started, the run's status after it, and the record's size.`,
 		Args: exactFiles(1, "one thread id"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			return withStore(ctx, e, o, func(st store.Store, _ string) error {
-				th := &engine.Threads{Store: st}
-				hist, err := th.History(ctx, args[0], from)
+			return withService(ctx, e, o, func(svc *service.Service, _ store.Store) error {
+				hist, err := svc.History(ctx, args[0], from)
 				if err != nil {
 					return threadErr(err)
 				}
 				if o.json {
-					type change struct {
-						Name   string     `json:"name"`
-						Value  flow.Value `json:"value"`
-						Append bool       `json:"append,omitempty"`
-					}
-					type entry struct {
-						Seq     int64    `json:"seq"`
-						Run     int      `json:"run"`
-						Step    int      `json:"step"`
-						Kind    string   `json:"kind"`
-						Node    string   `json:"node,omitempty"`
-						Item    int      `json:"item,omitempty"`
-						Answer  bool     `json:"answer,omitempty"`
-						Error   string   `json:"error,omitempty"`
-						Changes []change `json:"changes"`
-						Next    []string `json:"next"`
-						Status  string   `json:"status"`
-						Bytes   int      `json:"bytes"`
-					}
-					out := []entry{}
-					for _, h := range hist {
-						en := entry{Seq: h.Seq, Run: h.Run, Step: h.Step, Kind: kindWord(h), Node: h.Node, Item: h.Item, Answer: h.Answer, Error: h.Error, Changes: []change{}, Next: h.Next, Status: h.Status.String(), Bytes: h.Bytes}
-						if en.Next == nil {
-							en.Next = []string{}
-						}
-						for _, c := range h.Changes {
-							en.Changes = append(en.Changes, change{Name: c.Name, Value: c.Value, Append: c.Append})
-						}
-						out = append(out, en)
-					}
-					return writeJSON(e.stdout, out)
+					return writeJSON(e.stdout, hist)
 				}
 				for _, h := range hist {
 					fmt.Fprintln(e.stdout, termSafe(historyLine(h), false))
@@ -837,35 +761,21 @@ started, the run's status after it, and the record's size.`,
 	return cmd
 }
 
-func kindWord(h engine.HistoryEntry) string {
-	switch {
-	case h.Kind == store.Snapshot:
-		return "snapshot"
-	case h.Start:
-		return "start"
-	case h.Answer:
-		return "answer"
-	case h.Node == "":
-		return "end"
-	}
-	return "step"
-}
-
-func historyLine(h engine.HistoryEntry) string {
+func historyLine(h service.HistoryEntry) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "#%-4d run %d step %-3d ", h.Seq, h.Run, h.Step)
-	switch k := kindWord(h); k {
-	case "step", "answer":
+	switch h.Kind {
+	case service.HistoryStep, service.HistoryAnswer:
 		node := h.Node
 		if h.Item > 0 {
 			node += fmt.Sprintf("[%d]", h.Item)
 		}
-		if k == "answer" {
+		if h.Kind == service.HistoryAnswer {
 			node += " (answered)"
 		}
 		b.WriteString(node)
 	default:
-		b.WriteString("(" + k + ")")
+		b.WriteString("(" + string(h.Kind) + ")")
 	}
 	var parts []string
 	for _, c := range h.Changes {
@@ -911,39 +821,42 @@ takes its answer with 'weft resume NEW --answer TEXT'; after an ended run,
 				return usageErrorf("fork needs --at N, a record number from 'weft threads history %s'", args[0])
 			}
 			ctx := cmd.Context()
-			return withStore(ctx, e, o, func(st store.Store, _ string) error {
+			return withService(ctx, e, o, func(svc *service.Service, st store.Store) error {
 				src := args[0]
-				thr, err := st.Thread(ctx, src)
-				if err != nil {
-					return threadErr(err)
-				}
 				if to == "" {
 					to = fmt.Sprintf("%s-at-%d", src, at)
 				}
-				plan := threadPlan(ctx, e, st, thr)
-				set := map[string]flow.Value{}
+				req := service.ForkRequest{Thread: src, At: at, To: to, SetText: map[string]string{}}
+				given := map[string]string{} // each name's --set, for errors
 				for _, kv := range sets {
 					name, text, ok := strings.Cut(kv, "=")
 					if !ok || strings.TrimSpace(name) == "" {
 						return usageErrorf("--set %q: want NAME=VALUE", kv)
 					}
 					name = strings.TrimSpace(name)
-					v, err := parseSet(plan, name, text)
-					if err != nil {
-						return usageErrorf("--set %s: %v", kv, err)
-					}
-					set[name] = v
+					req.SetText[name] = text
+					given[name] = kv
 				}
-				th := &engine.Threads{Store: st}
-				ts, err := th.Fork(ctx, src, at, to, &engine.ForkOptions{Set: set, Plan: plan})
-				if err != nil {
+				if len(sets) > 0 {
+					wf, err := legacyWorkflow(ctx, e, st, src)
+					if err != nil {
+						return err
+					}
+					req.Workflow = wf
+				}
+				fr, err := svc.Fork(ctx, req)
+				var ee *service.EditError
+				switch {
+				case errors.As(err, &ee):
+					return usageErrorf("--set %s: %v", given[ee.Name], ee.Err)
+				case err != nil:
 					return threadErr(err)
 				}
 				if o.json {
-					return writeJSON(e.stdout, map[string]any{"thread": to, "from": src, "at": at, "status": ts.Status().String()})
+					return writeJSON(e.stdout, fr)
 				}
-				fmt.Fprintln(e.stdout, to)
-				switch ts.Status() {
+				fmt.Fprintln(e.stdout, fr.Thread)
+				switch fr.Status {
 				case engine.Waiting:
 					fmt.Fprintf(e.stderr, "weft: %s waits for an answer: %s --answer TEXT\n", termSafe(to, false), termSafe(resumeHint(o.store, "resume", to), false))
 				case engine.Running:
@@ -962,52 +875,27 @@ takes its answer with 'weft resume NEW --answer TEXT'; after an ended run,
 	return cmd
 }
 
-// threadPlan is the workflow a thread's runs follow, for typing edits:
-// the one its spec names (its source kept in the store), else for a
-// thread an older weft recorded the file its labels name; nil when it
-// cannot be loaded.
-func threadPlan(ctx context.Context, e env, st store.Store, thr *store.Thread) *flow.Plan {
-	if len(thr.Spec) > 0 {
-		svc, err := service.New(service.Options{Store: st})
-		if err != nil {
-			return nil
-		}
-		defer svc.Close()
-		view, err := svc.Thread(ctx, thr.ID)
-		if err != nil {
-			return nil
-		}
-		return view.Workflow.Plan
+// legacyWorkflow is, for a thread an older weft recorded (no run spec,
+// its workflow file named by a label), that workflow, to type --set
+// values with; nil for a thread with a spec (the Service opens the
+// workflow its spec names from the store) or without a file label. A
+// file that no longer opens is said on stderr, and the values are read
+// as JSON, else text.
+func legacyWorkflow(ctx context.Context, e env, st store.Store, id string) (*service.Workflow, error) {
+	thr, err := st.Thread(ctx, id)
+	if err != nil {
+		return nil, threadErr(err)
 	}
 	file := thr.Meta[metaFile]
-	if file == "" {
-		return nil
+	if len(thr.Spec) > 0 || file == "" {
+		return nil, nil
 	}
-	quiet := e
-	quiet.stderr = io.Discard
-	p, err := prepare(quiet, file, &runOptions{workflow: thr.Meta[metaWorkflow], stubs: thr.Meta[metaStubs]})
+	wf, err := service.Open(ctx, service.Source{Name: file, Workflow: thr.Meta[metaWorkflow]}, nil)
 	if err != nil {
-		return nil
+		fmt.Fprintf(e.stderr, "weft: the values of --set are not typed: the workflow of thread %s does not open: %s\n", termSafe(id, false), termSafe(err.Error(), false))
+		return nil, nil
 	}
-	p.close()
-	return p.plan
-}
-
-// parseSet reads a --set value: typed by the plan when there is one, else
-// JSON when it parses, else text.
-func parseSet(plan *flow.Plan, name, text string) (flow.Value, error) {
-	if plan != nil {
-		for _, c := range plan.Cells {
-			if c.Name == name && (c.Kind == flow.CellVar || c.Kind == flow.CellSlot || c.Kind == flow.CellParam) {
-				return service.ParseValue(text, c.Type)
-			}
-		}
-	}
-	var v flow.Value
-	if err := json.Unmarshal([]byte(text), &v); err == nil {
-		return v, nil
-	}
-	return flow.StringValue(text), nil
+	return wf, nil
 }
 
 func threadsPrune(e env, o *threadsOptions) *cobra.Command {
@@ -1028,45 +916,25 @@ run, and the snapshot the kept records start from, are always kept.`,
 				return usageErrorf("prune needs --keep K or --older-than DURATION")
 			}
 			ctx := cmd.Context()
-			return withStore(ctx, e, o, func(st store.Store, _ string) error {
-				opts := store.PruneOptions{KeepRuns: keep}
+			return withService(ctx, e, o, func(svc *service.Service, _ store.Store) error {
+				policy := service.PrunePolicy{KeepRuns: keep}
 				if older > 0 {
-					opts.Before = time.Now().Add(-older)
+					policy.Before = time.Now().Add(-older)
 				}
-				var ids []string
-				threads, deleted, records := 0, 0, 0
 				if len(args) == 1 {
-					ids = args
-				} else {
-					all, err := st.Threads(ctx, store.ListOptions{})
-					if err != nil {
-						return storeFailed(err)
-					}
-					for _, t := range all {
-						if older > 0 && t.Updated.Before(opts.Before) {
-							if err := st.DeleteThread(ctx, t.ID); err != nil {
-								return storeFailed(err)
-							}
-							deleted++
-							continue
-						}
-						ids = append(ids, t.ID)
-					}
+					policy.Thread = args[0]
 				}
-				for _, id := range ids {
-					n, err := st.Prune(ctx, id, opts)
-					if err != nil {
-						return threadErr(err)
+				res, err := svc.Prune(ctx, policy)
+				if err != nil {
+					if res != nil && *res != (service.PruneResult{}) {
+						err = fmt.Errorf("%w (before it, removed %s from %s and deleted %s)", err, plural(res.RecordsRemoved, "record"), plural(res.ThreadsPruned, "thread"), plural(res.ThreadsDeleted, "whole thread"))
 					}
-					if n > 0 {
-						threads++
-						records += n
-					}
+					return storeFailed(err)
 				}
 				if o.json {
-					return writeJSON(e.stdout, map[string]int{"threads_pruned": threads, "records_removed": records, "threads_deleted": deleted})
+					return writeJSON(e.stdout, res)
 				}
-				fmt.Fprintf(e.stdout, "removed %s from %s; deleted %s\n", plural(records, "record"), plural(threads, "thread"), plural(deleted, "whole thread"))
+				fmt.Fprintf(e.stdout, "removed %s from %s; deleted %s\n", plural(res.RecordsRemoved, "record"), plural(res.ThreadsPruned, "thread"), plural(res.ThreadsDeleted, "whole thread"))
 				return nil
 			})
 		},

@@ -1,12 +1,15 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/weftlang/weft/store/sqlite"
 )
 
 // TestThreadWaitResumeHistoryFork walks the thread commands end to end on
@@ -234,4 +237,191 @@ func writeFile(t *testing.T, dir, name, content string) string {
 func itoa(n int64) string {
 	b, _ := json.Marshal(n)
 	return string(b)
+}
+
+// TestForkSetFromTheStoreAlone: `threads fork --set` types its values
+// against the workflow the thread's spec names, read from the store, so
+// it works, typed, once the .wf file and the stubs file are gone: a
+// String slot set to 2019 holds the text "2019", not the number.
+func TestForkSetFromTheStoreAlone(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "threads.db")
+	src, err := os.ReadFile(intentQA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wf := writeFile(t, dir, "intentqa.wf", string(src))
+	stubsSrc, err := os.ReadFile("testdata/intentqa_unclear.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stubs := writeFile(t, dir, "stubs.yaml", string(stubsSrc))
+	weft(t, []string{"run", wf, "--stubs", stubs, "--input", "hmm", "--thread", "q1", "--store", db}).wantCode(t, exitWaiting)
+	for _, p := range []string{wf, stubs} {
+		if err := os.Remove(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := weft(t, []string{"threads", "fork", "q1", "--store", db, "--at", "2", "--to", "q2", "--set", "from_query=2019", "--set", "rephraseCount=3", "--json"})
+	r.wantCode(t, exitOK)
+	var fork struct {
+		Thread string `json:"thread"`
+		From   string `json:"from"`
+		At     int64  `json:"at"`
+		Status string `json:"status"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &fork); err != nil {
+		t.Fatal(err, r.stdout)
+	}
+	if fork.Thread != "q2" || fork.From != "q1" || fork.At != 2 || fork.Status != "running" {
+		t.Errorf("fork --json = %+v", fork)
+	}
+	r = weft(t, []string{"threads", "show", "q2", "--store", db, "--json"})
+	r.wantCode(t, exitOK)
+	var show struct {
+		Vars map[string]any `json:"vars"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &show); err != nil {
+		t.Fatal(err, r.stdout)
+	}
+	if show.Vars["from_query"] != "2019" || show.Vars["rephraseCount"] != float64(3) {
+		t.Errorf("vars after fork --set = %#v, want from_query \"2019\" (a String), rephraseCount 3", show.Vars)
+	}
+	// A name the workflow does not have is refused, with the names it has.
+	r = weft(t, []string{"threads", "fork", "q1", "--store", db, "--at", "2", "--to", "q3", "--set", "from_qury=x"})
+	r.wantCode(t, exitFailed)
+	if !strings.Contains(r.stderr, "from_query") {
+		t.Errorf("stderr = %q, want a suggestion of from_query", r.stderr)
+	}
+}
+
+// TestThreadsJSONShapes pins the JSON of threads history, show, list and
+// prune: the service's typed values (service.HistoryEntry, State, Thread,
+// PruneResult), times and sizes aside.
+func TestThreadsJSONShapes(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "threads.db")
+	weft(t, []string{"run", intentQA, "--stubs", "testdata/intentqa_unclear.yaml", "--input", "hmm", "--thread", "q1", "--store", db, "--answer", "net income 2023"}).wantCode(t, exitOK)
+	mask := func(s string) string {
+		s = regexp.MustCompile(`"(time|updated|created)": "[^"]+"`).ReplaceAllString(s, `"$1": T`)
+		s = regexp.MustCompile(`"source": "sha256:[0-9a-f]{64}"`).ReplaceAllString(s, `"source": D`)
+		return regexp.MustCompile(`"bytes": \d+`).ReplaceAllString(s, `"bytes": B`)
+	}
+	r := weft(t, []string{"threads", "history", "q1", "--store", db, "--from", "3", "--json"})
+	r.wantCode(t, exitOK)
+	var hist []map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &hist); err != nil {
+		t.Fatal(err, r.stdout)
+	}
+	// The record where the person's answer completed ask_user.
+	var answer string
+	for _, h := range hist {
+		if h["kind"] == "answer" {
+			b, _ := json.MarshalIndent(h, "", "  ")
+			answer = mask(string(b))
+		}
+	}
+	want := `{
+  "answer": true,
+  "bytes": B,
+  "changes": [
+    {
+      "name": "ask_user.query",
+      "value": "net income 2023"
+    },
+    {
+      "name": "retrieve.query",
+      "value": "net income 2023"
+    },
+    {
+      "name": "from_query",
+      "value": "net income 2023"
+    }
+  ],
+  "kind": "answer",
+  "next": [
+    "retrieve"
+  ],
+  "node": "ask_user",
+  "run": 1,
+  "seq": 4,
+  "status": "running",
+  "step": 2,
+  "time": T
+}`
+	if answer != want {
+		t.Errorf("history --json, the answer's record:\n%s\nwant\n%s\nall:\n%s", answer, want, r.stdout)
+	}
+	if !strings.HasPrefix(r.stdout, "[\n  {\n    \"seq\": 3,") {
+		t.Errorf("history --from 3 does not start at record 3:\n%s", r.stdout)
+	}
+
+	r = weft(t, []string{"threads", "list", "--store", db, "--json"})
+	r.wantCode(t, exitOK)
+	if want := "[\n  {\n    \"id\": \"q1\",\n    \"workflow\": \"IntentQA\",\n    \"source\": D,\n    \"runs\": 1,\n    \"status\": \"completed\",\n    \"created\": T,\n    \"updated\": T\n  }\n]\n"; mask(r.stdout) != want {
+		t.Errorf("list --json:\n%s\nwant\n%s", mask(r.stdout), want)
+	}
+
+	r = weft(t, []string{"threads", "prune", "--store", db, "--keep", "1", "--json"})
+	r.wantCode(t, exitOK)
+	if want := "{\n  \"threads_pruned\": 0,\n  \"records_removed\": 0,\n  \"threads_deleted\": 0\n}\n"; r.stdout != want {
+		t.Errorf("prune --json: %q, want %q", r.stdout, want)
+	}
+}
+
+// TestForkSetOlderThread: a thread an older weft recorded keeps no run
+// spec, only labels; fork --set types its values against the file its
+// label names, and, when that file is gone, says so and reads them as
+// JSON, else text.
+func TestForkSetOlderThread(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "threads.db")
+	src, err := os.ReadFile(intentQA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wf := writeFile(t, dir, "intentqa.wf", string(src))
+	weft(t, []string{"run", wf, "--stubs", "testdata/intentqa_unclear.yaml", "--input", "hmm", "--thread", "q1", "--store", db}).wantCode(t, exitWaiting)
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	thr, err := st.Thread(ctx, "q1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	thr.Spec, thr.Source, thr.Meta = nil, "", map[string]string{"file": wf}
+	err = st.UpdateThread(ctx, thr)
+	st.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	vars := func(thread string) map[string]any {
+		t.Helper()
+		r := weft(t, []string{"threads", "show", thread, "--store", db, "--json"})
+		r.wantCode(t, exitOK)
+		var show struct {
+			Vars map[string]any `json:"vars"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &show); err != nil {
+			t.Fatal(err, r.stdout)
+		}
+		return show.Vars
+	}
+	r := weft(t, []string{"threads", "fork", "q1", "--store", db, "--at", "2", "--to", "q2", "--set", "from_query=2019"})
+	r.wantCode(t, exitOK)
+	if v := vars("q2")["from_query"]; v != "2019" {
+		t.Errorf("typed by the labelled file: from_query = %#v, want \"2019\"", v)
+	}
+	if err := os.Remove(wf); err != nil {
+		t.Fatal(err)
+	}
+	r = weft(t, []string{"threads", "fork", "q1", "--store", db, "--at", "2", "--to", "q3", "--set", "from_query=2019"})
+	r.wantCode(t, exitOK)
+	if !strings.Contains(r.stderr, "weft: the values of --set are not typed: the workflow of thread q1 does not open") {
+		t.Errorf("stderr = %q", r.stderr)
+	}
+	if v := vars("q3")["from_query"]; v != float64(2019) {
+		t.Errorf("untyped: from_query = %#v, want the JSON number 2019", v)
+	}
 }

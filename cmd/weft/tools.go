@@ -1,16 +1,14 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
-	"io"
 
 	"github.com/spf13/pflag"
 
 	"github.com/weftlang/weft/flow"
-	"github.com/weftlang/weft/internal/redact"
 	"github.com/weftlang/weft/llm/providers"
-	"github.com/weftlang/weft/llm/tool"
 	"github.com/weftlang/weft/retrieval"
 	"github.com/weftlang/weft/sqltool"
 	"github.com/weftlang/weft/tools"
@@ -47,60 +45,23 @@ func toolFlag(name string) (flag, env string) {
 	return "", ""
 }
 
-// toolset is the built-in tools of one command (package tools), with the
-// settings they were given, for the checks before a run.
+// toolset is the settings of the built-in tools of one command, from its
+// flags, else the environment: what runSpecs makes their components of.
 type toolset struct {
-	*tools.Set
 	docs, db, es string
 	embed        string // --embed: retrieve searches hybrid (BM25 and vectors)
 }
 
 // newToolset reads the tools' settings from o, else the environment.
-func newToolset(e env, o *runOptions) (*toolset, error) {
+func newToolset(e env, o *runOptions) *toolset {
 	getenv := getenvOf(e)
-	ts := &toolset{docs: o.docs, db: o.db}
-	if ts.docs == "" {
-		ts.docs = getenv(envDocs)
-	}
-	if ts.db == "" {
-		ts.db = getenv(envDB)
-	}
+	ts := &toolset{docs: cmp.Or(o.docs, getenv(envDocs)), db: cmp.Or(o.db, getenv(envDB))}
 	// A relative path not in the current directory may name a file of
 	// the data directory ("tatqa/tatqa_dataset_dev.json").
 	ts.docs, ts.db = resolveData(getenv, ts.docs), resolveData(getenv, ts.db)
-	ts.es = o.es
-	if ts.es == "" {
-		ts.es = getenv(envES)
-	}
-	ts.embed = o.embed
-	if ts.embed == "" {
-		ts.embed = getenv(providers.EmbedEnvVar)
-	}
-	warn := e.stderr
-	if warn == nil {
-		warn = io.Discard
-	}
-	db := ts.db
-	set, err := tools.New(tools.Config{
-		Docs:         ts.docs,
-		IndexOptions: func() (*retrieval.Options, error) { return embedOptions(ts.embed, getenv) },
-		DB:           ts.db,
-		DBOptions:    &sqltool.Options{AllowUnsafeRole: o.dbUnsafe},
-		Warn: func(w string) {
-			fmt.Fprintf(warn, "weft: warning: --db %s: %s\n", redact.DSN(db), termSafe(w, false))
-		},
-		Search: ts.es,
-	})
-	if err != nil {
-		return nil, err
-	}
-	ts.Set = set
-	return ts, nil
-}
-
-// registry returns the tools: http_request and the built-in ones.
-func (ts *toolset) registry() (*tool.Registry, error) {
-	return ts.Registry(tool.HTTP(nil, tool.HTTPOptions{}))
+	ts.es = cmp.Or(o.es, getenv(envES))
+	ts.embed = cmp.Or(o.embed, getenv(providers.EmbedEnvVar))
+	return ts
 }
 
 // embedOptions are the options of a retrieval index whose documents and
@@ -172,19 +133,6 @@ func usedTools(p *flow.Plan) (names []string, callers map[string]string) {
 	}
 	walk(p)
 	return names, used
-}
-
-// checkTools fails, before a run, when the plan calls a built-in tool
-// whose flag is not set.
-func (ts *toolset) checkTools(p *flow.Plan) error {
-	names, used := usedTools(p)
-	for _, name := range names {
-		if !ts.Configured(name) {
-			flag, env := toolFlag(name)
-			return usageErrorf("%s calls the %s tool, which needs %s (or $%s)", used[name], name, flag, env)
-		}
-	}
-	return nil
 }
 
 // toolFlags adds the flags of the built-in tools to f.

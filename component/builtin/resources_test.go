@@ -5,7 +5,9 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"io/fs"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -14,6 +16,7 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/weftlang/weft/component"
+	"github.com/weftlang/weft/component/builtin"
 	"github.com/weftlang/weft/component/componenttest"
 	"github.com/weftlang/weft/internal/pgtest"
 	"github.com/weftlang/weft/search"
@@ -182,5 +185,70 @@ func TestPostgres(t *testing.T) {
 	defer mu.Unlock()
 	if len(warnings) == 0 || !strings.HasPrefix(warnings[0], "tool.sql: ") {
 		t.Errorf("warnings = %q, want the role's, prefixed with tool.sql", warnings)
+	}
+}
+
+// TestToolsCheckTheirResources: the tool components are
+// component.Checkers that report what they work on and is not there (a
+// file deleted after Provision included), each as a *ResourceError whose
+// cause errors.Is finds, and nothing for a resource that is fine or left
+// to its first connection.
+func TestToolsCheckTheirResources(t *testing.T) {
+	dir := t.TempDir()
+	docs := filepath.Join(dir, "docs.json")
+	if err := os.WriteFile(docs, []byte(`[]`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(dir, "missing")
+	load := func(id, config string) component.Checker {
+		t.Helper()
+		x, err := registry(t).Load(context.Background(), component.Spec{ID: id, Config: json.RawMessage(config)}, nil)
+		if err != nil {
+			t.Fatalf("%s %s: %v", id, config, err)
+		}
+		t.Cleanup(func() { component.CloseAll(x) })
+		c, ok := x.(component.Checker)
+		if !ok {
+			t.Fatalf("%s (%T) is not a component.Checker", id, x)
+		}
+		return c
+	}
+	retrieve := load("tool.retrieve", `{"docs":"`+docs+`"}`)
+	for _, c := range []struct {
+		name  string
+		check component.Checker
+		field string
+		cause error
+	}{
+		{"sql file missing", load("tool.sql", `{"db":"`+missing+`.sqlite"}`), "db", fs.ErrNotExist},
+		{"es not a URL", load("tool.es", `{"backend":"localhost:9200"}`), "backend", builtin.ErrNotURL},
+		{"es bleve dir missing", load("tool.es", `{"backend":"bleve:`+missing+`"}`), "backend", fs.ErrNotExist},
+	} {
+		err := c.check.Check(context.Background())
+		var re *builtin.ResourceError
+		if !errors.As(err, &re) || re.Field != c.field || !errors.Is(err, c.cause) {
+			t.Errorf("%s: Check = %v; want a *ResourceError of %s that errors.Is finds %v", c.name, err, c.field, c.cause)
+		}
+	}
+	for _, c := range []struct {
+		name  string
+		check component.Checker
+	}{
+		{"docs there", retrieve},
+		{"sql postgres URL", load("tool.sql", `{"db":"postgres://u@localhost:1/db"}`)},
+		{"es URL", load("tool.es", `{"backend":"http://localhost:9200"}`)},
+	} {
+		if err := c.check.Check(context.Background()); err != nil {
+			t.Errorf("%s: Check = %v, want nil", c.name, err)
+		}
+	}
+	// The documents go away after Provision: Check sees it.
+	if err := os.Remove(docs); err != nil {
+		t.Fatal(err)
+	}
+	err := retrieve.Check(context.Background())
+	var re *builtin.ResourceError
+	if !errors.As(err, &re) || re.Field != "docs" || re.Name != docs || !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("docs removed: Check = %v; want docs %s not there", err, docs)
 	}
 }

@@ -22,6 +22,25 @@ func ModelSpec(spec string, getenv func(string) string, policy *Policy) (compone
 	if err != nil {
 		return component.Spec{}, err
 	}
+	return modelSpec(spec, name, model, getenv, policy)
+}
+
+// ProviderSpec is ModelSpec without a default model: the spec of the
+// llm.* component that serves the provider of spec, for the models a
+// workflow's actions name besides the default one (an action's model
+// "replay:FILE" when --llm is "ollama:llama3.1", say). Bindings that name
+// no model do not fall back on it.
+func ProviderSpec(spec string, getenv func(string) string, policy *Policy) (component.Spec, error) {
+	name, _, err := splitSpec(spec)
+	if err != nil {
+		return component.Spec{}, err
+	}
+	return modelSpec(spec, name, "", getenv, policy)
+}
+
+// modelSpec is ModelSpec of provider name with default model model ("":
+// none).
+func modelSpec(spec, name, model string, getenv func(string) string, policy *Policy) (component.Spec, error) {
 	switch name {
 	case "ollama":
 		base, err := ollama.ParseHost(getenv("OLLAMA_HOST"))

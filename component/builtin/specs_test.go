@@ -79,3 +79,26 @@ func mustJSON(t *testing.T, s component.Spec) string {
 	}
 	return string(b)
 }
+
+// ProviderSpec serves a provider without naming a default model, so a
+// binding without a model does not fall back on a model another binding
+// named.
+func TestProviderSpecHasNoDefaultModel(t *testing.T) {
+	getenv := func(k string) string { return map[string]string{"OPENAI_BASE_URL": "http://127.0.0.1:8000/v1"}[k] }
+	for spec, want := range map[string]string{
+		"openai:gpt-4o-mini": `{"id":"llm.openai","config":{"base_url":"http://127.0.0.1:8000/v1","api_key":{"env":"OPENAI_API_KEY"}}}`,
+		"replay:run.jsonl":   `{"id":"llm.replay","config":{}}`,
+	} {
+		s, err := builtin.ProviderSpec(spec, getenv, nil)
+		if err != nil {
+			t.Fatalf("ProviderSpec(%q): %v", spec, err)
+		}
+		if got := mustJSON(t, s); got != want {
+			t.Errorf("ProviderSpec(%q) =\n%s\nwant\n%s", spec, got, want)
+		}
+	}
+	var se *providers.SpecError
+	if _, err := builtin.ProviderSpec("bogus:m", getenv, nil); !errors.As(err, &se) {
+		t.Errorf("unknown provider: %v", err)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"slices"
@@ -92,8 +93,8 @@ func (r *Retrieve) Provision(ctx context.Context, c *component.Context) error {
 	if r.Docs == "" {
 		return errors.New("docs: required")
 	}
-	if _, err := os.Stat(r.Docs); err != nil {
-		return fmt.Errorf("docs: %w", err)
+	if err := fileExists("docs", r.Docs); err != nil {
+		return err
 	}
 	var opts *retrieval.Options
 	if r.Embed != nil {
@@ -109,6 +110,11 @@ func (r *Retrieve) Provision(ctx context.Context, c *component.Context) error {
 		opts = &retrieval.Options{Embedder: ep.Embedder()}
 	}
 	return r.open(tools.Config{Docs: r.Docs, IndexOptions: func() (*retrieval.Options, error) { return opts, nil }}, tools.Retrieve)
+}
+
+// Check reports documents that are no longer there.
+func (r *Retrieve) Check(context.Context) error {
+	return fileExists("docs", r.Docs)
 }
 
 // SQL is the config of tool.sql: sql_query and sql_schema on a database
@@ -153,6 +159,16 @@ func (s *SQL) Validate() error {
 	return nil
 }
 
+// Check reports a SQLite file that is not there; a PostgreSQL database
+// is left to its first connection.
+func (s *SQL) Check(context.Context) error {
+	db := s.DB
+	if strings.Contains(db, "://") || strings.Contains(db, "=") || strings.HasPrefix(db, "file:") {
+		return nil
+	}
+	return fileExists("db", strings.TrimPrefix(db, "sqlite:"))
+}
+
 // ES is the config of tool.es: es_search on a search backend, given by
 // URL or as a search.* component.
 type ES struct {
@@ -189,6 +205,62 @@ func (e *ES) Provision(ctx context.Context, c *component.Context) error {
 		return errors.New("backend: the URL holds credentials: use search (a search.elasticsearch component) with a password secret")
 	}
 	return e.open(cfg, tools.ESSearch)
+}
+
+// Check reports a backend that cannot be one: bleve:DIR with DIR not
+// there, or a URL that is not an http(s) URL with a host. A search
+// component is checked when it is a component.Checker.
+func (e *ES) Check(ctx context.Context) error {
+	if e.Backend == "" {
+		for _, d := range e.deps {
+			if c, ok := d.(component.Checker); ok {
+				if err := c.Check(ctx); err != nil {
+					return fmt.Errorf("search: %w", err)
+				}
+			}
+		}
+		return nil
+	}
+	if dir, ok := strings.CutPrefix(e.Backend, "bleve:"); ok {
+		return fileExists("backend", dir)
+	}
+	if u, err := url.Parse(e.Backend); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return &ResourceError{Field: "backend", Name: e.Backend, Err: ErrNotURL}
+	}
+	return nil
+}
+
+// ErrNotURL is the cause of tool.es's Check error for a backend that is
+// neither an http(s) URL with a host nor bleve:DIR.
+var ErrNotURL = errors.New("want an Elasticsearch http:// or https:// URL, or bleve:DIR")
+
+// ResourceError is a resource a component's Check found missing or
+// unusable: the config field that names it, its name, and the cause
+// (errors.Is finds fs.ErrNotExist for a missing file).
+type ResourceError struct {
+	Field string // the config field: "docs", "db", "backend"
+	Name  string // the file or directory
+	Err   error
+}
+
+// Error names the field, the resource and the cause.
+func (e *ResourceError) Error() string { return e.Field + " " + e.Name + ": " + e.Err.Error() }
+
+// Unwrap returns the cause.
+func (e *ResourceError) Unwrap() error { return e.Err }
+
+// fileExists reports a file or directory that is not there, or cannot be
+// looked at, as a *ResourceError whose cause is the system's error.
+func fileExists(field, path string) error {
+	_, err := os.Stat(path)
+	if err == nil {
+		return nil
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return &ResourceError{Field: field, Name: path, Err: err}
 }
 
 // HTTP is the config of tool.http: the http_request tool.

@@ -1,0 +1,281 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/weftlang/weft/action/kv"
+	"github.com/weftlang/weft/component"
+	"github.com/weftlang/weft/engine"
+	"github.com/weftlang/weft/server"
+	"github.com/weftlang/weft/store"
+)
+
+// serveOptions are the flags of `weft serve`.
+type serveOptions struct {
+	runOptions
+	addr      string
+	config    string
+	apiKeyEnv string
+	cors      []string
+	maxBody   int64
+	workers   int
+	drain     time.Duration
+}
+
+// defaultServeAddr is where `weft serve` listens unless told: LangGraph's
+// dev server's address, so that clients find it where they look.
+const defaultServeAddr = "127.0.0.1:2024"
+
+// newServeCmd builds `weft serve`.
+func newServeCmd(e env) *cobra.Command {
+	var o serveOptions
+	cmd := &cobra.Command{
+		Use:   "serve [FILE|DIR ...]",
+		Short: "Serve workflows over the LangGraph Server API",
+		Long: `Serve runs the workflows given (files, or the .wf files of a directory) as a
+server that speaks the LangGraph Server API: each workflow is an assistant
+whose id is its name, each LangGraph thread a durable weft thread in the
+store, so LangGraph clients (@langchain/langgraph-sdk, agent-chat-ui,
+LangGraph Studio) run them unmodified. --config names several workflows
+with their own components instead (the role of langgraph.json).
+
+The run flags (--llm, --embed, --docs, --db, --es, ...) configure the
+components every workflow uses. Threads, runs and checkpoints are kept in
+--store: a run in progress when the server stops (SIGTERM, Ctrl-C, or a
+crash) is picked up again by the next server and resumes from its last
+recorded step. See docs/server.md.`,
+		Example: `  weft serve examples/intentqa/intentqa.wf --llm ollama:llama3.2
+  weft serve flows/ --store weft.db --addr 0.0.0.0:8123 --api-key-env WEFT_API_KEY
+  weft serve --config weft.json`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return serve(cmd.Context(), e, cmd, args, &o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.addr, "addr", defaultServeAddr, "listen on `HOST:PORT`")
+	f.StringVar(&o.store, "store", "", "where threads are kept: a SQLite file `PATH` or a postgres:// URL (default $WEFT_STORE, else "+defaultStoreHint+")")
+	f.StringVar(&o.config, "config", "", "serve the workflows, components and settings of a JSON config `FILE` (docs/server.md)")
+	f.StringVar(&o.apiKeyEnv, "api-key-env", "", "require every request (but GET /ok) to carry the API key held in the environment variable `NAME`, in its x-api-key header")
+	f.StringSliceVar(&o.cors, "cors", nil, "let browser pages of these `ORIGINS` call the server (\"*\" for any; none by default)")
+	f.Int64Var(&o.maxBody, "max-body", server.DefaultMaxBody, "the largest request body read, in `BYTES`")
+	f.IntVar(&o.workers, "workers", server.DefaultPoolSize, "how many runs execute at once (`N`)")
+	f.DurationVar(&o.drain, "drain", 30*time.Second, "on SIGTERM, how long runs in progress get to reach their next checkpoint (`DURATION`)")
+	f.StringVar(&o.workflow, "workflow", "", "serve the workflow called `NAME` of a file of several, instead of its first")
+	f.StringVar(&o.llm, "llm", "", "the model of LLM actions that name none: `SPEC` ollama:MODEL, openai:MODEL, anthropic:MODEL or replay:FILE (default $WEFT_LLM)")
+	f.DurationVar(&o.llmTimeout, "llm-timeout", defaultPolicy.Timeout, "bound on each LLM call (`DURATION`); failed calls are retried twice")
+	f.StringVar(&o.embed, "embed", "", "the embedding model `SPEC` (ollama:MODEL or openai:MODEL) of the retrieve tool and of ollama-workflows files (default $WEFT_EMBED)")
+	f.StringVar(&o.stubs, "stubs", "", "answer actions from a stubs `FILE` (YAML, as in workflow tests)")
+	toolFlags(f, &o.runOptions)
+	modelFlags(f, &o.runOptions)
+	return cmd
+}
+
+// served is one workflow to serve, from the arguments or the config.
+type served struct {
+	graphID     string
+	path        string
+	workflow    string
+	description string
+	components  []component.Spec // the config's own; nil: from the flags
+	ctxTokens   int
+}
+
+// serveTargets lists the workflows to serve: the config's graphs, or the
+// files given (a directory gives its .wf files).
+func serveTargets(args []string, o *serveOptions, cfg *serveConfig) ([]served, error) {
+	if cfg != nil {
+		if len(args) > 0 {
+			return nil, usageErrorf("give the workflows either as arguments or in --config, not both")
+		}
+		var out []served
+		for _, id := range cfg.graphIDs() {
+			g := cfg.Graphs[id]
+			comps := g.Components
+			if comps == nil {
+				comps = cfg.Components
+			}
+			out = append(out, served{graphID: id, path: g.Path, workflow: g.Workflow, description: g.Description, components: comps, ctxTokens: g.ContextTokens})
+		}
+		return out, nil
+	}
+	if len(args) == 0 {
+		return nil, usageErrorf("no workflow to serve: give FILE or DIR arguments, or --config FILE")
+	}
+	var out []served
+	for _, a := range args {
+		fi, err := os.Stat(a)
+		if err != nil {
+			return nil, usageErrorf("%s: %v", a, errors.Unwrap(err))
+		}
+		if !fi.IsDir() {
+			out = append(out, served{path: a, workflow: o.workflow, ctxTokens: o.contextTokens})
+			continue
+		}
+		files, err := filepath.Glob(filepath.Join(a, "*.wf"))
+		if err != nil {
+			return nil, usageErrorf("%s: %v", a, err)
+		}
+		if len(files) == 0 {
+			return nil, usageErrorf("%s: no .wf file in the directory", a)
+		}
+		slices.Sort(files)
+		for _, f := range files {
+			out = append(out, served{path: f, ctxTokens: o.contextTokens})
+		}
+	}
+	return out, nil
+}
+
+// serve is `weft serve`.
+func serve(ctx context.Context, e env, cmd *cobra.Command, args []string, o *serveOptions) error {
+	var cfg *serveConfig
+	if o.config != "" {
+		var err error
+		if cfg, err = readServeConfig(o.config); err != nil {
+			return err
+		}
+		flags := cmd.Flags()
+		if cfg.Store != "" && !flags.Changed("store") {
+			o.store = cfg.Store
+			if !filepath.IsAbs(o.store) && !strings.Contains(o.store, "://") {
+				o.store = filepath.Join(cfg.dir, o.store)
+			}
+		}
+		if cfg.Addr != "" && !flags.Changed("addr") {
+			o.addr = cfg.Addr
+		}
+		if cfg.APIKeyEnv != "" && !flags.Changed("api-key-env") {
+			o.apiKeyEnv = cfg.APIKeyEnv
+		}
+		if cfg.CORS != nil && !flags.Changed("cors") {
+			o.cors = cfg.CORS
+		}
+	}
+	targets, err := serveTargets(args, o, cfg)
+	if err != nil {
+		return err
+	}
+	var apiKey string
+	if o.apiKeyEnv != "" {
+		if apiKey = getenvOf(e)(o.apiKeyEnv); apiKey == "" {
+			return usageErrorf("--api-key-env %s: the variable is not set, or empty", o.apiKeyEnv)
+		}
+	}
+	st, where, err := openStore(ctx, e, o.store, true)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+
+	// Each workflow is opened and its components made from the flags
+	// (or taken from the config); one Service runs them all.
+	type prep struct {
+		t     served
+		p     *prepared
+		specs *cliSpecs
+		o     runOptions
+	}
+	var preps []prep
+	all := &cliSpecs{secrets: map[string]string{}, flags: map[string]string{}, quiet: map[string]bool{}, modelErrs: map[string]error{}}
+	for _, t := range targets {
+		ro := o.runOptions
+		ro.workflow, ro.contextTokens = t.workflow, t.ctxTokens
+		p, err := prepare(e, t.path, &ro)
+		if err != nil {
+			return err
+		}
+		specs, err := runSpecs(e, &ro, p.tools, p.owfActions, true)
+		if err != nil {
+			return err
+		}
+		if t.components != nil {
+			specs.components = t.components
+		}
+		for k, v := range specs.secrets {
+			all.secrets[k] = v
+		}
+		for k, v := range specs.flags {
+			all.flags[k] = v
+		}
+		for k, v := range specs.quiet {
+			all.quiet[k] = v
+		}
+		preps = append(preps, prep{t: t, p: p, specs: specs, o: ro})
+	}
+	var extra *engine.Registry
+	if items, ok := st.(store.Items); ok {
+		extra = engine.NewRegistry()
+		kv.Register(extra, items)
+	}
+	svc, closeSvc, err := newService(e, &o.runOptions, st, all, extra)
+	if err != nil {
+		return err
+	}
+	defer closeSvc()
+	var assistants []server.Assistant
+	for _, pr := range preps {
+		if err := pr.p.check(ctx, e, &pr.o, svc, pr.specs); err != nil {
+			return err
+		}
+		assistants = append(assistants, server.Assistant{GraphID: pr.t.graphID, Description: pr.t.description, Workflow: pr.p.wf, Components: pr.specs.components, ContextTokens: pr.o.contextTokens})
+	}
+	log := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	srv, err := server.New(server.Options{
+		Service: svc, Store: st, Assistants: assistants, APIKey: apiKey, CORSOrigins: o.cors,
+		MaxBody: o.maxBody, Executor: server.NewPool(o.workers), Logger: log,
+	})
+	if err != nil {
+		return usageErrorf("%v", err)
+	}
+	ln, err := net.Listen("tcp", o.addr)
+	if err != nil {
+		_ = srv.Close(context.Background())
+		return usageErrorf("--addr %s: %v", o.addr, err)
+	}
+	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	var names []string
+	for _, a := range assistants {
+		names = append(names, a.GraphID)
+		if a.GraphID == "" {
+			names[len(names)-1] = a.Workflow.Name
+		}
+	}
+	log.Info("serving", "url", "http://"+ln.Addr().String(), "assistants", strings.Join(names, ","), "store", where)
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+	select {
+	case err := <-served:
+		_ = srv.Close(context.Background())
+		return internal(fmt.Errorf("serving: %w", err))
+	case <-ctx.Done():
+	}
+	// Stop: no new connections; runs in progress are cancelled at their
+	// next step and go back to pending (every step they took is
+	// recorded); their clients are told; then the connections close.
+	log.Info("stopping: runs in progress are kept for the next server")
+	dctx, cancel := context.WithTimeout(context.Background(), o.drain)
+	defer cancel()
+	shut := make(chan error, 1)
+	go func() { shut <- hs.Shutdown(dctx) }()
+	cerr := srv.Close(dctx)
+	if err := <-shut; err != nil {
+		log.Warn("connections still open at the end of --drain", "err", err)
+	}
+	if cerr != nil {
+		return internal(fmt.Errorf("stopping the runs in progress: %w", cerr))
+	}
+	log.Info("stopped")
+	return nil
+}
