@@ -50,7 +50,7 @@ import (
 const clockTicks = 100
 
 // weftPkg is the package built as weft.
-const weftPkg = "./bench/serve/cmd/weftserve"
+const weftPkg = "./cmd/weft"
 
 // load is one workload: C clients share N conversations.
 type load struct {
