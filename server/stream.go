@@ -107,9 +107,10 @@ func (st *runStream) wait(ctx context.Context) ([]byte, error) {
 // running ones, and ended ones for streamTTL (at most streamsKept), for
 // clients that join or reconnect.
 type streams struct {
-	mu   sync.Mutex
-	byID map[string]*runStream
-	now  func() time.Time
+	mu    sync.Mutex
+	byID  map[string]*runStream
+	now   func() time.Time
+	swept time.Time // the last sweep
 }
 
 // How long, how many and how many bytes of ended streams are kept.
@@ -130,7 +131,12 @@ func (ss *streams) open(id string) *runStream {
 	if st == nil {
 		st = newRunStream()
 		ss.byID[id] = st
-		ss.sweep()
+		// A sweep scans every stream: once a second, or when the kept
+		// ones are well over the bound.
+		if now := ss.now(); now.Sub(ss.swept) >= time.Second || len(ss.byID) > streamsKept+streamsKept/8 {
+			ss.swept = now
+			ss.sweep()
+		}
 	}
 	return st
 }

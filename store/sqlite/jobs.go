@@ -181,31 +181,38 @@ func (s *Store) SetJob(ctx context.Context, id string, from []store.JobStatus, t
 	if err := store.CheckSetJob(id, from, to); err != nil {
 		return nil, fmt.Errorf("sqlite store: %w", err)
 	}
+	// One statement on the common path: the status moves only from one
+	// of from. Only when it does not is the job read, to say why.
+	args := []any{id, string(to), run, errText, unix(now())}
+	marks := make([]string, len(from))
+	for i, f := range from {
+		marks[i] = fmt.Sprintf("?%d", len(args)+1)
+		args = append(args, string(f))
+	}
 	var j *store.Job
-	err := s.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		var cur store.JobStatus
-		err := tx.QueryRowContext(ctx, `SELECT status FROM jobs WHERE id = ?`, id).Scan(&cur)
-		if errors.Is(err, sql.ErrNoRows) {
-			return notFound("job", id)
-		}
-		if err != nil {
-			return err
-		}
-		if !slices.Contains(from, cur) {
-			return &store.JobConflictError{ID: id, Status: cur, From: slices.Clone(from), To: to}
-		}
-		j, err = scanJob(tx.QueryRowContext(ctx, `UPDATE jobs SET status = ?2, run = iif(?3 = '', run, ?3), error = iif(?4 = '', error, ?4), updated = ?5
-			WHERE id = ?1 RETURNING `+jobCols, id, string(to), run, errText, unix(now())))
+	err := s.write(ctx, func() error {
+		var err error
+		j, err = scanJob(s.writer.QueryRowContext(context.WithoutCancel(ctx), `UPDATE jobs SET status = ?2, run = iif(?3 = '', run, ?3), error = iif(?4 = '', error, ?4), updated = ?5
+			WHERE id = ?1 AND status IN (`+strings.Join(marks, ", ")+`) RETURNING `+jobCols, args...))
 		return err
 	})
-	if err != nil {
-		var ce *store.JobConflictError
-		if errors.As(err, &ce) || errors.Is(err, store.ErrNotFound) {
-			return nil, err
-		}
+	if err == nil {
+		return j, nil
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("sqlite store: set job %s: %w", id, err)
 	}
-	return j, nil
+	var cur store.JobStatus
+	err = s.reader.QueryRowContext(ctx, `SELECT status FROM jobs WHERE id = ?`, id).Scan(&cur)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil, notFound("job", id)
+	case err != nil:
+		return nil, fmt.Errorf("sqlite store: set job %s: %w", id, err)
+	}
+	// (A status back in from by now moved after the update refused:
+	// another writer got there first all the same.)
+	return nil, &store.JobConflictError{ID: id, Status: cur, From: slices.Clone(from), To: to}
 }
 
 // pendingJobsSQL selects what PendingJobs lists: pending jobs of threads
