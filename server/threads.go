@@ -125,6 +125,20 @@ func (s *Server) threadJSON(ctx context.Context, thr *store.Thread) (*threadJSON
 	return out, nil
 }
 
+// loadThread reads a thread's row and its latest state (nil before its
+// first run); a thread that does not exist is a 404.
+func (s *Server) loadThread(ctx context.Context, id string) (*store.Thread, *engine.ThreadState, error) {
+	thr, err := s.opts.Store.Thread(ctx, id)
+	if err != nil {
+		return nil, nil, threadErr(id, err)
+	}
+	ts, err := s.threadState(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	return thr, ts, nil
+}
+
 // threadState loads a thread's latest state; nil for a thread without
 // records yet.
 func (s *Server) threadState(ctx context.Context, id string) (*engine.ThreadState, error) {
@@ -479,11 +493,7 @@ func (s *Server) countThreads(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) copyThread(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("id")
 	ctx := r.Context()
-	thr, err := s.opts.Store.Thread(ctx, id)
-	if err != nil {
-		return threadErr(id, err)
-	}
-	ts, err := s.threadState(ctx, id)
+	thr, ts, err := s.loadThread(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -584,11 +594,7 @@ func (s *Server) stateOf(thr *store.Thread, ts *engine.ThreadState, qs []interru
 func (s *Server) getState(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("id")
 	ctx := r.Context()
-	thr, err := s.opts.Store.Thread(ctx, id)
-	if err != nil {
-		return threadErr(id, err)
-	}
-	ts, err := s.threadState(ctx, id)
+	thr, ts, err := s.loadThread(ctx, id)
 	if err != nil {
 		return err
 	}
