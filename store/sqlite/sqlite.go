@@ -956,10 +956,9 @@ func (s *Store) WriteBatch(ctx context.Context, b *store.Batch) error {
 			}
 		}
 		if run != nil {
+			// The statement itself judges the lease; only when it
+			// writes nothing is the lease read, to say why.
 			at := now()
-			if err := s.fenced(ctx, tx, "put run", run.ThreadID, run.Fence, at); err != nil {
-				return err
-			}
 			res, err := tx.StmtContext(ctx, s.w.putRun).ExecContext(ctx, run.ID, run.ThreadID, run.Number, run.Status, run.Error, unix(runCreated), unix(runUpdated), run.Fence, unix(at))
 			if err != nil {
 				return err
@@ -967,6 +966,9 @@ func (s *Store) WriteBatch(ctx context.Context, b *store.Batch) error {
 			if n, err := res.RowsAffected(); err != nil {
 				return err
 			} else if n == 0 {
+				if err := s.fenced(ctx, tx, "put run", run.ThreadID, run.Fence, at); err != nil {
+					return err
+				}
 				return fmt.Errorf("run %s belongs to another thread than %s: %w", run.ID, run.ThreadID, store.ErrInvalid)
 			}
 		}
