@@ -181,19 +181,25 @@ func (s *Store) SetJob(ctx context.Context, id string, from []store.JobStatus, t
 	if err := store.CheckSetJob(id, from, to); err != nil {
 		return nil, fmt.Errorf("sqlite store: %w", err)
 	}
-	// One statement on the common path: the status moves only from one
-	// of from. Only when it does not is the job read, to say why.
+	// One prepared statement on the common path: the status moves only
+	// from one of from. Only when it does not is the job read, to say
+	// why.
+	from = slices.Compact(slices.Sorted(slices.Values(from)))
+	if len(from) > 6 {
+		return nil, fmt.Errorf("sqlite store: set job %s: %d statuses to move from: %w", id, len(from), store.ErrInvalid)
+	}
 	args := []any{id, string(to), run, errText, unix(now())}
-	marks := make([]string, len(from))
-	for i, f := range from {
-		marks[i] = fmt.Sprintf("?%d", len(args)+1)
+	for i := range 6 {
+		f := from[0]
+		if i < len(from) {
+			f = from[i]
+		}
 		args = append(args, string(f))
 	}
 	var j *store.Job
 	err := s.write(ctx, func() error {
 		var err error
-		j, err = scanJob(s.writer.QueryRowContext(context.WithoutCancel(ctx), `UPDATE jobs SET status = ?2, run = iif(?3 = '', run, ?3), error = iif(?4 = '', error, ?4), updated = ?5
-			WHERE id = ?1 AND status IN (`+strings.Join(marks, ", ")+`) RETURNING `+jobCols, args...))
+		j, err = scanJob(s.w.setJob.QueryRowContext(context.WithoutCancel(ctx), args...))
 		return err
 	})
 	if err == nil {

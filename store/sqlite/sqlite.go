@@ -77,6 +77,7 @@ type writeStmts struct {
 	upsertPending, deletePending             *sql.Stmt
 	pruneRuns, pruneLog, deleteRecordsBefore *sql.Stmt
 	deleteRun, deleteRunPending              *sql.Stmt
+	setJob                                   *sql.Stmt
 }
 
 // readStmts are prepared on the reader.
@@ -240,6 +241,10 @@ func (s *Store) statements() (w, r []stmtSQL) {
 		{&s.w.deleteRecordsBefore, `DELETE FROM records WHERE thread_id = ? AND seq < ?`},
 		{&s.w.deleteRun, `DELETE FROM runs WHERE id = ?`},
 		{&s.w.deleteRunPending, `DELETE FROM pending WHERE thread_id = ? AND run_id = ?`},
+		// SetJob's move: from one of up to six statuses (?6..?11, the
+		// list padded with its first).
+		{&s.w.setJob, ifSchema(7, `UPDATE jobs SET status = ?2, run = iif(?3 = '', run, ?3), error = iif(?4 = '', error, ?4), updated = ?5
+			WHERE id = ?1 AND status IN (?6, ?7, ?8, ?9, ?10, ?11) RETURNING `+jobCols)},
 	}
 	r = []stmtSQL{
 		{&s.r.thread, s.selectThreads + ` WHERE t.id = ?`},
