@@ -275,13 +275,34 @@ func (s *Server) drive(ctx context.Context, job *store.Job, st *runStream) (stor
 		return fail(err)
 	}
 	plan := a.Workflow.Plan
-	ts, err := s.threadState(ctx, job.ThreadID)
+	thr, err := s.opts.Store.Thread(ctx, job.ThreadID)
 	if err != nil {
-		return fail(err)
+		return fail(threadErr(job.ThreadID, err))
 	}
-	vals, err := ValuesOf(ts)
-	if err != nil {
-		return fail(err)
+	// The thread's row says how its last run ended. Its state is loaded
+	// only when its run may go on (waiting, or cut short: the run's row
+	// may not say so yet, the log does); the values a run streams start
+	// from that state. A new run starts from its own starting values
+	// (RunStarted): node outputs of the thread's earlier runs are not part
+	// of its state.
+	hasResume := b.Command != nil && len(b.Command.Resume) > 0 && string(b.Command.Resume) != "null"
+	status := engine.Completed
+	vals := &Values{}
+	switch thr.Status {
+	case store.Completed, store.Failed, store.Cancelled:
+	default:
+		ts, err := s.threadState(ctx, job.ThreadID)
+		if err != nil {
+			return fail(err)
+		}
+		if ts != nil && ts.State != nil {
+			status = ts.Status()
+		}
+		if status == engine.Running || status == engine.Waiting && hasResume {
+			if vals, err = ValuesOf(ts); err != nil {
+				return fail(err)
+			}
+		}
 	}
 	md := map[string]any{}
 	_ = json.Unmarshal(job.Meta, &md)
@@ -289,11 +310,6 @@ func (s *Server) drive(ctx context.Context, job *store.Job, st *runStream) (stor
 	rec := newRecorder(st, b.modes(), b.StreamSubgraphs, vals, job.ID, md)
 
 	var res *service.Result
-	status := engine.Completed
-	if ts != nil && ts.State != nil {
-		status = ts.Status()
-	}
-	hasResume := b.Command != nil && len(b.Command.Resume) > 0 && string(b.Command.Resume) != "null"
 	input, err := inputOf(plan, b.Input)
 	if err != nil {
 		return fail(err)

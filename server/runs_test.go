@@ -189,3 +189,31 @@ func TestRunErrors(t *testing.T) {
 		t.Fatalf("if_not_exists create: %d %s", code, body)
 	}
 }
+
+// A new run of a thread streams its own state: the outputs of the
+// thread's earlier runs' nodes are not in it (they are not in the
+// thread's state once the new run starts), and its last values event is
+// the thread's state after it.
+func TestNewRunStreamsItsOwnState(t *testing.T) {
+	f := newFixture(t, nil)
+	f.json("POST", "/threads", `{"thread_id":"n"}`, 200, nil)
+	f.do("POST", "/threads/n/runs/wait", `{"assistant_id":"Approval","input":{"input_text":"one"}}`)
+	if code, body := f.do("POST", "/threads/n/runs/wait", `{"assistant_id":"Approval","command":{"resume":"yes"}}`); code != 200 || !strings.Contains(body, `"publish"`) {
+		t.Fatalf("first run: %d %s", code, body)
+	}
+	_, evs := f.stream("/threads/n/runs/stream", `{"assistant_id":"Approval","input":{"input_text":"two"},"stream_mode":"values"}`)
+	if len(evs) < 3 {
+		t.Fatalf("events: %v", evs)
+	}
+	if got := string(evs[1].Data); got != `{"input_text":"two","rounds":0}` {
+		t.Fatalf("the second run's first values = %s", got)
+	}
+	var st struct {
+		Values json.RawMessage `json:"values"`
+	}
+	f.json("GET", "/threads/n/state", "", 200, &st)
+	last := string(evs[len(evs)-2].Data) // before the interrupt's
+	if last != string(st.Values) {
+		t.Fatalf("last values event %s, thread state %s", last, st.Values)
+	}
+}
