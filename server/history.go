@@ -65,7 +65,7 @@ func (s *Server) stateAt(ctx context.Context, thr *store.Thread, cp *engine.Chec
 	ts := cp.State
 	if ts != nil && ts.Status() == engine.Waiting {
 		var err error
-		if qs, err = s.interrupts(ctx, thr, ts); err != nil {
+		if qs, err = s.interrupts(ctx, thr); err != nil {
 			return nil, err
 		}
 	}

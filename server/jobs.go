@@ -353,15 +353,7 @@ func (s *Server) drive(ctx context.Context, job *store.Job, st *runStream) (stor
 	case engine.Waiting:
 		ints := make([]interruptJSON, 0, len(res.Waiting))
 		for _, q := range res.Waiting {
-			v := map[string]any{"node": q.Node, "question": q.Question}
-			if pn := service.FindNode(plan, q.Node); pn != nil {
-				outs := map[string]any{}
-				for _, o := range pn.Outputs {
-					outs[o.Name] = TypeSchema(o.Type)
-				}
-				v["outputs"] = outs
-			}
-			ints = append(ints, interruptJSON{ID: q.ID, Value: v})
+			ints = append(ints, interruptOf(plan, q.ID, q.Node, q.Question))
 		}
 		reply := map[string]any{"__interrupt__": ints}
 		if rec.modes["updates"] {
@@ -608,7 +600,7 @@ func (s *Server) finalOf(w http.ResponseWriter, r *http.Request, j *store.Job) e
 		return err
 	}
 	if ts != nil && ts.Status() == engine.Waiting {
-		qs, err := s.interrupts(ctx, thr, ts)
+		qs, err := s.interrupts(ctx, thr)
 		if err != nil {
 			return err
 		}

@@ -108,9 +108,11 @@ func (s *Server) threadJSON(ctx context.Context, thr *store.Thread) (*threadJSON
 		// first run on.
 		out.Values, out.Interrupts = vals, map[string][]interruptJSON{}
 	}
-	out.Status = s.statusOf(ctx, thr, ts)
+	if out.Status, err = s.threadStatus(ctx, thr, ts); err != nil {
+		return nil, err
+	}
 	if out.Status == threadInterrupted {
-		qs, err := s.interrupts(ctx, thr, ts)
+		qs, err := s.interrupts(ctx, thr)
 		if err != nil {
 			return nil, err
 		}
@@ -156,33 +158,36 @@ func (s *Server) threadState(ctx context.Context, id string) (*engine.ThreadStat
 	return ts, nil
 }
 
-// statusOf is a thread's LangGraph status: busy while a job of it runs,
-// else from its last weft run.
-func (s *Server) statusOf(ctx context.Context, thr *store.Thread, ts *engine.ThreadState) string {
-	if s.busy(ctx, thr.ID) {
-		return threadBusy
-	}
-	if ts == nil || ts.State == nil {
-		return threadIdle
+// threadStatus is a thread's LangGraph status: busy while a job of it
+// runs, else from its last weft run.
+func (s *Server) threadStatus(ctx context.Context, thr *store.Thread, ts *engine.ThreadState) (string, error) {
+	busy, err := s.busy(ctx, thr.ID)
+	switch {
+	case err != nil:
+		return "", err
+	case busy:
+		return threadBusy, nil
+	case ts == nil || ts.State == nil:
+		return threadIdle, nil
 	}
 	switch ts.Status() {
 	case engine.Waiting:
-		return threadInterrupted
+		return threadInterrupted, nil
 	case engine.Failed:
-		return threadError
+		return threadError, nil
 	}
-	return threadIdle
+	return threadIdle, nil
 }
 
-// busy reports whether a run of the thread is pending or running.
-func (s *Server) busy(ctx context.Context, thread string) bool {
+// busy reports whether a run of the thread is running.
+func (s *Server) busy(ctx context.Context, thread string) (bool, error) {
 	js, err := s.jobs.Jobs(ctx, store.JobQuery{ThreadID: thread, Status: []store.JobStatus{store.JobRunning}, Limit: 1})
-	return err == nil && len(js) > 0
+	return len(js) > 0, err
 }
 
 // interrupts lists the questions a waiting thread asks, each with its
 // question and the shape of the answer the human node takes.
-func (s *Server) interrupts(ctx context.Context, thr *store.Thread, ts *engine.ThreadState) ([]interruptJSON, error) {
+func (s *Server) interrupts(ctx context.Context, thr *store.Thread) ([]interruptJSON, error) {
 	pend, err := s.opts.Store.Pending(ctx, thr.ID)
 	if err != nil {
 		return nil, err
@@ -190,26 +195,32 @@ func (s *Server) interrupts(ctx context.Context, thr *store.Thread, ts *engine.T
 	plan := s.planOf(thr)
 	var out []interruptJSON
 	for _, p := range pend {
-		v := map[string]any{"node": p.Node}
 		var q any
 		if len(p.Question) > 0 {
 			if err := json.Unmarshal(p.Question, &q); err != nil {
 				q = string(p.Question)
 			}
 		}
-		v["question"] = q
-		if plan != nil {
-			if pn := service.FindNode(plan, p.Node); pn != nil {
-				outs := map[string]any{}
-				for _, o := range pn.Outputs {
-					outs[o.Name] = TypeSchema(o.Type)
-				}
-				v["outputs"] = outs
-			}
-		}
-		out = append(out, interruptJSON{ID: p.ID, Value: v})
+		out = append(out, interruptOf(plan, p.ID, p.Node, q))
 	}
 	return out, nil
+}
+
+// interruptOf is a question as LangGraph's interrupt: its value holds the
+// question, the node that asks and, with the plan, the JSON Schema of
+// each output the answer fills.
+func interruptOf(plan *flow.Plan, id, node string, question any) interruptJSON {
+	v := map[string]any{"node": node, "question": question}
+	if plan != nil {
+		if pn := service.FindNode(plan, node); pn != nil {
+			outs := map[string]any{}
+			for _, o := range pn.Outputs {
+				outs[o.Name] = TypeSchema(o.Type)
+			}
+			v["outputs"] = outs
+		}
+	}
+	return interruptJSON{ID: id, Value: v}
 }
 
 // planOf is the plan of the assistant a thread runs, or nil.

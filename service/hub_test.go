@@ -86,6 +86,13 @@ func TestHubSaysWhenTheCursorExpired(t *testing.T) {
 	if fmt.Sprint(seqs(got)) != "[8 9 10]" {
 		t.Fatalf("events = %v", seqs(got))
 	}
+	// The ring's slots were overwritten several times: each event read
+	// back is the one published with its seq, whole.
+	for _, e := range got {
+		if e.text != fmt.Sprintf("a-%d", e.seq) {
+			t.Fatalf("event %d carries %q", e.seq, e.text)
+		}
+	}
 }
 
 // A subscriber that does not read never holds up publishing: it is
@@ -211,5 +218,21 @@ func TestHubEvictsIdleThreadsOnly(t *testing.T) {
 	h.mu.Unlock()
 	if !w || i1 || !i2 || n != 2 {
 		t.Fatalf("topics: watched %v idle1 %v idle2 %v (%d)", w, i1, i2, n)
+	}
+}
+
+// BenchmarkHubPublish publishes to a thread whose ring of kept events is
+// full (4096 kept), the steady state of a long run: each publish puts the
+// event in the oldest's slot, in place.
+func BenchmarkHubPublish(b *testing.B) {
+	h := newTestHub(4096, 64, 16)
+	publishN(h, "a", 1, 4096)
+	e := ev{text: "x"}
+	seq := int64(4096)
+	b.ReportAllocs()
+	for b.Loop() {
+		seq++
+		e.seq = seq
+		h.publish("a", e)
 	}
 }
