@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"time"
@@ -34,7 +35,7 @@ func (n *newRun) location(stateless bool) string {
 // createRun checks a run request, applies its multitask strategy, stores
 // its job as pending and submits it. thread "" is a stateless run: a
 // thread is made for it (and deleted after, unless on_completion keep).
-func (s *Server) createRun(ctx context.Context, thread string, r *http.Request) (*newRun, error) {
+func (s *Server) createRun(ctx context.Context, thread string, r *http.Request) (_ *newRun, err error) {
 	var b runBody
 	if err := decode(r, &b); err != nil {
 		return nil, err
@@ -47,22 +48,7 @@ func (s *Server) createRun(ctx context.Context, thread string, r *http.Request) 
 		return nil, err
 	}
 	plan := a.Workflow.Plan
-	if thread == "" {
-		if b.OnCompletion == "" {
-			b.OnCompletion = "delete"
-		}
-		thread = uuid.NewString()
-		if err := s.opts.Store.CreateThread(ctx, &store.Thread{ID: thread}); err != nil {
-			return nil, err
-		}
-	} else if _, err := s.opts.Store.Thread(ctx, thread); err != nil {
-		if !errors.Is(err, store.ErrNotFound) || b.IfNotExists != "create" {
-			return nil, threadErr(thread, err)
-		}
-		if err := s.opts.Store.CreateThread(ctx, &store.Thread{ID: thread}); err != nil && !errors.Is(err, store.ErrExists) {
-			return nil, err
-		}
-	}
+	// What the request alone says is checked before any thread is made.
 	if _, err := inputOf(plan, b.Input); err != nil {
 		return nil, err
 	}
@@ -73,6 +59,36 @@ func (s *Server) createRun(ctx context.Context, thread string, r *http.Request) 
 		if len(l.nodes) > 0 {
 			return nil, invalid(l.path, "not supported by weft yet: a HUMAN node is where a weft run waits for people")
 		}
+	}
+	made := false
+	if thread == "" {
+		if b.OnCompletion == "" {
+			b.OnCompletion = "delete"
+		}
+		thread = uuid.NewString()
+		if err := s.opts.Store.CreateThread(ctx, &store.Thread{ID: thread}); err != nil {
+			return nil, err
+		}
+		made = true
+	} else if _, err := s.opts.Store.Thread(ctx, thread); err != nil {
+		if !errors.Is(err, store.ErrNotFound) || b.IfNotExists != "create" {
+			return nil, threadErr(thread, err)
+		}
+		if err := s.opts.Store.CreateThread(ctx, &store.Thread{ID: thread}); err != nil && !errors.Is(err, store.ErrExists) {
+			return nil, err
+		} else if err == nil {
+			made = true
+		}
+	}
+	if made {
+		// A refused run leaves no thread it made behind.
+		defer func() {
+			if err != nil {
+				if derr := s.opts.Store.DeleteThread(context.WithoutCancel(ctx), thread); derr != nil {
+					err = errors.Join(err, fmt.Errorf("deleting the thread made for the run: %w", derr))
+				}
+			}
+		}()
 	}
 	strategy := b.MultitaskStrategy
 	if strategy == "" {

@@ -161,6 +161,20 @@ func TestStatelessRun(t *testing.T) {
 	if n != 0 {
 		t.Fatalf("the stateless run's thread was kept: %d threads", n)
 	}
+	// A refused run leaves no thread behind either: neither a stateless
+	// one nor one if_not_exists made.
+	for _, c := range []struct{ path, body string }{
+		{"/runs/wait", `{"assistant_id":"Approval","command":{"resume":"yes"}}`},
+		{"/threads/made/runs/wait", `{"assistant_id":"Approval","if_not_exists":"create","command":{"resume":"yes"}}`},
+	} {
+		if code, body := f.do("POST", c.path, c.body); code != 409 {
+			t.Fatalf("%s %s: %d %s", c.path, c.body, code, body)
+		}
+	}
+	f.json("POST", "/threads/count", `{}`, 200, &n)
+	if n != 0 {
+		t.Fatalf("refused runs left %d threads", n)
+	}
 }
 
 func TestRunErrors(t *testing.T) {
