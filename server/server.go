@@ -49,6 +49,9 @@ type Options struct {
 	MaxBody int64
 	// Executor carries out runs; nil is a Pool of DefaultPoolSize.
 	Executor Executor
+	// Version is what GET /info reports as the server's version; ""
+	// is "weft".
+	Version string
 	// Logger logs requests that fail on the server's side and runs'
 	// ends; nil discards.
 	Logger *slog.Logger
@@ -346,10 +349,18 @@ func decode(r *http.Request, v any) error {
 	return nil
 }
 
+// version is the version /info reports.
+func (s *Server) version() string {
+	if s.opts.Version != "" {
+		return s.opts.Version
+	}
+	return "weft"
+}
+
 // info is GET /info.
 func (s *Server) info(w http.ResponseWriter, r *http.Request) error {
 	writeJSON(w, http.StatusOK, map[string]any{
-		"version":              "weft",
+		"version":              s.version(),
 		"langgraph_py_version": nil,
 		"flags": map[string]bool{
 			"assistants": true,

@@ -113,8 +113,13 @@ func TestOkAndInfo(t *testing.T) {
 	}
 	var info map[string]any
 	f.json("GET", "/info", "", 200, &info)
-	if info["version"] == nil || info["flags"] == nil {
+	if info["version"] != "weft" || info["flags"] == nil {
 		t.Fatalf("GET /info = %v", info)
+	}
+	f = newFixture(t, func(o *server.Options) { o.Version = "weft v1.2.3" })
+	f.json("GET", "/info", "", 200, &info)
+	if info["version"] != "weft v1.2.3" {
+		t.Fatalf("GET /info with a version = %v", info)
 	}
 }
 

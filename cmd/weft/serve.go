@@ -234,7 +234,7 @@ func serve(ctx context.Context, e env, cmd *cobra.Command, args []string, o *ser
 	log := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	srv, err := server.New(server.Options{
 		Service: svc, Store: st, Assistants: assistants, APIKey: apiKey, CORSOrigins: o.cors,
-		MaxBody: o.maxBody, Executor: server.NewPool(o.workers), Logger: log,
+		MaxBody: o.maxBody, Executor: server.NewPool(o.workers), Logger: log, Version: versionString(),
 	})
 	if err != nil {
 		return usageErrorf("%v", err)
