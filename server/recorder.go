@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/google/uuid"
+
 	"github.com/weftlang/weft/engine"
 )
 
@@ -27,11 +29,16 @@ type recorder struct {
 	// Messages in progress (legacy "messages" mode), by node.
 	partial map[string]*strings.Builder
 	msgIDs  map[string]string
+	// The step of each node execution under way, by its key (its path,
+	// with "[item]" for a map element's), which a namespace names; and
+	// the namespaces made so far, by path.
+	steps map[string]int
+	nss   map[string]string
 }
 
 // newRecorder records into st the modes of a run that starts from values.
 func newRecorder(st *runStream, modes []string, subgraphs bool, values *Values, runID string, meta map[string]any) *recorder {
-	r := &recorder{st: st, modes: map[string]bool{}, subgraphs: subgraphs, values: values, runID: runID, meta: meta, partial: map[string]*strings.Builder{}, msgIDs: map[string]string{}}
+	r := &recorder{st: st, modes: map[string]bool{}, subgraphs: subgraphs, values: values, runID: runID, meta: meta, partial: map[string]*strings.Builder{}, msgIDs: map[string]string{}, steps: map[string]int{}, nss: map[string]string{}}
 	for _, m := range modes {
 		r.modes[m] = true
 	}
@@ -59,12 +66,78 @@ func (r *recorder) emit(mode, ns string, v any) {
 	r.st.add(mode, data)
 }
 
-// split cuts a node path "outer/inner" into its namespace and name.
-func split(path string) (ns, node string) {
+// split cuts a node path "outer/inner" into the path of the
+// subworkflow it runs in ("outer") and its name.
+func split(path string) (prefix, node string) {
 	if i := strings.LastIndexByte(path, '/'); i >= 0 {
-		return strings.ReplaceAll(path[:i], "/", "|"), path[i+1:]
+		return path[:i], path[i+1:]
 	}
 	return "", path
+}
+
+// taskSpace is the namespace of the uuid5 task ids of a run's node
+// executions.
+var taskSpace = uuid.MustParse("6c1d2a4e-2f4b-5b8e-9a57-7765667420ff")
+
+// taskUUID is the id of the execution of the node whose key (path, with
+// "[item]" for a map element's) is key: a uuid5 of the run, the key and
+// the execution's step, so the same in every reading of the run's stream
+// and in the stream of a server that goes on with the run.
+func (r *recorder) taskUUID(key string) string {
+	return uuid.NewSHA1(taskSpace, []byte(r.runID+"\n"+key+"\n"+strconv.Itoa(r.steps[key]))).String()
+}
+
+// segment is a namespace segment, "<node>:<task id>", of the execution
+// of the node whose key is key.
+func (r *recorder) segment(key string) string {
+	name := key[strings.LastIndexByte(key, '/')+1:]
+	if i := strings.IndexByte(name, '['); i >= 0 {
+		name = name[:i]
+	}
+	return name + ":" + r.taskUUID(key)
+}
+
+// ns is LangGraph's namespace of the subworkflow a node runs in, given
+// its path ("" at the top): a segment per enclosing WORKFLOW node
+// execution, outermost first, joined by "|".
+func (r *recorder) ns(prefix string) string {
+	if prefix == "" {
+		return ""
+	}
+	if s, ok := r.nss[prefix]; ok {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i <= len(prefix); i++ {
+		if i == len(prefix) || prefix[i] == '/' {
+			if b.Len() > 0 {
+				b.WriteByte('|')
+			}
+			b.WriteString(r.segment(prefix[:i]))
+		}
+	}
+	s := b.String()
+	r.nss[prefix] = s
+	return s
+}
+
+// keyOf is the key of an event's node execution.
+func keyOf(ev engine.Event) string {
+	if ev.Item > 0 {
+		return ev.Node + "[" + strconv.Itoa(ev.Item) + "]"
+	}
+	return ev.Node
+}
+
+// ownNS is the namespace of an event's node execution itself (LangGraph's
+// checkpoint_ns of the messages it makes): its subworkflow's namespace
+// and its own segment.
+func (r *recorder) ownNS(ev engine.Event, prefix string) string {
+	seg := r.segment(keyOf(ev))
+	if ns := r.ns(prefix); ns != "" {
+		return ns + "|" + seg
+	}
+	return seg
 }
 
 // rawOf is the JSON of a value, or null.
@@ -87,9 +160,13 @@ func namedObject(nvs []engine.NamedValue) *Values {
 
 // Observe maps one event.
 func (r *recorder) Observe(ev engine.Event) {
-	ns, node := split(ev.Node)
-	if ns != "" && !r.subgraphs && ev.Type != engine.ActionEvent {
+	prefix, node := split(ev.Node)
+	if prefix != "" && !r.subgraphs && ev.Type != engine.ActionEvent {
 		return // a subworkflow's inner steps show only with stream_subgraphs
+	}
+	ns := ""
+	if r.subgraphs {
+		ns = r.ns(prefix)
 	}
 	switch ev.Type {
 	case engine.RunStarted:
@@ -101,7 +178,12 @@ func (r *recorder) Observe(ev engine.Event) {
 		}
 	case engine.NodeStarted:
 		r.flush()
-		task := map[string]any{"id": taskID(ev), "name": node, "input": namedObject(ev.Inputs), "triggers": []string{"branch:to:" + node}}
+		key := keyOf(ev)
+		if step, ok := r.steps[key]; ok && step != ev.Step {
+			clear(r.nss) // a new execution: new namespaces within it
+		}
+		r.steps[key] = ev.Step
+		task := map[string]any{"id": r.taskUUID(key), "name": node, "input": namedObject(ev.Inputs), "triggers": []string{"branch:to:" + node}}
 		if r.modes["tasks"] {
 			r.emit("tasks", ns, task)
 		}
@@ -117,7 +199,7 @@ func (r *recorder) Observe(ev engine.Event) {
 			return // a map element: its node's outputs come when the map ends
 		}
 		outs := namedObject(ev.Outputs)
-		if ns == "" {
+		if prefix == "" {
 			r.values.set(node, rawOf(outs))
 			for _, c := range ev.Changes {
 				r.values.set(c.Name, rawOf(c.Value))
@@ -128,7 +210,7 @@ func (r *recorder) Observe(ev engine.Event) {
 			up.set(c.Name, rawOf(c.Value))
 		}
 		r.pending, r.pendingNode, r.update = true, ev.Node, up
-		result := map[string]any{"id": taskID(ev), "name": node, "error": nil, "result": outs, "interrupts": []any{}}
+		result := map[string]any{"id": r.taskUUID(keyOf(ev)), "name": node, "error": nil, "result": outs, "interrupts": []any{}}
 		if r.modes["tasks"] {
 			r.emit("tasks", ns, result)
 		}
@@ -145,11 +227,11 @@ func (r *recorder) Observe(ev engine.Event) {
 	case engine.NodeFailed:
 		r.flush()
 		if r.modes["tasks"] {
-			r.emit("tasks", ns, map[string]any{"id": taskID(ev), "name": node, "error": ev.Error, "result": nil, "interrupts": []any{}})
+			r.emit("tasks", ns, map[string]any{"id": r.taskUUID(keyOf(ev)), "name": node, "error": ev.Error, "result": nil, "interrupts": []any{}})
 		}
 	case engine.EdgeTaken:
 		for _, c := range ev.Changes {
-			if ns == "" {
+			if prefix == "" {
 				r.values.set(c.Name, rawOf(c.Value))
 			}
 			if r.pending {
@@ -157,7 +239,7 @@ func (r *recorder) Observe(ev engine.Event) {
 			}
 		}
 	case engine.ActionEvent:
-		r.action(ev, ns, node)
+		r.action(ev, prefix, ns, node)
 	case engine.RunWaiting, engine.RunFinished, engine.RunFailed, engine.RunCancelled:
 		r.flush()
 	}
@@ -169,21 +251,22 @@ func (r *recorder) flush() {
 		return
 	}
 	r.pending = false
-	ns, node := split(r.pendingNode)
+	prefix, node := split(r.pendingNode)
+	ns := r.ns(prefix)
 	if r.modes["updates"] {
 		r.emit("updates", ns, map[string]any{node: r.update})
 	}
-	if ns == "" && r.modes["values"] {
+	if prefix == "" && r.modes["values"] {
 		r.emit("values", "", r.values)
 	}
-	if ns == "" && r.modes["checkpoints"] {
+	if prefix == "" && r.modes["checkpoints"] {
 		r.emit("checkpoints", "", map[string]any{"values": r.values, "metadata": map[string]any{"source": "loop", "writes": map[string]any{node: r.update}}, "next": []string{}, "tasks": []any{}})
 	}
 }
 
 // action maps an action's progress: tokens to messages, the rest to
 // custom frames.
-func (r *recorder) action(ev engine.Event, ns, node string) {
+func (r *recorder) action(ev engine.Event, prefix, ns, node string) {
 	if ev.Kind == "token" {
 		tok := ev.Data.Text()
 		if r.modes["messages-tuple"] {
@@ -194,7 +277,8 @@ func (r *recorder) action(ev engine.Event, ns, node string) {
 			md["langgraph_node"], md["langgraph_step"] = node, ev.Step
 			md["langgraph_path"] = []string{"__pregel_pull", node}
 			md["langgraph_triggers"] = []string{"branch:to:" + node}
-			md["langgraph_checkpoint_ns"], md["checkpoint_ns"] = ns, ns
+			cns := r.ownNS(ev, prefix)
+			md["langgraph_checkpoint_ns"], md["checkpoint_ns"] = cns, cns
 			md["tags"] = []string{}
 			md["name"] = node
 			r.emit("messages", ns, []any{r.chunk(ev.Node, tok), md})
@@ -241,14 +325,5 @@ func (r *recorder) message(node, content, typ string) map[string]any {
 
 // chainEvent is an astream_events event.
 func (r *recorder) chainEvent(kind, node string, ev engine.Event, data map[string]any) map[string]any {
-	return map[string]any{"event": kind, "name": node, "run_id": r.runID + "-" + taskID(ev), "tags": []string{}, "metadata": r.meta, "data": data, "parent_ids": []string{r.runID}}
-}
-
-// taskID names an event's task.
-func taskID(ev engine.Event) string {
-	id := strconv.Itoa(ev.Task)
-	if ev.Item > 0 {
-		id += "." + strconv.Itoa(ev.Item)
-	}
-	return id
+	return map[string]any{"event": kind, "name": node, "run_id": r.taskUUID(keyOf(ev)), "tags": []string{}, "metadata": r.meta, "data": data, "parent_ids": []string{r.runID}}
 }

@@ -217,7 +217,14 @@ func TestSDKConversation(t *testing.T) {
 
 func TestSDKRuns(t *testing.T) {
 	node := sdkNode(t)
-	newSDKServer(t, nil, nil).run(node, "runs.mjs")
+	newSDKServer(t, nil, func(o *server.Options) {
+		// Nest: subworkflows, for stream_subgraphs.
+		wf, err := o.Service.Open(context.Background(), service.Source{Name: "testdata/nest.wf"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.Assistants = append(o.Assistants, server.Assistant{Workflow: wf})
+	}).run(node, "runs.mjs")
 }
 
 // Seed 000's IntentQA: the ask_user route answered over HTTP.

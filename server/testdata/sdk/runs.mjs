@@ -117,4 +117,15 @@ await main("runs", async () => {
   list = await c.runs.list(th.thread_id);
   eq(list.map((r) => r.run_id), [run2.run_id], "list after delete");
   eq((await c.threads.getState(th.thread_id)).values.publish, { published: "doc b", revisions: 0 }, "deleting an ended run keeps the thread's state");
+
+  step("stream_subgraphs: a subworkflow's events named mode|node:<task id>, as LangGraph's subgraphs");
+  th = await c.threads.create();
+  evs = await events(c.runs.stream(th.thread_id, "Nest", { input: { input_text: "x" }, streamMode: ["updates"], streamSubgraphs: true }));
+  // As the SDK's StreamManager reads a namespace: the segments after the mode.
+  const ns = evs.slice(1).map((e) => (e.event.includes("|") ? e.event.split("|").slice(1) : []));
+  ok(evs.slice(1).every((e) => e.event === "updates" || e.event.startsWith("updates|")), "every event is an updates one", evs.map((e) => e.event));
+  ok(ns.flat().every((seg) => /^[a-z]+:[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/.test(seg)), "segments are node:<uuid5>", ns);
+  eq(ns.map((segs) => segs.map((seg) => seg.split(":")[0]).join("/")), ["", "inner", "inner/deeper", "inner", "", ""], "the namespaces' nodes");
+  eq(evs.slice(1).map((e) => Object.keys(e.data)[0]), ["prep", "think", "leaf", "deeper", "inner", "fin"], "the updates' nodes");
+  eq(new Set(ns.flat().filter((seg) => seg.startsWith("inner:"))).size, 1, "one task id for the inner execution");
 });
