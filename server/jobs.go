@@ -323,7 +323,9 @@ func (s *Server) drive(ctx context.Context, job *store.Job, st *runStream) (stor
 	md := map[string]any{}
 	_ = json.Unmarshal(job.Meta, &md)
 	md["thread_id"], md["run_id"] = job.ThreadID, job.ID
+	md["created_by"], md["run_attempt"] = "system", 1
 	rec := newRecorder(st, b.modes(), b.StreamSubgraphs, vals, job.ID, md)
+	rec.log, rec.ctx = (&engine.Threads{Store: s.opts.Store}).Checkpoints, ctx
 
 	var res *service.Result
 	input, err := inputOf(plan, b.Input)
@@ -355,7 +357,7 @@ func (s *Server) drive(ctx context.Context, job *store.Job, st *runStream) (stor
 		}
 		res, err = s.opts.Service.Start(ctx, service.StartRequest{Workflow: a.Workflow, Thread: job.ThreadID, Components: a.Components, ContextTokens: a.ContextTokens, Input: input, Observer: rec})
 	}
-	rec.flush()
+	rec.end()
 	if res == nil {
 		if err == nil {
 			err = errors.New("the run returned no result")

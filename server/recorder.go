@@ -1,9 +1,11 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -20,6 +22,10 @@ type recorder struct {
 	meta      map[string]any // the metadata of messages and events frames
 	values    *Values        // the thread's state as the run goes
 	runID     string
+	thread    string
+	// seed names the weft run in the task ids: its thread and number,
+	// so that the jobs that start and resume one run agree on them.
+	seed string
 
 	// The step whose frames wait for the edges it takes (their
 	// updates belong to it): flushed at the next node or the run's end.
@@ -34,11 +40,34 @@ type recorder struct {
 	// the namespaces made so far, by path.
 	steps map[string]int
 	nss   map[string]string
+
+	// Checkpoints (checkpoints and debug modes): the one whose frames
+	// wait for the tasks that start after it (its next), those tasks'
+	// start events, and where its id comes from.
+	cp     *pendingCheckpoint
+	starts []engine.Event
+	log    checkpointLog   // where checkpoint ids are found; nil: none
+	ctx    context.Context // of the run, for log reads
+	run    int             // the weft run's number in the thread, from its events
+	parent *checkpointJSON
+}
+
+// checkpointLog lists a thread's checkpoints (engine.Threads.Checkpoints),
+// to name those a run streams as the thread's history names them.
+type checkpointLog func(ctx context.Context, threadID string, opts engine.CheckpointOptions) ([]engine.Checkpoint, error)
+
+// pendingCheckpoint is a checkpoint whose frames wait for its next tasks.
+type pendingCheckpoint struct {
+	source string
+	step   int // the run's step of its record (0: the run's start)
+	values json.RawMessage
+	time   time.Time
 }
 
 // newRecorder records into st the modes of a run that starts from values.
 func newRecorder(st *runStream, modes []string, subgraphs bool, values *Values, runID string, meta map[string]any) *recorder {
 	r := &recorder{st: st, modes: map[string]bool{}, subgraphs: subgraphs, values: values, runID: runID, meta: meta, partial: map[string]*strings.Builder{}, msgIDs: map[string]string{}, steps: map[string]int{}, nss: map[string]string{}}
+	r.thread, _ = meta["thread_id"].(string)
 	for _, m := range modes {
 		r.modes[m] = true
 	}
@@ -51,6 +80,7 @@ func (r *recorder) start() {
 	if r.modes["values"] {
 		r.emit("values", "", r.values)
 	}
+	r.rootEvent("on_chain_start", map[string]any{"input": r.values})
 }
 
 // emit adds a frame of mode, named "mode|ns" for a subworkflow's.
@@ -83,8 +113,15 @@ var taskSpace = uuid.MustParse("6c1d2a4e-2f4b-5b8e-9a57-7765667420ff")
 // "[item]" for a map element's) is key: a uuid5 of the run, the key and
 // the execution's step, so the same in every reading of the run's stream
 // and in the stream of a server that goes on with the run.
-func (r *recorder) taskUUID(key string) string {
-	return uuid.NewSHA1(taskSpace, []byte(r.runID+"\n"+key+"\n"+strconv.Itoa(r.steps[key]))).String()
+func (r *recorder) taskUUID(key string) string { return r.taskUUIDAt(key, r.steps[key]) }
+
+// taskUUIDAt is the id of the execution of the node of key at step.
+func (r *recorder) taskUUIDAt(key string, step int) string {
+	seed := r.seed
+	if seed == "" {
+		seed = r.runID
+	}
+	return uuid.NewSHA1(taskSpace, []byte(seed+"\n"+key+"\n"+strconv.Itoa(step))).String()
 }
 
 // segment is a namespace segment, "<node>:<task id>", of the execution
@@ -160,9 +197,30 @@ func namedObject(nvs []engine.NamedValue) *Values {
 
 // Observe maps one event.
 func (r *recorder) Observe(ev engine.Event) {
+	if r.seed == "" && ev.Thread != "" && ev.Run > 0 {
+		r.seed = ev.Thread + "/" + strconv.Itoa(ev.Run)
+		r.run = ev.Run
+	}
 	prefix, node := split(ev.Node)
-	if prefix != "" && !r.subgraphs && ev.Type != engine.ActionEvent {
-		return // a subworkflow's inner steps show only with stream_subgraphs
+	if r.cp != nil && ev.Type != engine.EdgeTaken {
+		if ev.Type == engine.NodeStarted && prefix == "" {
+			// A task after the checkpoint: its frames come after the
+			// checkpoint's, which names it.
+			r.starts = append(r.starts, ev)
+			return
+		}
+		r.emitCheckpoint()
+	}
+	r.observe(ev, prefix, node)
+}
+
+// observe maps one event of the node prefix/node.
+func (r *recorder) observe(ev engine.Event, prefix, node string) {
+	// A subworkflow's inner steps show only with stream_subgraphs (in
+	// the events mode, always, as LangGraph's).
+	inner := prefix != "" && !r.subgraphs
+	if inner && ev.Type != engine.ActionEvent && ev.Type != engine.NodeStarted && ev.Type != engine.NodeFinished {
+		return
 	}
 	ns := ""
 	if r.subgraphs {
@@ -176,6 +234,8 @@ func (r *recorder) Observe(ev engine.Event) {
 		if r.modes["values"] {
 			r.emit("values", "", r.values)
 		}
+		r.rootEvent("on_chain_start", map[string]any{"input": r.values})
+		r.checkpoint("input", 0, ev)
 	case engine.NodeStarted:
 		r.flush()
 		key := keyOf(ev)
@@ -183,15 +243,20 @@ func (r *recorder) Observe(ev engine.Event) {
 			clear(r.nss) // a new execution: new namespaces within it
 		}
 		r.steps[key] = ev.Step
-		task := map[string]any{"id": r.taskUUID(key), "name": node, "input": namedObject(ev.Inputs), "triggers": []string{"branch:to:" + node}}
-		if r.modes["tasks"] {
-			r.emit("tasks", ns, task)
-		}
-		if r.modes["debug"] {
-			r.emit("debug", ns, map[string]any{"type": "task", "timestamp": ev.Time, "step": ev.Step, "payload": task})
-		}
 		if r.modes["events"] {
-			r.emit("events", ns, r.chainEvent("on_chain_start", node, ev, map[string]any{"input": namedObject(ev.Inputs)}))
+			r.emit("events", ns, r.chainEvent("on_chain_start", node, prefix, ev, map[string]any{"input": namedObject(ev.Inputs)}))
+		}
+		if inner {
+			return
+		}
+		if r.modes["tasks"] || r.modes["debug"] {
+			task := map[string]any{"id": r.taskUUIDAt(key, ev.Step), "name": node, "input": namedObject(ev.Inputs), "triggers": []string{"branch:to:" + node}, "interrupts": []any{}, "metadata": r.meta}
+			if r.modes["tasks"] {
+				r.emit("tasks", ns, task)
+			}
+			if r.modes["debug"] {
+				r.emit("debug", ns, map[string]any{"step": ev.Step, "type": "task", "timestamp": ev.Time, "payload": task})
+			}
 		}
 	case engine.NodeFinished:
 		r.flush()
@@ -199,6 +264,12 @@ func (r *recorder) Observe(ev engine.Event) {
 			return // a map element: its node's outputs come when the map ends
 		}
 		outs := namedObject(ev.Outputs)
+		if r.modes["events"] {
+			r.emit("events", ns, r.chainEvent("on_chain_end", node, prefix, ev, map[string]any{"input": namedObject(ev.Inputs), "output": outs}))
+		}
+		if inner {
+			return
+		}
 		if prefix == "" {
 			r.values.set(node, rawOf(outs))
 			for _, c := range ev.Changes {
@@ -210,24 +281,32 @@ func (r *recorder) Observe(ev engine.Event) {
 			up.set(c.Name, rawOf(c.Value))
 		}
 		r.pending, r.pendingNode, r.update = true, ev.Node, up
-		result := map[string]any{"id": r.taskUUID(keyOf(ev)), "name": node, "error": nil, "result": outs, "interrupts": []any{}}
-		if r.modes["tasks"] {
-			r.emit("tasks", ns, result)
-		}
-		if r.modes["debug"] {
-			r.emit("debug", ns, map[string]any{"type": "task_result", "timestamp": ev.Time, "step": ev.Step, "payload": result})
-		}
-		if r.modes["events"] {
-			r.emit("events", ns, r.chainEvent("on_chain_end", node, ev, map[string]any{"output": outs}))
+		if r.modes["tasks"] || r.modes["debug"] {
+			result := map[string]any{"id": r.taskUUIDAt(keyOf(ev), ev.Step), "name": node, "result": outs, "interrupts": []any{}, "error": nil}
+			if r.modes["tasks"] {
+				r.emit("tasks", ns, result)
+			}
+			if r.modes["debug"] {
+				r.emit("debug", ns, map[string]any{"step": ev.Step, "type": "task_result", "timestamp": ev.Time, "payload": result})
+			}
 		}
 		if b := r.partial[ev.Node]; b != nil && r.modes["messages"] {
 			r.emit("messages/complete", ns, []any{r.message(ev.Node, b.String(), "ai")})
 			delete(r.partial, ev.Node)
 		}
+		if prefix == "" {
+			r.checkpoint("loop", ev.Step, ev)
+		}
 	case engine.NodeFailed:
 		r.flush()
-		if r.modes["tasks"] {
-			r.emit("tasks", ns, map[string]any{"id": r.taskUUID(keyOf(ev)), "name": node, "error": ev.Error, "result": nil, "interrupts": []any{}})
+		if r.modes["tasks"] || r.modes["debug"] {
+			result := map[string]any{"id": r.taskUUIDAt(keyOf(ev), ev.Step), "name": node, "result": nil, "interrupts": []any{}, "error": ev.Error}
+			if r.modes["tasks"] {
+				r.emit("tasks", ns, result)
+			}
+			if r.modes["debug"] {
+				r.emit("debug", ns, map[string]any{"step": ev.Step, "type": "task_result", "timestamp": ev.Time, "payload": result})
+			}
 		}
 	case engine.EdgeTaken:
 		for _, c := range ev.Changes {
@@ -238,10 +317,146 @@ func (r *recorder) Observe(ev engine.Event) {
 				r.update.set(c.Name, rawOf(c.Value))
 			}
 		}
+		if r.cp != nil && prefix == "" && len(ev.Changes) > 0 {
+			r.cp.values = rawOf(r.values) // the step's checkpoint holds its edges' updates
+		}
 	case engine.ActionEvent:
+		if inner {
+			ns = ""
+		}
 		r.action(ev, prefix, ns, node)
 	case engine.RunWaiting, engine.RunFinished, engine.RunFailed, engine.RunCancelled:
 		r.flush()
+		if ev.Type == engine.RunFinished {
+			r.rootEvent("on_chain_end", map[string]any{"output": r.values})
+		}
+	}
+}
+
+// end emits what waits at the run's end: the last step's frames and
+// checkpoint.
+func (r *recorder) end() {
+	r.flush()
+	if r.cp != nil {
+		r.emitCheckpoint()
+	}
+}
+
+// checkpoint makes the checkpoint of the run's start (source "input")
+// or of a step ("loop") pending: its frames wait for the tasks that
+// start after it.
+func (r *recorder) checkpoint(source string, step int, ev engine.Event) {
+	if !r.modes["checkpoints"] && !r.modes["debug"] {
+		return
+	}
+	r.cp = &pendingCheckpoint{source: source, step: step, values: rawOf(r.values), time: ev.Time}
+}
+
+// emitCheckpoint emits the pending checkpoint's frames, then those of
+// the tasks that started after it.
+func (r *recorder) emitCheckpoint() {
+	cp, starts := r.cp, r.starts
+	r.cp, r.starts = nil, r.starts[:0]
+	r.flush()
+	next := make([]string, 0, len(starts))
+	tasks := make([]map[string]any, 0, len(starts))
+	for _, ev := range starts {
+		_, node := split(ev.Node)
+		next = append(next, node)
+		tasks = append(tasks, map[string]any{"id": r.taskUUIDAt(keyOf(ev), ev.Step), "name": node, "path": []string{"__pregel_pull", node}, "interrupts": []any{}})
+	}
+	this := &checkpointJSON{ThreadID: r.thread}
+	if id, parent, ok := r.checkpointSeq(r.ctx, cp.step); ok {
+		this.CheckpointID = checkpointID(id)
+		if parent > 0 && (r.parent == nil || r.parent.CheckpointID != checkpointID(parent)) {
+			r.parent = &checkpointJSON{ThreadID: r.thread, CheckpointID: checkpointID(parent)}
+		}
+	}
+	var cid any
+	if this.CheckpointID != "" {
+		cid = this.CheckpointID
+	}
+	step := cp.step
+	if cp.source == "input" {
+		step = -1 // as LangGraph numbers the input checkpoint
+	}
+	payload := map[string]any{
+		"config":   r.config(cid),
+		"values":   cp.values,
+		"metadata": map[string]any{"source": cp.source, "step": step, "parents": map[string]any{}},
+		"next":     next,
+		"tasks":    tasks,
+	}
+	if r.parent != nil {
+		payload["parent_config"] = r.config(r.parent.CheckpointID)
+	}
+	if r.modes["checkpoints"] {
+		r.emit("checkpoints", "", payload)
+	}
+	if r.modes["debug"] {
+		if this.CheckpointID != "" {
+			payload["checkpoint"] = this
+		} else {
+			payload["checkpoint"] = map[string]any{"thread_id": r.thread, "checkpoint_ns": "", "checkpoint_id": nil, "checkpoint_map": nil}
+		}
+		payload["parent_checkpoint"] = r.parent
+		r.emit("debug", "", map[string]any{"step": step, "type": "checkpoint", "timestamp": cp.time, "payload": payload})
+	}
+	if this.CheckpointID != "" {
+		r.parent = this
+	}
+	for _, ev := range starts {
+		_, node := split(ev.Node)
+		r.observe(ev, "", node)
+	}
+}
+
+// config is a checkpoint's config, as LangGraph's: the run's metadata,
+// and the thread and checkpoint in configurable.
+func (r *recorder) config(checkpointID any) map[string]any {
+	conf := map[string]any{"thread_id": r.thread, "checkpoint_ns": "", "checkpoint_id": checkpointID, "run_id": r.runID}
+	for _, k := range []string{"graph_id", "assistant_id"} {
+		if v, ok := r.meta[k]; ok {
+			conf[k] = v
+		}
+	}
+	return map[string]any{"configurable": conf, "metadata": r.meta, "tags": []string{}}
+}
+
+// checkpointSeq finds a checkpoint of the run among the thread's newest:
+// its input (step 0) or the newest of its step, as GET
+// /threads/{id}/state/{checkpoint_id} and the history know them (their
+// record seqs), and the checkpoint before it. When it is not found (not
+// written yet, as with async durability), the checkpoint is not named
+// rather than named wrong.
+func (r *recorder) checkpointSeq(ctx context.Context, step int) (seq, parent int64, ok bool) {
+	if r.log == nil || r.run == 0 {
+		return 0, 0, false
+	}
+	cps, err := r.log(ctx, r.thread, engine.CheckpointOptions{Limit: checkpointsLooked})
+	if err != nil {
+		return 0, 0, false
+	}
+	for _, cp := range cps { // newest first
+		if cp.Run != r.run {
+			continue
+		}
+		if step == 0 && cp.Source == engine.SourceInput || step > 0 && cp.Source == engine.SourceLoop && cp.Step == step && cp.Node != "" {
+			return cp.Seq, cp.Parent, true
+		}
+	}
+	return 0, 0, false
+}
+
+// checkpointsLooked is how many of a thread's newest checkpoints a
+// streamed checkpoint is looked for in.
+const checkpointsLooked = 16
+
+// rootEvent emits an event of the run itself (events mode): its start
+// or end, named LangGraph as the reference names the graph's.
+func (r *recorder) rootEvent(kind string, data map[string]any) {
+	if r.modes["events"] {
+		r.emit("events", "", map[string]any{"event": kind, "data": data, "name": "LangGraph", "tags": []string{}, "run_id": r.runID, "metadata": r.meta, "parent_ids": []string{}})
 	}
 }
 
@@ -259,9 +474,6 @@ func (r *recorder) flush() {
 	if prefix == "" && r.modes["values"] {
 		r.emit("values", "", r.values)
 	}
-	if prefix == "" && r.modes["checkpoints"] {
-		r.emit("checkpoints", "", map[string]any{"values": r.values, "metadata": map[string]any{"source": "loop", "writes": map[string]any{node: r.update}}, "next": []string{}, "tasks": []any{}})
-	}
 }
 
 // action maps an action's progress: tokens to messages, the rest to
@@ -270,15 +482,7 @@ func (r *recorder) action(ev engine.Event, prefix, ns, node string) {
 	if ev.Kind == "token" {
 		tok := ev.Data.Text()
 		if r.modes["messages-tuple"] {
-			md := make(map[string]any, len(r.meta)+4)
-			for k, v := range r.meta {
-				md[k] = v
-			}
-			md["langgraph_node"], md["langgraph_step"] = node, ev.Step
-			md["langgraph_path"] = []string{"__pregel_pull", node}
-			md["langgraph_triggers"] = []string{"branch:to:" + node}
-			cns := r.ownNS(ev, prefix)
-			md["langgraph_checkpoint_ns"], md["checkpoint_ns"] = cns, cns
+			md := r.nodeMeta(ev, prefix, node)
 			md["tags"] = []string{}
 			md["name"] = node
 			r.emit("messages", ns, []any{r.chunk(ev.Node, tok), md})
@@ -294,7 +498,7 @@ func (r *recorder) action(ev engine.Event, prefix, ns, node string) {
 			r.emit("messages/partial", ns, []any{r.message(ev.Node, b.String(), "ai")})
 		}
 		if r.modes["events"] {
-			r.emit("events", ns, r.chainEvent("on_chat_model_stream", node, ev, map[string]any{"chunk": r.chunk(ev.Node, tok)}))
+			r.emit("events", ns, r.chainEvent("on_chat_model_stream", node, prefix, ev, map[string]any{"chunk": r.chunk(ev.Node, tok)}))
 		}
 		return
 	}
@@ -323,7 +527,26 @@ func (r *recorder) message(node, content, typ string) map[string]any {
 	return map[string]any{"content": content, "additional_kwargs": map[string]any{}, "response_metadata": map[string]any{}, "type": typ, "name": nil, "id": r.msgID(node), "tool_calls": []any{}, "invalid_tool_calls": []any{}}
 }
 
-// chainEvent is an astream_events event.
-func (r *recorder) chainEvent(kind, node string, ev engine.Event, data map[string]any) map[string]any {
-	return map[string]any{"event": kind, "name": node, "run_id": r.taskUUID(keyOf(ev)), "tags": []string{}, "metadata": r.meta, "data": data, "parent_ids": []string{r.runID}}
+// nodeMeta is the metadata LangGraph gives the messages and events of a
+// node's task: the run's, and the node, step and namespace.
+func (r *recorder) nodeMeta(ev engine.Event, prefix, node string) map[string]any {
+	md := make(map[string]any, len(r.meta)+8)
+	for k, v := range r.meta {
+		md[k] = v
+	}
+	md["langgraph_node"], md["langgraph_step"] = node, ev.Step
+	md["langgraph_path"] = []string{"__pregel_pull", node}
+	md["langgraph_triggers"] = []string{"branch:to:" + node}
+	cns := r.ownNS(ev, prefix)
+	md["langgraph_checkpoint_ns"], md["checkpoint_ns"] = cns, cns
+	return md
+}
+
+// chainEvent is an astream_events (v2) event of a node's task.
+func (r *recorder) chainEvent(kind, node, prefix string, ev engine.Event, data map[string]any) map[string]any {
+	tags := []string{"graph:step:" + strconv.Itoa(ev.Step)}
+	if kind == "on_chat_model_stream" {
+		tags = []string{}
+	}
+	return map[string]any{"event": kind, "data": data, "name": node, "tags": tags, "run_id": r.taskUUIDAt(keyOf(ev), ev.Step), "metadata": r.nodeMeta(ev, prefix, node), "parent_ids": []string{r.runID}}
 }

@@ -4,7 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"os"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -162,5 +166,244 @@ func TestNoSubgraphsNoNamespaces(t *testing.T) {
 	want := "updates messages messages messages custom updates updates"
 	if strings.Join(got, " ") != want {
 		t.Fatalf("events %v, want %s", got, want)
+	}
+}
+
+// frameKind classifies a frame of the checkpoints, debug, tasks and
+// events modes as testdata/lg-shapes.json does.
+func frameKind(event string, d map[string]any) string {
+	switch event {
+	case "checkpoints":
+		return "checkpoints"
+	case "debug":
+		return "debug/" + fmt.Sprint(d["type"])
+	case "tasks":
+		if _, ok := d["input"]; ok {
+			return "tasks/start"
+		}
+		return "tasks/result"
+	case "events":
+		k := "events/" + fmt.Sprint(d["event"])
+		if d["name"] == "LangGraph" {
+			k += "/graph"
+		}
+		return k
+	}
+	return ""
+}
+
+// shapeStops are the keys whose values are graph-specific content, not
+// looked into; shapeDrops are LangGraph deployment keys weft leaves out.
+var (
+	shapeStops = map[string]bool{"values": true, "input": true, "output": true, "result": true, "parents": true, "chunk": true, "writes": true}
+	shapeDrops = map[string]bool{"user-agent": true, "langgraph_version": true, "langgraph_plan": true, "langgraph_host": true, "langgraph_api_url": true, "ls_integration": true, "ls_model_type": true, "ls_provider": true, "versions": true, "recursion_limit": true, "ls_stop": true, "ls_model_name": true}
+)
+
+// jsonType is the JSON type of a decoded value.
+func jsonType(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "boolean"
+	case float64:
+		return "number"
+	case string:
+		return "string"
+	case []any:
+		return "array"
+	}
+	return "object"
+}
+
+// flatten adds the key paths of v, with their types, to out.
+func flatten(v any, path string, out map[string]string) {
+	if path != "" {
+		out[path] = jsonType(v)
+	}
+	last := path[strings.LastIndexByte(path, '.')+1:]
+	if shapeStops[last] {
+		return
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			if shapeDrops[k] {
+				continue
+			}
+			p := k
+			if path != "" {
+				p = path + "." + k
+			}
+			flatten(e, p, out)
+		}
+	case []any:
+		if len(x) > 0 {
+			if _, ok := x[0].(map[string]any); ok {
+				flatten(x[0], path+"[]", out)
+			}
+		}
+	}
+}
+
+// shapeParent is the path a path's presence depends on.
+func shapeParent(p string) string {
+	if strings.HasSuffix(p, "[]") {
+		return p[:len(p)-2]
+	}
+	if i := strings.LastIndexByte(p, '.'); i >= 0 {
+		return p[:i]
+	}
+	return ""
+}
+
+// The frames of the checkpoints, debug, tasks and events modes have
+// every field the reference server's have, with the same JSON types:
+// checked path by path against the shapes of its frames
+// (testdata/lg-shapes.json, made from a capture of it), so that a drift
+// on either side is caught.
+func TestStreamShapesMatchReference(t *testing.T) {
+	raw, err := os.ReadFile("testdata/lg-shapes.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ref map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &ref); err != nil {
+		t.Fatal(err)
+	}
+	f := nestFixture(t)
+	f.json("POST", "/threads", `{"thread_id":"g1"}`, 200, nil)
+	_, evs := f.stream("/threads/g1/runs/stream", `{"assistant_id":"Nest","input":{"input_text":"x"},"stream_mode":["checkpoints","debug","tasks","events"]}`)
+	got := map[string][]map[string]string{}
+	for _, e := range evs[1:] {
+		var d map[string]any
+		if err := json.Unmarshal(e.Data, &d); err != nil {
+			t.Fatalf("%s: %v", e.Event, err)
+		}
+		k := frameKind(e.Event, d)
+		if k == "" {
+			t.Fatalf("unexpected event %s %s", e.Event, e.Data)
+		}
+		shape := map[string]string{}
+		flatten(d, "", shape)
+		got[k] = append(got[k], shape)
+	}
+	// The kinds weft sends; the reference's on_chat_model_start/end
+	// need the model's prompt, which a weft action does not report.
+	for _, k := range []string{"checkpoints", "debug/checkpoint", "debug/task", "debug/task_result", "tasks/start", "tasks/result",
+		"events/on_chain_start/graph", "events/on_chain_end/graph", "events/on_chain_start", "events/on_chain_end", "events/on_chat_model_stream"} {
+		var want map[string][]string
+		if err := json.Unmarshal(ref[k], &want); err != nil || len(want) == 0 {
+			t.Fatalf("%s: no shape in the fixture (%v)", k, err)
+		}
+		if len(got[k]) == 0 {
+			t.Errorf("%s: weft sent no such frame", k)
+			continue
+		}
+		for i, shape := range got[k] {
+			for p, types := range want {
+				if pp := shapeParent(p); pp != "" && shape[pp] == "" {
+					continue // its parent is not in this frame
+				}
+				typ, ok := shape[p]
+				if !ok && strings.HasSuffix(p, "[]") {
+					continue // an empty array
+				}
+				if !ok {
+					t.Errorf("%s frame %d: no %s (the reference's is %v)", k, i, p, types)
+				} else if !slices.Contains(types, typ) {
+					t.Errorf("%s frame %d: %s is %s, the reference's %v", k, i, p, typ, types)
+				}
+			}
+		}
+	}
+}
+
+// The checkpoints a run streams are the thread's: each names the record
+// GET /threads/{id}/state/{checkpoint_id} reads, with the values
+// streamed, and its parent is the one streamed before it; the input
+// checkpoint comes first (step -1), and each lists the tasks that start
+// after it, with the ids the tasks mode gives them.
+func TestStreamedCheckpointsAreTheThreads(t *testing.T) {
+	f := newFixture(t, nil)
+	f.json("POST", "/threads", `{"thread_id":"c1"}`, 200, nil)
+	_, evs := f.stream("/threads/c1/runs/stream", `{"assistant_id":"Approval","input":{"input_text":"doc"},"stream_mode":["checkpoints","tasks"]}`)
+	_, evs2 := f.stream("/threads/c1/runs/stream", `{"assistant_id":"Approval","command":{"resume":"yes"},"stream_mode":["checkpoints","tasks"]}`)
+	type cpFrame struct {
+		Config       struct{ Configurable map[string]any }
+		ParentConfig *struct{ Configurable map[string]any } `json:"parent_config"`
+		Values       json.RawMessage
+		Metadata     struct {
+			Source string
+			Step   int
+		}
+		Next  []string
+		Tasks []struct{ ID, Name string }
+	}
+	var got []string
+	prev := 0
+	started := map[string]string{} // task id -> name, from the tasks mode
+	for _, e := range append(evs[1:], evs2[1:]...) {
+		switch e.Event {
+		case "tasks":
+			var tk struct {
+				ID, Name string
+				Input    json.RawMessage
+			}
+			if err := json.Unmarshal(e.Data, &tk); err != nil {
+				t.Fatal(err)
+			}
+			if tk.Input != nil {
+				started[tk.ID] = tk.Name
+			}
+			continue
+		case "checkpoints":
+		default:
+			continue
+		}
+		var cp cpFrame
+		if err := json.Unmarshal(e.Data, &cp); err != nil {
+			t.Fatal(err)
+		}
+		id, _ := cp.Config.Configurable["checkpoint_id"].(string)
+		if id == "" || cp.Config.Configurable["thread_id"] != "c1" || cp.Config.Configurable["checkpoint_ns"] != "" {
+			t.Fatalf("checkpoint config %v", cp.Config.Configurable)
+		}
+		if n, _ := strconv.Atoi(id); n <= prev {
+			t.Fatalf("checkpoint %s after %d", id, prev)
+		} else {
+			prev = n
+		}
+		var st struct {
+			Values           json.RawMessage
+			ParentCheckpoint *struct {
+				CheckpointID string `json:"checkpoint_id"`
+			} `json:"parent_checkpoint"`
+		}
+		f.json("GET", "/threads/c1/state/"+id, "", 200, &st)
+		if string(st.Values) != string(cp.Values) {
+			t.Fatalf("checkpoint %s streamed %s, the thread's is %s", id, cp.Values, st.Values)
+		}
+		switch {
+		case st.ParentCheckpoint == nil && cp.ParentConfig != nil,
+			st.ParentCheckpoint != nil && (cp.ParentConfig == nil || cp.ParentConfig.Configurable["checkpoint_id"] != st.ParentCheckpoint.CheckpointID):
+			t.Fatalf("checkpoint %s: parent config %v, the thread's parent %v", id, cp.ParentConfig, st.ParentCheckpoint)
+		}
+		var tasks []string
+		for _, tk := range cp.Tasks {
+			tasks = append(tasks, tk.Name+"="+tk.ID)
+		}
+		got = append(got, fmt.Sprintf("%s %d %v %d", cp.Metadata.Source, cp.Metadata.Step, cp.Next, len(tasks)))
+		for _, tk := range cp.Tasks {
+			defer func() {
+				if started[tk.ID] != tk.Name {
+					t.Errorf("checkpoint %s lists task %s %s, which the tasks mode did not start", id, tk.Name, tk.ID)
+				}
+			}()
+		}
+	}
+	want := []string{"input -1 [draft] 1", "loop 1 [review] 1", "loop 2 [publish] 1", "loop 3 [] 0"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("checkpoints:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
