@@ -323,7 +323,15 @@ func (s *Server) drive(ctx context.Context, job *store.Job, st *runStream) (stor
 	md := map[string]any{}
 	_ = json.Unmarshal(job.Meta, &md)
 	md["thread_id"], md["run_id"] = job.ThreadID, job.ID
-	md["created_by"], md["run_attempt"] = "system", 1
+	// A run cut short by its process's end is this job's second attempt
+	// at it: its stream says so (a client that rejoins with an event id
+	// of the first is sent this one from its start).
+	attempt := 1
+	if status == engine.Running {
+		attempt = 2
+	}
+	st.begin(attempt)
+	md["created_by"], md["run_attempt"] = "system", attempt
 	rec := newRecorder(st, b.modes(), b.StreamSubgraphs, vals, job.ID, md)
 	rec.log, rec.ctx = (&engine.Threads{Store: s.opts.Store}).Checkpoints, ctx
 
@@ -409,9 +417,9 @@ func (s *Server) drive(ctx context.Context, job *store.Job, st *runStream) (stor
 
 // stream answers a run's stream from its start (after < 0) or after an
 // event id, and cancels the run if the client goes and asked for that.
-func (s *Server) streamRun(w http.ResponseWriter, r *http.Request, n *newRun, location string, after int, onDisconnect string) error {
+func (s *Server) streamRun(w http.ResponseWriter, r *http.Request, n *newRun, location string, after eventCursor, onDisconnect string) error {
 	out := startSSE(w, location)
-	err := out.stream(r.Context(), n.stream, n.job.ID, after)
+	err := out.stream(r.Context(), n.stream, after)
 	if err != nil && r.Context().Err() != nil && onDisconnect == "cancel" {
 		j, jerr := s.jobs.Job(context.WithoutCancel(r.Context()), n.job.ID)
 		if jerr == nil {
@@ -486,7 +494,7 @@ func (s *Server) createStreamRun(w http.ResponseWriter, r *http.Request) error {
 		// when a stream drops.
 		w.Header().Set("Location", n.location(false)+"/stream")
 	}
-	return s.streamRun(w, r, n, n.location(thread == ""), -1, od)
+	return s.streamRun(w, r, n, n.location(thread == ""), fromStart, od)
 }
 
 // createWaitRun is POST /threads/{id}/runs/wait and POST /runs/wait.
@@ -641,13 +649,11 @@ func (s *Server) joinStream(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	after := -1
+	after := fromStart
 	if v := r.Header.Get("Last-Event-ID"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < -1 {
+		if after, err = parseEventID(v); err != nil {
 			return invalid("Last-Event-ID", "must be an event id the stream sent, not %q", v)
 		}
-		after = n
 	}
 	st := s.streams.get(j.ID)
 	if st == nil {

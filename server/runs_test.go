@@ -114,8 +114,9 @@ func TestConversationStream(t *testing.T) {
 		t.Fatalf("Content-Location %q", loc)
 	}
 	var got []string
+	epoch, _, _ := strings.Cut(evs[0].ID, "-")
 	for _, e := range evs {
-		got = append(got, e.ID+" "+e.Event+" "+string(e.Data))
+		got = append(got, strings.TrimPrefix(e.ID, epoch+"-")+" "+e.Event+" "+string(e.Data))
 	}
 	runID := strings.TrimPrefix(loc, "/threads/s1/runs/")
 	want := []string{
@@ -130,14 +131,14 @@ func TestConversationStream(t *testing.T) {
 	if !strings.HasPrefix(got[4], `4 updates {"__interrupt__":[{"id":`) || !strings.HasPrefix(got[5], `5 values {"__interrupt__":[{"id":`) {
 		t.Fatalf("the interrupt frames: %s", strings.Join(got[4:], "\n"))
 	}
-	// Rejoin after id 2: every later event, once.
-	_, again := f.stream("/threads/s1/runs/"+runID+"/stream", "", "Last-Event-ID", "2")
+	// Rejoin after the third event: every later event, once.
+	_, again := f.stream("/threads/s1/runs/"+runID+"/stream", "", "Last-Event-ID", evs[2].ID)
 	var ids []string
 	for _, e := range again {
-		ids = append(ids, e.ID)
+		ids = append(ids, strings.TrimPrefix(e.ID, epoch+"-"))
 	}
 	if strings.Join(ids, " ") != "3 4 5" {
-		t.Fatalf("rejoined from 2: ids %v", ids)
+		t.Fatalf("rejoined from %s: ids %v", evs[2].ID, ids)
 	}
 	// The resume streams the answer's update, then the end.
 	_, evs = f.stream("/threads/s1/runs/stream", `{"assistant_id":"Approval","command":{"resume":"no"},"stream_mode":"updates"}`)

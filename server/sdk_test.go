@@ -342,7 +342,7 @@ func TestSDKStreamReconnect(t *testing.T) {
 	s.run(node, "reconnect.mjs")
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	re := regexp.MustCompile(`^/threads/[^/]+/runs/[^/]+/stream 0$`)
+	re := regexp.MustCompile(`^/threads/[^/]+/runs/[^/]+/stream [0-9a-z]{8}-0$`)
 	if d.cuts != 2 || len(d.rejoins) != 2 || !re.MatchString(d.rejoins[0]) || !re.MatchString(d.rejoins[1]) {
 		t.Fatalf("%d streams cut; rejoins %q, want one GET of each run's stream with Last-Event-ID 0", d.cuts, d.rejoins)
 	}

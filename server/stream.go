@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -23,12 +25,22 @@ type frame struct {
 // for them is told so (an error event), not silently given less.
 const maxStreamBytes = 32 << 20
 
-// runStream is the stream of one job's run: its frames, numbered from 1
-// (the metadata frame, 0, is made for each client), and its end.
+// runStream is the stream of one attempt at a job's run (the frames one
+// process makes for it), and its end. Its frames are numbered from 0, the
+// metadata frame {run_id, attempt}; their SSE ids are "<epoch>-<n>",
+// where the epoch is drawn for the stream, so that an id a client got
+// from another attempt (an earlier process's, before a restart) is never
+// taken for one of this attempt's: a client rejoining with it is sent
+// this attempt from its start, its metadata frame first, rather than a
+// slice that does not follow what it saw.
 type runStream struct {
+	runID   string
+	epoch   string // immutable
 	mu      sync.Mutex
+	attempt int  // 1, or 2 for a run a process goes on with after its own stopped
+	began   bool // the metadata frame is in
 	frames  []frame
-	first   int // the id of frames[0]
+	first   int // the number of frames[0]
 	bytes   int
 	done    bool
 	final   []byte        // what runs.wait and join answer, once done
@@ -36,16 +48,54 @@ type runStream struct {
 	ended   time.Time
 }
 
-func newRunStream() *runStream { return &runStream{first: 1, changed: make(chan struct{})} }
+func newRunStream(runID string) *runStream {
+	return &runStream{runID: runID, epoch: newEpoch(), attempt: 1, changed: make(chan struct{})}
+}
+
+// newEpoch draws the epoch of a stream's event ids: 8 random base-36
+// digits.
+func newEpoch() string {
+	const digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+	b := make([]byte, 8)
+	for i, n := 0, rand.Uint64(); i < len(b); i, n = i+1, n/36 {
+		b[i] = digits[n%36]
+	}
+	return string(b)
+}
+
+// begin adds the stream's metadata frame, saying which attempt at the
+// run it is, unless a frame came first (with the metadata of attempt 1).
+func (st *runStream) begin(attempt int) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if !st.began {
+		st.attempt = attempt
+		st.addLocked("", nil)
+	}
+}
 
 // add appends a frame.
 func (st *runStream) add(event string, data []byte) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	st.addLocked(event, data)
+}
+
+// addLocked appends a frame, after the metadata frame; st.mu is held. An
+// empty event adds the metadata frame only.
+func (st *runStream) addLocked(event string, data []byte) {
 	if st.done {
 		return
 	}
-	st.frames = append(st.frames, frame{event, data})
+	if !st.began {
+		st.began = true
+		meta, _ := json.Marshal(map[string]any{"run_id": st.runID, "attempt": st.attempt})
+		st.frames = append(st.frames, frame{"metadata", meta})
+		st.bytes += len(meta) + len("metadata")
+	}
+	if event != "" {
+		st.frames = append(st.frames, frame{event, data})
+	}
 	st.bytes += len(data) + len(event)
 	for st.bytes > maxStreamBytes && len(st.frames) > 1 {
 		st.bytes -= len(st.frames[0].data) + len(st.frames[0].event)
@@ -71,13 +121,52 @@ func (st *runStream) finish(final []byte, now time.Time) {
 // errCursorGone is a client asking for frames the stream no longer keeps.
 var errCursorGone = errors.New("the events after that id are no longer kept")
 
-// next returns the frames after id (their ids start at id+1), whether
-// the stream has ended, and a channel closed when there is more.
+// eventCursor is a Last-Event-ID: an event's epoch and number, or the
+// start of a stream (n = -1).
+type eventCursor struct {
+	epoch string
+	n     int
+}
+
+// fromStart is the cursor of a client that has seen no event.
+var fromStart = eventCursor{n: -1}
+
+// parseEventID reads a Last-Event-ID: "<epoch>-<n>" as the stream sent
+// it, or -1 (LangGraph's "from the start"); a bare number N of no known
+// epoch reads as an id of another attempt.
+func parseEventID(v string) (eventCursor, error) {
+	epoch, num, ok := strings.Cut(v, "-")
+	if !ok {
+		epoch, num = "", v
+	} else if epoch == "" {
+		num = "-" + num // "-1"
+	}
+	n, err := strconv.Atoi(num)
+	if err != nil || n < -1 || strings.ContainsAny(epoch, "-") {
+		return eventCursor{}, fmt.Errorf("not an event id a stream sent: %q", v)
+	}
+	if n == -1 {
+		return fromStart, nil
+	}
+	return eventCursor{epoch: epoch, n: n}, nil
+}
+
+// after is the number of the last frame of st a client at c has seen:
+// -1, from the start, when c is of another attempt or none.
+func (c eventCursor) after(st *runStream) int {
+	if c.epoch != st.epoch {
+		return -1
+	}
+	return c.n
+}
+
+// next returns the frames after number after (theirs start at after+1),
+// whether the stream has ended, and a channel closed when there is more.
 func (st *runStream) next(after int) ([]frame, int, bool, <-chan struct{}, error) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if after+1 < st.first {
-		return nil, 0, st.done, nil, fmt.Errorf("%w: the oldest kept is %d", errCursorGone, st.first)
+		return nil, 0, st.done, nil, fmt.Errorf("%w: the oldest kept is %s-%d", errCursorGone, st.epoch, st.first)
 	}
 	i := after + 1 - st.first
 	if i > len(st.frames) {
@@ -129,7 +218,7 @@ func (ss *streams) open(id string) *runStream {
 	}
 	st := ss.byID[id]
 	if st == nil {
-		st = newRunStream()
+		st = newRunStream(id)
 		ss.byID[id] = st
 		// A sweep scans every stream: once a second, or when the kept
 		// ones are well over the bound.
@@ -208,14 +297,16 @@ func startSSE(w http.ResponseWriter, location string) *sse {
 }
 
 // send writes one event: event, data, id lines, as LangGraph's server
-// writes them.
-func (s *sse) send(event string, data []byte, id int) error {
-	buf := make([]byte, 0, len(event)+len(data)+32)
+// writes them; its id is "<epoch>-<n>".
+func (s *sse) send(event string, data []byte, epoch string, id int) error {
+	buf := make([]byte, 0, len(event)+len(data)+len(epoch)+32)
 	buf = append(buf, "event: "...)
 	buf = append(buf, event...)
 	buf = append(buf, "\ndata: "...)
 	buf = append(buf, data...)
 	buf = append(buf, "\nid: "...)
+	buf = append(buf, epoch...)
+	buf = append(buf, '-')
 	buf = strconv.AppendInt(buf, int64(id), 10)
 	buf = append(buf, "\n\n"...)
 	if _, err := s.w.Write(buf); err != nil {
@@ -224,26 +315,21 @@ func (s *sse) send(event string, data []byte, id int) error {
 	return s.rc.Flush()
 }
 
-// stream sends the frames of st after id after (none: all) until it
-// ends or ctx is done, with the metadata frame first when from the start.
-func (s *sse) stream(ctx context.Context, st *runStream, runID string, after int) error {
-	if after < 0 {
-		meta, _ := json.Marshal(map[string]any{"run_id": runID, "attempt": 1})
-		if err := s.send("metadata", meta, 0); err != nil {
-			return err
-		}
-		after = 0
-	}
+// stream sends the frames of st after the cursor (all, the metadata
+// frame first, for a cursor of another attempt) until it ends or ctx is
+// done.
+func (s *sse) stream(ctx context.Context, st *runStream, c eventCursor) error {
+	after := c.after(st)
 	keepAlive := time.NewTicker(15 * time.Second)
 	defer keepAlive.Stop()
 	for {
 		frames, id, done, more, err := st.next(after)
 		if err != nil {
 			b, _ := json.Marshal(map[string]string{"error": "CursorExpired", "message": err.Error()})
-			return s.send("error", b, after+1)
+			return s.send("error", b, st.epoch, after+1)
 		}
 		for _, f := range frames {
-			if err := s.send(f.event, f.data, id); err != nil {
+			if err := s.send(f.event, f.data, st.epoch, id); err != nil {
 				return err
 			}
 			after = id

@@ -4,9 +4,12 @@ import { client, eq, ok, fails, events, main, step } from "./lib.mjs";
 
 const interruptOnly = (d) => Array.isArray(d?.__interrupt__) && d.__interrupt__.length === 1 && Object.keys(d).length === 1;
 
-// ordered checks that a stream's ids are 0, 1, 2, ... in order.
+// ordered checks that a stream's ids are <epoch>-0, <epoch>-1, ... in
+// order, all of one epoch (the attempt at the run that sent them).
 function ordered(evs, what) {
-  eq(evs.map((e) => e.id), evs.map((_, i) => String(i)), `${what}: event ids`);
+  const epoch = evs[0]?.id?.split("-")[0];
+  ok(/^[0-9a-z]{8}$/.test(epoch ?? ""), `${what}: an epoch in the ids`, evs[0]?.id);
+  eq(evs.map((e) => e.id), evs.map((_, i) => `${epoch}-${i}`), `${what}: event ids`);
 }
 
 await main("runs", async () => {
@@ -104,8 +107,8 @@ await main("runs", async () => {
   eq(evs.map((e) => e.event), ["metadata", "values", "values", "values"], "joinStream of an ended run");
   ordered(evs, "joinStream");
   eq(evs[0].data.run_id, run.run_id, "joinStream metadata names the run");
-  const after = await events(c.runs.joinStream(th.thread_id, run.run_id, { lastEventId: "1" }));
-  eq(after.map((e) => e.id), ["2", "3"], "joinStream after id 1");
+  const after = await events(c.runs.joinStream(th.thread_id, run.run_id, { lastEventId: evs[1].id }));
+  eq(after.map((e) => e.id), [evs[2].id, evs[3].id], "joinStream after the second event's id");
   eq(after.map((e) => e.data), evs.slice(2).map((e) => e.data), "joinStream after id 1: the same events");
   const modes = await events(c.runs.joinStream(th.thread_id, run2.run_id, { streamMode: ["values"] }));
   eq(modes.at(-1).data.publish, { published: "doc b", revisions: 0 }, "joinStream of the answer ends with the final values");
