@@ -47,3 +47,37 @@ func TestStreamsAreBounded(t *testing.T) {
 		t.Fatal("an ended stream outlived its time")
 	}
 }
+
+// Last-Event-ID: an id of this attempt's stream is a position in it; -1
+// and ids of no or another epoch are the start (the metadata frame
+// first); anything else is refused.
+func TestParseEventID(t *testing.T) {
+	st := newRunStream("r")
+	for _, c := range []struct {
+		in    string
+		after int
+		bad   bool
+	}{
+		{in: st.epoch + "-3", after: 3},
+		{in: st.epoch + "-0", after: 0},
+		{in: "-1", after: -1},
+		{in: "7", after: -1},          // LangGraph's bare numbers: of no epoch of this stream
+		{in: "zzzzzzzz-7", after: -1}, // another attempt's
+		{in: "", bad: true},
+		{in: "-2", bad: true},
+		{in: "a-b-3", bad: true},
+		{in: st.epoch + "-", bad: true},
+		{in: "x-y", bad: true},
+	} {
+		cur, err := parseEventID(c.in)
+		if (err != nil) != c.bad {
+			t.Fatalf("%q: err %v", c.in, err)
+		}
+		if !c.bad && cur.after(st) != c.after {
+			t.Fatalf("%q: after %d, want %d", c.in, cur.after(st), c.after)
+		}
+	}
+	if other := newRunStream("r"); other.epoch == st.epoch {
+		t.Fatalf("two streams drew the epoch %s", st.epoch)
+	}
+}
