@@ -355,6 +355,10 @@ func TestStreamedCheckpointsAreTheThreads(t *testing.T) {
 			}
 			if tk.Input != nil {
 				started[tk.ID] = tk.Name
+			} else if started[tk.ID] != tk.Name {
+				// The answer's run ends the task the question's run
+				// started: one id.
+				t.Errorf("task result %s %s: no start of that id (%v)", tk.Name, tk.ID, started)
 			}
 			continue
 		case "checkpoints":
