@@ -304,6 +304,7 @@ func (s *Server) drive(ctx context.Context, job *store.Job, st *runStream) (stor
 	hasResume := b.Command != nil && len(b.Command.Resume) > 0 && string(b.Command.Resume) != "null"
 	status := engine.Completed
 	vals := &Values{}
+	var from *engine.ThreadState // the state a resume goes on from
 	switch thr.Status {
 	case store.Completed, store.Failed, store.Cancelled:
 	default:
@@ -318,6 +319,7 @@ func (s *Server) drive(ctx context.Context, job *store.Job, st *runStream) (stor
 			if vals, err = ValuesOf(ts); err != nil {
 				return fail(err)
 			}
+			from = ts
 		}
 	}
 	md := map[string]any{}
@@ -334,6 +336,7 @@ func (s *Server) drive(ctx context.Context, job *store.Job, st *runStream) (stor
 	md["created_by"], md["run_attempt"] = "system", attempt
 	rec := newRecorder(st, b.modes(), b.StreamSubgraphs, vals, job.ID, md)
 	rec.log, rec.ctx = (&engine.Threads{Store: s.opts.Store}).Checkpoints, ctx
+	rec.resumeFrom(from)
 
 	var res *service.Result
 	input, err := inputOf(plan, b.Input)

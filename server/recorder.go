@@ -74,6 +74,26 @@ func newRecorder(st *runStream, modes []string, subgraphs bool, values *Values, 
 	return r
 }
 
+// resumeFrom takes the executions under way in the state a run resumes
+// from: a WORKFLOW node's task whose frame goes on (its question being
+// answered, or the run cut short in it) does not start again, and its
+// subworkflow's namespace keeps the task id its start gave it.
+func (r *recorder) resumeFrom(ts *engine.ThreadState) {
+	if ts == nil || ts.State == nil {
+		return
+	}
+	for _, t := range ts.State.Control.Tasks {
+		if t.Sub == nil {
+			continue
+		}
+		key := ts.NodeOf(t)
+		if t.Item > 0 {
+			key += "[" + strconv.Itoa(t.Item) + "]"
+		}
+		r.steps[key] = t.Step
+	}
+}
+
 // start emits the values a resumed run starts from: the thread's state
 // (a new run's RunStarted event does this for it).
 func (r *recorder) start() {

@@ -411,3 +411,45 @@ func TestStreamedCheckpointsAreTheThreads(t *testing.T) {
 		t.Fatalf("checkpoints:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// A question inside a subworkflow: the run that answers it names the
+// subworkflow's events with the task id the question's run gave it (the
+// WORKFLOW node's execution is the same one, resumed).
+func TestSubgraphNamespaceAcrossResume(t *testing.T) {
+	st := memory.New()
+	svc, err := service.New(service.Options{Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { svc.Close() })
+	wf, err := svc.Open(context.Background(), service.Source{Name: "testdata/sub_ask.wf"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := serve(t, svc, st, wf, nil)
+	f.json("POST", "/threads", `{"thread_id":"q"}`, 200, nil)
+	names := func(body string) []string {
+		_, evs := f.stream("/threads/q/runs/stream", body)
+		var out []string
+		for _, e := range evs[1:] {
+			out = append(out, e.Event)
+		}
+		return out
+	}
+	asked := names(`{"assistant_id":"Publish","input":{},"stream_mode":["tasks"],"stream_subgraphs":true}`)
+	answered := names(`{"assistant_id":"Publish","command":{"resume":{"year":1969}},"stream_mode":["tasks","updates"],"stream_subgraphs":true}`)
+	var inner []string
+	for _, e := range append(asked, answered...) {
+		if _, nodes, ids := namespace(t, e); len(nodes) == 1 && nodes[0] == "review" {
+			inner = append(inner, ids[0])
+		}
+	}
+	if len(inner) < 3 {
+		t.Fatalf("subworkflow events: asked %v, answered %v", asked, answered)
+	}
+	for _, id := range inner {
+		if id != inner[0] {
+			t.Fatalf("the subworkflow's task id changed across the resume: asked %v, answered %v", asked, answered)
+		}
+	}
+}
