@@ -81,9 +81,9 @@ func (ns *nodeScript) wait(t *testing.T, server *weftServer) {
 // testdata/sdk/sqlanalyst.mjs (keyed by the question, which the refined
 // intent repeats).
 var sqlanalystSQL = map[string]string{
-	"Which artist has the most albums?":            "SELECT ar.Name AS artist, COUNT(*) AS albums FROM Artist ar JOIN Album al ON al.ArtistId = ar.ArtistId GROUP BY ar.ArtistId ORDER BY albums DESC LIMIT 1",
-	"Which country spends the most?":               "SELECT BillingCountry AS country, ROUND(SUM(Total), 2) AS spent FROM Invoice GROUP BY BillingCountry ORDER BY spent DESC LIMIT 1",
-	"Which genre has the most tracks?":             "SELECT g.Name AS genre, COUNT(*) AS tracks FROM Track t JOIN Genre g ON g.GenreId = t.GenreId GROUP BY g.GenreId ORDER BY tracks DESC LIMIT 1",
+	"Which artist has the most albums?":           "SELECT ar.Name AS artist, COUNT(*) AS albums FROM Artist ar JOIN Album al ON al.ArtistId = ar.ArtistId GROUP BY ar.ArtistId ORDER BY albums DESC LIMIT 1",
+	"Which country spends the most?":              "SELECT BillingCountry AS country, ROUND(SUM(Total), 2) AS spent FROM Invoice GROUP BY BillingCountry ORDER BY spent DESC LIMIT 1",
+	"Which genre has the most tracks?":            "SELECT g.Name AS genre, COUNT(*) AS tracks FROM Track t JOIN Genre g ON g.GenreId = t.GenreId GROUP BY g.GenreId ORDER BY tracks DESC LIMIT 1",
 	"Which employee supports the most customers?": "SELECT e.FirstName || ' ' || e.LastName AS employee, COUNT(*) AS customers FROM Customer c JOIN Employee e ON e.EmployeeId = c.SupportRepId GROUP BY e.EmployeeId ORDER BY customers DESC LIMIT 1",
 }
 
