@@ -9,6 +9,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,9 +19,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weftlang/weft/engine"
 	"github.com/weftlang/weft/internal/chinooktest"
 	"github.com/weftlang/weft/llm"
 	"github.com/weftlang/weft/llm/llmtest"
+	"github.com/weftlang/weft/store"
+	"github.com/weftlang/weft/store/sqlite"
 )
 
 // sdkDir is the folder of the pinned client.
@@ -178,4 +183,48 @@ func TestServeSDKSQLAnalyst(t *testing.T) {
 	if n := model.MaxInFlight(); n < 2 {
 		t.Logf("the model never had two calls in flight (max %d): the conversations did not overlap in the model", n)
 	}
+}
+
+// A run streamed by the real client while its `weft serve` is SIGKILLed
+// mid-run and restarted on the same address: the client rejoins the run's
+// stream by itself, the restarted server resumes the run from its last
+// recorded step, join gives the final values, and the history (through
+// the client, and in the store) has every step once, every effect
+// requested.
+func TestServeSDKSIGKILL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds weft and kills servers")
+	}
+	node := sdkNode(t)
+	bin := buildWeft(t)
+	const n = 400
+	path := filepath.Join(t.TempDir(), "serve.db")
+	srv, wf, st := crashSetup(t, crashWF, "crash.wf", func(ctx context.Context) (store.Store, error) { return sqlite.Open(ctx, path) })
+	env := []string{"WEFT_LEASE_TTL=1s"}
+	addr := freeAddr(t)
+	s := startServeAt(t, bin, addr, env, wf, "--store", path)
+	var want int64
+	for i := int64(0); i < n; i++ {
+		want += i * i
+	}
+	script := startScript(t, node, s.url, "sigkill.mjs", "THREAD=k", fmt.Sprintf("N=%d", n), fmt.Sprintf("WANT_ACC=%d", want))
+	rng := rand.New(rand.NewPCG(7, uint64(time.Now().UnixNano())))
+	killed, err := waitToKill(context.Background(), st, "k", 1, 20+rng.IntN(40), time.After(30*time.Second), s.done, rng)
+	if !killed {
+		t.Fatalf("the server ended before the kill: %v\n%s", err, s.stderr)
+	}
+	if recs, _ := st.Records(context.Background(), "k", 1); len(recs) == 0 {
+		t.Fatalf("no run started in 30 s\nscript:\n%s\nserver:\n%s", script.out, s.stderr)
+	}
+	_ = s.cmd.Process.Kill() // SIGKILL
+	<-s.done
+	s.done <- nil // for the cleanup
+	killedAt := time.Now()
+	s = startServeAt(t, bin, addr, env, wf, "--store", path)
+	t.Logf("restarted in %v", time.Since(killedAt).Round(time.Millisecond))
+	script.wait(t, s)
+	if !strings.Contains(s.stderr.String(), "runs picked up") {
+		t.Errorf("the restarted server did not pick the run up:\n%s", s.stderr)
+	}
+	checkSteps(t, &engine.Threads{Store: st}, srv, "k", n)
 }

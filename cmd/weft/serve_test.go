@@ -44,7 +44,12 @@ type weftServer struct {
 // GET /ok.
 func startServe(t *testing.T, bin string, env []string, args ...string) *weftServer {
 	t.Helper()
-	addr := freeAddr(t)
+	return startServeAt(t, bin, freeAddr(t), env, args...)
+}
+
+// startServeAt starts `weft serve args...` on addr and waits for GET /ok.
+func startServeAt(t *testing.T, bin, addr string, env []string, args ...string) *weftServer {
+	t.Helper()
 	cmd := exec.Command(bin, append([]string{"serve", "--addr", addr}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
 	s := &weftServer{cmd: cmd, url: "http://" + addr, done: make(chan error, 1), stderr: &strings.Builder{}}

@@ -1,0 +1,66 @@
+// A run streamed by the real client while its `weft serve` is SIGKILLed
+// and restarted on the same address (driven by TestServeSDKSIGKILL in
+// cmd/weft/serve_sdk_test.go, which kills and restarts the server). The
+// client reconnects by itself to the run's Location with Last-Event-ID;
+// the restarted server resumes the run from its last recorded step; join
+// returns the final values; the thread's history has every step once.
+import { Client } from "../../../../test/langgraph-sdk/index.mjs";
+import { url, eq, ok, main, step } from "../../../../server/testdata/sdk/lib.mjs";
+
+const thread = process.env.THREAD;
+const n = Number(process.env.N);
+const want = Number(process.env.WANT_ACC);
+
+await main("sigkill", async () => {
+  // Every request the client sends, with its Last-Event-ID.
+  const sent = [];
+  const c = new Client({
+    apiUrl: url,
+    apiKey: null,
+    onRequest: (u, init) => {
+      sent.push(`${init.method ?? "GET"} ${new URL(u).pathname} ${new Headers(init.headers).get("last-event-id") ?? ""}`.trim());
+      return init;
+    },
+  });
+  await c.threads.create({ threadId: thread });
+
+  step(`a run of ${n} steps, streamed; the server is killed and restarted under it`);
+  let run;
+  const seen = []; // the i of each values event the client got
+  let last;
+  let streamError;
+  try {
+    for await (const ev of c.runs.stream(thread, "Crash", {
+      input: { n },
+      streamMode: ["values", "updates"],
+      onRunCreated: (m) => { run = m.run_id; },
+    })) {
+      if (ev.event === "values") { seen.push(ev.data.i); last = ev.data; }
+      if (ev.event === "error") streamError = ev.data;
+    }
+  } catch (e) {
+    streamError = String(e);
+  }
+  ok(run, "onRunCreated gave the run id");
+  const rejoins = sent.filter((s) => s.startsWith(`GET /threads/${thread}/runs/${run}/stream`));
+  console.log(`  the client's stream: ${seen.length} values events, i from ${seen[0]} to ${seen.at(-1)}; rejoins: ${JSON.stringify(rejoins)}; error: ${JSON.stringify(streamError ?? null)}`);
+  ok(rejoins.length >= 1 && rejoins.every((r) => /\d+$/.test(r)),
+    "the client saw the stream cut and rejoined the run's stream with Last-Event-ID", sent);
+
+  step("join gives the final values; the run succeeded, once");
+  const final = await c.runs.join(thread, run);
+  eq(final.acc, want, "the final acc");
+  eq(final.i, n - 1, "the final i");
+  if (streamError === undefined) eq(last, final, "the stream's last values are the final values");
+  const got = await c.runs.get(thread, run);
+  eq(got.status, "success", "the run's status");
+  eq((await c.runs.list(thread)).map((r) => r.run_id), [run], "one run in the thread");
+  eq((await c.threads.get(thread)).status, "idle", "the thread's status");
+
+  step("the history has every step once");
+  const hist = await c.threads.getHistory(thread, { limit: 100000 });
+  eq(new Set(hist.map((h) => h.checkpoint.checkpoint_id)).size, hist.length, "checkpoint ids are distinct");
+  const steps = hist.slice().reverse().filter((h) => h.metadata.node === "step");
+  eq(steps.map((h) => h.metadata.step), Array.from({ length: n }, (_, k) => k + 1), "the steps of the history, oldest first");
+  eq(new Set(steps.map((h) => h.metadata.run)), new Set([1]), "every step is of the one run");
+});
