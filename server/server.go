@@ -251,7 +251,8 @@ func (s *Server) recover(ctx context.Context) error {
 	// Oldest first, so that each thread's jobs keep their order.
 	for i := len(pend) - 1; i >= 0; i-- {
 		j := pend[i]
-		s.streams.open(j.ID)
+		// Its events start above the ids the stopped process sent.
+		s.streams.openAfter(j.ID, resumedBase(s.started))
 		if err := s.exec.Submit(ctx, JobRef{ID: j.ID, Thread: j.ThreadID}); err != nil {
 			return err
 		}

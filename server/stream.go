@@ -23,11 +23,12 @@ type frame struct {
 // for them is told so (an error event), not silently given less.
 const maxStreamBytes = 32 << 20
 
-// runStream is the stream of one job's run: its frames, numbered from 1
-// (the metadata frame, 0, is made for each client), and its end.
+// runStream is the stream of one job's run: its frames, numbered from
+// base+1 (the metadata frame, 0, is made for each client), and its end.
 type runStream struct {
 	mu      sync.Mutex
 	frames  []frame
+	base    int // the id before the first frame; set at the start, never changed
 	first   int // the id of frames[0]
 	bytes   int
 	done    bool
@@ -36,7 +37,20 @@ type runStream struct {
 	ended   time.Time
 }
 
-func newRunStream() *runStream { return &runStream{first: 1, changed: make(chan struct{})} }
+func newRunStream(base int) *runStream {
+	return &runStream{base: base, first: base + 1, changed: make(chan struct{})}
+}
+
+// resumedBase is the base of the ids of the streams of runs a process
+// picks up from the store (recover): from its start time in
+// milliseconds, shifted so that they are above every id the streams of
+// the same runs had in an earlier process (which would have had to send
+// over a million events per millisecond it lived to reach them). A client
+// rejoining with an id of the earlier process is then told its events
+// are gone (errCursorGone), never silently given the new process's
+// events from that number on. (Ids are Go ints: 64 bits on the platforms
+// weft builds for.)
+func resumedBase(started time.Time) int { return int(started.UnixMilli() << 20) }
 
 // add appends a frame.
 func (st *runStream) add(event string, data []byte) {
@@ -76,6 +90,12 @@ var errCursorGone = errors.New("the events after that id are no longer kept")
 func (st *runStream) next(after int) ([]frame, int, bool, <-chan struct{}, error) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	if after == 0 {
+		after = st.base // the metadata frame's id, in any process: no event missed
+	}
+	if after < st.base {
+		return nil, 0, st.done, nil, fmt.Errorf("%w: the run was picked up by a restarted server, whose events are the ones after %d", errCursorGone, st.base)
+	}
 	if after+1 < st.first {
 		return nil, 0, st.done, nil, fmt.Errorf("%w: the oldest kept is %d", errCursorGone, st.first)
 	}
@@ -120,8 +140,12 @@ const (
 	streamsKeptBytes = 256 << 20
 )
 
-// open returns the stream of job id, made if needed.
-func (ss *streams) open(id string) *runStream {
+// open returns the stream of job id, made if needed with ids from 1.
+func (ss *streams) open(id string) *runStream { return ss.openAfter(id, 0) }
+
+// openAfter returns the stream of job id, made if needed with ids after
+// base.
+func (ss *streams) openAfter(id string, base int) *runStream {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	if ss.byID == nil {
@@ -129,7 +153,7 @@ func (ss *streams) open(id string) *runStream {
 	}
 	st := ss.byID[id]
 	if st == nil {
-		st = newRunStream()
+		st = newRunStream(base)
 		ss.byID[id] = st
 		// A sweep scans every stream: once a second, or when the kept
 		// ones are well over the bound.
@@ -232,7 +256,7 @@ func (s *sse) stream(ctx context.Context, st *runStream, runID string, after int
 		if err := s.send("metadata", meta, 0); err != nil {
 			return err
 		}
-		after = 0
+		after = st.base
 	}
 	keepAlive := time.NewTicker(15 * time.Second)
 	defer keepAlive.Stop()

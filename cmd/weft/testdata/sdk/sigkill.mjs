@@ -47,6 +47,21 @@ await main("sigkill", async () => {
   ok(rejoins.length >= 1 && rejoins.every((r) => /\d+$/.test(r)),
     "the client saw the stream cut and rejoined the run's stream with Last-Event-ID", sent);
 
+  step("the client's stream lost nothing silently");
+  // The killed server's events are gone with it: a rejoin from one of
+  // its ids either gets every step after it (a resumed step may come
+  // again) or is told, with an error event, that those events are no
+  // longer kept. It never silently gets a stream with steps missing.
+  if (streamError === undefined) {
+    for (let k = 1; k < seen.length; k++) {
+      ok(seen[k] <= seen[k - 1] + 1, `values events skip no step: after i=${seen[k - 1]} came i=${seen[k]}`, seen);
+    }
+    eq(seen.at(-1), n - 1, "the stream's last values are the last step's");
+  } else {
+    ok(streamError.error === "CursorExpired" && /restarted/.test(streamError.message),
+      "the stream ends with an error saying the events of the killed server are gone", streamError);
+  }
+
   step("join gives the final values; the run succeeded, once");
   const final = await c.runs.join(thread, run);
   eq(final.acc, want, "the final acc");
