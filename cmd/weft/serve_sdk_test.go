@@ -179,10 +179,9 @@ func TestServeSDKSQLAnalyst(t *testing.T) {
 	s := startServe(t, bin, []string{"OPENAI_BASE_URL=" + model.BaseURL(), "OPENAI_API_KEY=sk-test"},
 		wf, "--db", db, "--llm", "openai:fake", "--store", filepath.Join(t.TempDir(), "s.db"))
 	startScript(t, node, s.url, "sqlanalyst.mjs").wait(t, s)
-	// The two conversations overlapped: the model saw both at once.
-	if n := model.MaxInFlight(); n < 2 {
-		t.Logf("the model never had two calls in flight (max %d): the conversations did not overlap in the model", n)
-	}
+	// Whether the conversations overlapped in the model (they run at once;
+	// on a loaded machine their model calls may still not).
+	t.Logf("the model had at most %d calls in flight", model.MaxInFlight())
 }
 
 // A run streamed by the real client while its `weft serve` is SIGKILLed

@@ -67,6 +67,15 @@ await main("sigkill", async () => {
   eq(final.acc, want, "the final acc");
   eq(final.i, n - 1, "the final i");
   if (streamError === undefined) eq(last, final, "the stream's last values are the final values");
+  step("joinStream from the start gives the resumed run's events, to the final values");
+  const joined = [];
+  for await (const ev of c.runs.joinStream(thread, run)) joined.push(ev);
+  eq(joined[0]?.event, "metadata", "the joined stream starts with the metadata");
+  const jv = joined.filter((e) => e.event === "values").map((e) => e.data);
+  ok(jv.length > 0 && joined.every((e) => e.event !== "error"), "the joined stream has values and no error", joined.map((e) => e.event));
+  for (let k = 1; k < jv.length; k++) ok(jv[k].i <= jv[k - 1].i + 1, `the joined stream skips no step after i=${jv[k - 1].i}`, jv.map((v) => v.i));
+  eq(jv.at(-1), final, "the joined stream's last values are the final values");
+  ok(jv[0].i <= seen.at(-1) + 1, `the joined stream starts where the resumed run did, at most one step after the last the client saw (${seen.at(-1)})`, jv[0].i);
   const got = await c.runs.get(thread, run);
   eq(got.status, "success", "the run's status");
   eq((await c.runs.list(thread)).map((r) => r.run_id), [run], "one run in the thread");
