@@ -7,7 +7,6 @@ package main
 // what failed; their output is shown then.
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -47,7 +46,7 @@ func sdkNode(t *testing.T) string {
 // nodeScript is a node script of testdata/sdk started against a server.
 type nodeScript struct {
 	cmd  *exec.Cmd
-	out  *bytes.Buffer
+	out  *syncBuffer
 	done chan error
 }
 
@@ -59,7 +58,7 @@ func startScript(t *testing.T, node, url, script string, env ...string) *nodeScr
 	cmd := exec.CommandContext(ctx, node, filepath.Join("testdata", "sdk", script))
 	cmd.Env = append(os.Environ(), "WEFT_URL="+url)
 	cmd.Env = append(cmd.Env, env...)
-	ns := &nodeScript{cmd: cmd, out: &bytes.Buffer{}, done: make(chan error, 1)}
+	ns := &nodeScript{cmd: cmd, out: &syncBuffer{}, done: make(chan error, 1)}
 	cmd.Stdout, cmd.Stderr = ns.out, ns.out
 	if err := cmd.Start(); err != nil {
 		cancel()

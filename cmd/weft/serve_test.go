@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -37,7 +38,26 @@ type weftServer struct {
 	cmd    *exec.Cmd
 	url    string
 	done   chan error
-	stderr *strings.Builder
+	stderr *syncBuffer
+}
+
+// syncBuffer is a buffer a process writes to while a test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+// String returns what was written so far.
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }
 
 // startServe starts `weft serve args...` on a free address and waits for
@@ -52,7 +72,7 @@ func startServeAt(t *testing.T, bin, addr string, env []string, args ...string) 
 	t.Helper()
 	cmd := exec.Command(bin, append([]string{"serve", "--addr", addr}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
-	s := &weftServer{cmd: cmd, url: "http://" + addr, done: make(chan error, 1), stderr: &strings.Builder{}}
+	s := &weftServer{cmd: cmd, url: "http://" + addr, done: make(chan error, 1), stderr: &syncBuffer{}}
 	cmd.Stderr = s.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
