@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -37,17 +38,41 @@ type weftServer struct {
 	cmd    *exec.Cmd
 	url    string
 	done   chan error
-	stderr *strings.Builder
+	stderr *syncBuffer
+}
+
+// syncBuffer is a buffer a process writes to while a test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+// String returns what was written so far.
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }
 
 // startServe starts `weft serve args...` on a free address and waits for
 // GET /ok.
 func startServe(t *testing.T, bin string, env []string, args ...string) *weftServer {
 	t.Helper()
-	addr := freeAddr(t)
+	return startServeAt(t, bin, freeAddr(t), env, args...)
+}
+
+// startServeAt starts `weft serve args...` on addr and waits for GET /ok.
+func startServeAt(t *testing.T, bin, addr string, env []string, args ...string) *weftServer {
+	t.Helper()
 	cmd := exec.Command(bin, append([]string{"serve", "--addr", addr}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
-	s := &weftServer{cmd: cmd, url: "http://" + addr, done: make(chan error, 1), stderr: &strings.Builder{}}
+	s := &weftServer{cmd: cmd, url: "http://" + addr, done: make(chan error, 1), stderr: &syncBuffer{}}
 	cmd.Stderr = s.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
