@@ -590,6 +590,39 @@ func (v Value) appendJSON(b []byte) ([]byte, error) {
 // UnmarshalJSON decodes one JSON value. Numbers without a fraction or
 // exponent become Int (Float when they overflow an Int), others Float.
 func (v *Value) UnmarshalJSON(data []byte) error {
+	// A string, true, false or null (most values a thread's records
+	// hold) is decoded without a json.Decoder and its buffer.
+	if val, ok := scalarJSON(data); ok {
+		*v = val
+		return nil
+	}
+	return v.unmarshalJSON(data)
+}
+
+// scalarJSON decodes data when it is exactly one JSON string, true,
+// false or null; ok is false for anything else (numbers, lists, objects,
+// surrounding space, bad JSON), which unmarshalJSON decodes.
+func scalarJSON(data []byte) (Value, bool) {
+	switch string(data) {
+	case "null":
+		return Null, true
+	case "true":
+		return BoolValue(true), true
+	case "false":
+		return BoolValue(false), true
+	}
+	if len(data) < 2 || data[0] != '"' || data[len(data)-1] != '"' {
+		return Null, false
+	}
+	var s string
+	if json.Unmarshal(data, &s) != nil {
+		return Null, false
+	}
+	return StringValue(s), true
+}
+
+// unmarshalJSON decodes one JSON value of any kind.
+func (v *Value) unmarshalJSON(data []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var x any

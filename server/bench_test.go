@@ -17,7 +17,8 @@ import (
 // BenchmarkConversation is the bench/serve workload's conversation, one
 // client, over HTTP on loopback, durable on SQLite: create a thread, run
 // to the review question, read the state, resume with "yes". Its
-// cpu-profile shows where a conversation's server time goes.
+// cpu-profile shows where a conversation's server time goes; cpu-ns/op is
+// the CPU time of the process (server and client) per conversation.
 func BenchmarkConversation(b *testing.B) {
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "bench.db"))
@@ -63,6 +64,7 @@ func BenchmarkConversation(b *testing.B) {
 		return string(out)
 	}
 	b.ReportAllocs()
+	cpu := cpuTime()
 	b.ResetTimer()
 	for b.Loop() {
 		th := call("POST", "/threads", `{}`)
@@ -77,6 +79,9 @@ func BenchmarkConversation(b *testing.B) {
 			b.Fatalf("resume: %s", r)
 		}
 	}
+	// The process's CPU time: the server's and the client's (in this
+	// process too) per conversation.
+	b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N), "cpu-ns/op")
 }
 
 // listen listens on a free loopback port.

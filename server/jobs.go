@@ -61,23 +61,28 @@ func (s *Server) createRun(ctx context.Context, thread string, r *http.Request) 
 		}
 	}
 	made := false
+	var thr *store.Thread // as read or made here, for labelThread
 	if thread == "" {
 		if b.OnCompletion == "" {
 			b.OnCompletion = "delete"
 		}
 		thread = uuid.NewString()
-		if err := s.opts.Store.CreateThread(ctx, &store.Thread{ID: thread}); err != nil {
+		thr = &store.Thread{ID: thread}
+		if err := s.opts.Store.CreateThread(ctx, thr); err != nil {
 			return nil, err
 		}
 		made = true
-	} else if _, err := s.opts.Store.Thread(ctx, thread); err != nil {
+	} else if thr, err = s.opts.Store.Thread(ctx, thread); err != nil {
 		if !errors.Is(err, store.ErrNotFound) || b.IfNotExists != "create" {
 			return nil, threadErr(thread, err)
 		}
-		if err := s.opts.Store.CreateThread(ctx, &store.Thread{ID: thread}); err != nil && !errors.Is(err, store.ErrExists) {
+		thr = &store.Thread{ID: thread}
+		if err := s.opts.Store.CreateThread(ctx, thr); err != nil && !errors.Is(err, store.ErrExists) {
 			return nil, err
 		} else if err == nil {
 			made = true
+		} else {
+			thr = nil // made by another request meanwhile: read it
 		}
 	}
 	if made {
@@ -113,6 +118,9 @@ func (s *Server) createRun(ctx context.Context, thread string, r *http.Request) 
 		}
 	}
 	if len(busy) > 0 {
+		// A run of the thread may be writing its row (its spec): read it
+		// again when labelling.
+		thr = nil
 		switch strategy {
 		case strategyReject:
 			return nil, errorf(http.StatusUnprocessableEntity, "Thread is already running a task. Wait for it to finish or choose a different multitask strategy.")
@@ -142,7 +150,7 @@ func (s *Server) createRun(ctx context.Context, thread string, r *http.Request) 
 	if err := s.jobs.CreateJob(ctx, job); err != nil {
 		return nil, err
 	}
-	if err := s.labelThread(ctx, thread, a); err != nil {
+	if err := s.labelThread(ctx, thread, thr, a); err != nil {
 		return nil, err
 	}
 	st := s.streams.open(job.ID)
@@ -153,11 +161,14 @@ func (s *Server) createRun(ctx context.Context, thread string, r *http.Request) 
 }
 
 // labelThread records on the thread the graph and assistant it runs, as
-// LangGraph's server does.
-func (s *Server) labelThread(ctx context.Context, thread string, a *Assistant) error {
-	thr, err := s.opts.Store.Thread(ctx, thread)
-	if err != nil {
-		return err
+// LangGraph's server does. thr is the thread as the request read or made
+// it, or nil to read it.
+func (s *Server) labelThread(ctx context.Context, thread string, thr *store.Thread, a *Assistant) error {
+	if thr == nil {
+		var err error
+		if thr, err = s.opts.Store.Thread(ctx, thread); err != nil {
+			return err
+		}
 	}
 	g, _ := json.Marshal(a.GraphID)
 	id, _ := json.Marshal(a.ID)

@@ -96,13 +96,7 @@ func (s *Server) threadJSON(ctx context.Context, thr *store.Thread) (*threadJSON
 	if err != nil {
 		return nil, err
 	}
-	out := &threadJSON{
-		ThreadID:  thr.ID,
-		CreatedAt: thr.Created,
-		UpdatedAt: thr.Updated,
-		Metadata:  metaOf(thr.Meta),
-		Config:    map[string]any{},
-	}
+	out := newThreadJSON(thr)
 	if ts != nil && ts.State != nil {
 		// As LangGraph: a thread shows values and interrupts from its
 		// first run on.
@@ -125,6 +119,18 @@ func (s *Server) threadJSON(ctx context.Context, thr *store.Thread) (*threadJSON
 		out.Error = &e
 	}
 	return out, nil
+}
+
+// newThreadJSON is the JSON of a thread without runs: idle.
+func newThreadJSON(thr *store.Thread) *threadJSON {
+	return &threadJSON{
+		ThreadID:  thr.ID,
+		CreatedAt: thr.Created,
+		UpdatedAt: thr.Updated,
+		Metadata:  metaOf(thr.Meta),
+		Config:    map[string]any{},
+		Status:    threadIdle,
+	}
 }
 
 // loadThread reads a thread's row and its latest state (nil before its
@@ -264,13 +270,16 @@ func (s *Server) createThread(w http.ResponseWriter, r *http.Request) error {
 	}
 	ctx := r.Context()
 	thr := &store.Thread{ID: id, Meta: meta}
-	if err := s.opts.Store.CreateThread(ctx, thr); err != nil {
-		if !errors.Is(err, store.ErrExists) {
-			return err
-		}
-		if b.IfExists != "do_nothing" {
-			return errorf(http.StatusConflict, "thread %s already exists", id)
-		}
+	err = s.opts.Store.CreateThread(ctx, thr)
+	switch {
+	case err == nil:
+		// New: no runs, no state, idle, as the store made it.
+		writeJSON(w, http.StatusOK, newThreadJSON(thr))
+		return nil
+	case !errors.Is(err, store.ErrExists):
+		return err
+	case b.IfExists != "do_nothing":
+		return errorf(http.StatusConflict, "thread %s already exists", id)
 	}
 	return s.replyThread(w, r, id, http.StatusOK)
 }

@@ -227,7 +227,10 @@ func (r *ring[E]) at(i int) E { return r.buf[(r.start+i)%len(r.buf)] }
 // push adds e, dropping the oldest event when keep are kept.
 func (r *ring[E]) push(e E, keep int) {
 	if r.buf == nil {
-		r.buf = make([]E, 0, min(keep, 64))
+		// Small at first, growing as append does: the hub keeps up to
+		// ThreadsKept threads' rings, most of a few events (a run to a
+		// question), and what they hold should follow what they keep.
+		r.buf = make([]E, 0, min(keep, 8))
 	}
 	if len(r.buf) < keep {
 		// Still growing: the events are in order from index 0.

@@ -236,3 +236,33 @@ func BenchmarkHubPublish(b *testing.B) {
 		h.publish("a", e)
 	}
 }
+
+// TestHubRingGrowsWithUse checks that a thread's kept events take room
+// in proportion to their number (a ring of a few events does not hold
+// a large buffer) and that a ring grown past its first size keeps every
+// event, in order, then the last keep once full.
+func TestHubRingGrowsWithUse(t *testing.T) {
+	h := newTestHub(100, 4, 10)
+	for i := int64(1); i <= 5; i++ {
+		h.publish("a", ev{seq: i})
+	}
+	h.mu.Lock()
+	r := &h.topics["a"].ring
+	if c := cap(r.buf); c > 8 {
+		t.Errorf("5 events kept in a buffer of %d", c)
+	}
+	h.mu.Unlock()
+	for i := int64(6); i <= 250; i++ {
+		h.publish("a", ev{seq: i, text: fmt.Sprint(i)})
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if r.len() != 100 {
+		t.Fatalf("kept %d events, want 100", r.len())
+	}
+	for i := range 100 {
+		if e := r.at(i); e.seq != int64(151+i) || e.text != fmt.Sprint(151+i) {
+			t.Fatalf("event %d kept is %+v, want seq %d", i, e, 151+i)
+		}
+	}
+}

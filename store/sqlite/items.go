@@ -14,8 +14,8 @@ var _ store.Items = (*Store)(nil)
 // Items live in the table items (schema version 7), their namespace
 // joined by store.NamespaceSep. A search selects a namespace prefix on the
 // index items_key as a range (store.PrefixRange) and checks filters in Go
-// as the rows come, in order, stopping at the limit. The statements are
-// not prepared: a search's SQL depends on its query.
+// as the rows come, in order, stopping at the limit. A search's SQL
+// depends on its query: each shape is prepared once (stmtCache).
 
 // prefixWhere returns the condition selecting the namespaces under
 // prefix, and its arguments; none for an empty prefix.
@@ -45,9 +45,7 @@ func (s *Store) PutItem(ctx context.Context, it *store.Item) error {
 	}
 	var c, u int64
 	err := s.write(ctx, func() error {
-		return s.writer.QueryRowContext(ctx, `INSERT INTO items (ns, key, value, created, updated) VALUES (?1, ?2, ?3, ?4, ?5)
-			ON CONFLICT (ns, key) DO UPDATE SET value = excluded.value, updated = ?6
-			RETURNING created, updated`,
+		return s.w.putItem.QueryRowContext(ctx,
 			store.JoinNamespace(it.Namespace), it.Key, []byte(it.Value), unix(created), unix(updated), unix(replaced)).Scan(&c, &u)
 	})
 	if err != nil {
@@ -79,7 +77,7 @@ func (s *Store) Item(ctx context.Context, ns []string, key string) (*store.Item,
 	if err := store.CheckItemKey(ns, key); err != nil {
 		return nil, fmt.Errorf("sqlite store: item: %w", err)
 	}
-	it, err := scanItem(s.reader.QueryRowContext(ctx, `SELECT `+itemCols+` FROM items WHERE ns = ? AND key = ?`, store.JoinNamespace(ns), key))
+	it, err := scanItem(s.r.item.QueryRowContext(ctx, store.JoinNamespace(ns), key))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("sqlite store: item %v/%s: %w", ns, key, store.ErrNotFound)
 	}
@@ -95,7 +93,7 @@ func (s *Store) DeleteItem(ctx context.Context, ns []string, key string) error {
 		return fmt.Errorf("sqlite store: delete item: %w", err)
 	}
 	err := s.write(ctx, func() error {
-		_, err := s.writer.ExecContext(ctx, `DELETE FROM items WHERE ns = ? AND key = ?`, store.JoinNamespace(ns), key)
+		_, err := s.w.deleteItem.ExecContext(ctx, store.JoinNamespace(ns), key)
 		return err
 	})
 	if err != nil {
@@ -114,7 +112,7 @@ func searchSQL(q store.ItemQuery) (query string, args []any, skip int) {
 	if len(q.Filter) > 0 {
 		return query, args, q.Offset
 	}
-	return query + ` LIMIT ? OFFSET ?`, append(args, q.Max(), q.Offset), 0
+	return query + ` LIMIT ? + 0 OFFSET ? + 0`, append(args, q.Max(), q.Offset), 0
 }
 
 // SearchItems lists the items q selects; see store.Items.
@@ -127,7 +125,7 @@ func (s *Store) SearchItems(ctx context.Context, q store.ItemQuery) ([]*store.It
 		return nil, fmt.Errorf("sqlite store: search items: %w", err)
 	}
 	query, args, skip := searchSQL(q)
-	rows, err := s.reader.QueryContext(ctx, query, args...)
+	rows, err := s.cache.query(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite store: search items: %w", err)
 	}
@@ -159,7 +157,7 @@ func (s *Store) Namespaces(ctx context.Context, q store.NamespaceQuery) ([][]str
 		return nil, fmt.Errorf("sqlite store: namespaces: %w", err)
 	}
 	where, args := prefixWhere(q.Fixed())
-	rows, err := s.reader.QueryContext(ctx, `SELECT DISTINCT ns FROM items`+where, args...)
+	rows, err := s.cache.query(ctx, `SELECT DISTINCT ns FROM items`+where, args...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite store: namespaces: %w", err)
 	}

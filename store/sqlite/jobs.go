@@ -57,22 +57,22 @@ func (s *Store) CreateJob(ctx context.Context, j *store.Job) error {
 	if updated.IsZero() {
 		updated = created
 	}
-	err := s.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		if err := s.exists(ctx, tx, j.ThreadID); err != nil {
-			return err
-		}
-		res, err := tx.ExecContext(ctx, `INSERT INTO jobs (`+jobCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+	// One statement, which writes nothing for a missing thread or a
+	// taken id; only then is the thread looked up, to say which.
+	var n int64
+	err := s.write(ctx, func() error {
+		res, err := s.w.insertJob.ExecContext(context.WithoutCancel(ctx),
 			j.ID, j.ThreadID, j.Assistant, string(j.Status), j.Run, j.Strategy, nonNil(j.Request), nonNil(j.Meta), j.Error, unix(created), unix(updated))
-		if err != nil {
-			return err
+		if err == nil {
+			n, err = res.RowsAffected()
 		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
-			return fmt.Errorf("sqlite store: job %s: %w", j.ID, store.ErrExists)
-		}
-		return nil
+		return err
 	})
+	if err == nil && n == 0 {
+		if err = s.threadExists(ctx, j.ThreadID); err == nil {
+			err = fmt.Errorf("sqlite store: job %s: %w", j.ID, store.ErrExists)
+		}
+	}
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrExists) {
 			return err
@@ -85,7 +85,7 @@ func (s *Store) CreateJob(ctx context.Context, j *store.Job) error {
 
 // Job returns a job.
 func (s *Store) Job(ctx context.Context, id string) (*store.Job, error) {
-	j, err := scanJob(s.reader.QueryRowContext(ctx, `SELECT `+jobCols+` FROM jobs WHERE id = ?`, id))
+	j, err := scanJob(s.r.job.QueryRowContext(ctx, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound("job", id)
 	}
@@ -95,9 +95,10 @@ func (s *Store) Job(ctx context.Context, id string) (*store.Job, error) {
 	return j, nil
 }
 
-// queryJobs runs a query of jobs and scans them.
+// queryJobs runs a query of jobs, prepared once for its shape, and scans
+// them.
 func (s *Store) queryJobs(ctx context.Context, q string, args ...any) ([]*store.Job, error) {
-	rows, err := s.reader.QueryContext(ctx, q, args...)
+	rows, err := s.cache.query(ctx, q, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -126,10 +127,16 @@ func (s *Store) Jobs(ctx context.Context, q store.JobQuery) ([]*store.Job, error
 		where, args = append(where, `thread_id = ?`), append(args, q.ThreadID)
 	}
 	if len(q.Status) > 0 {
-		where = append(where, `status IN (?`+strings.Repeat(", ?", len(q.Status)-1)+`)`)
-		for _, st := range q.Status {
-			args = append(args, string(st))
+		// The statuses (checked: the six of store.JobStatus) are
+		// literals: as parameters, their values could pick the partial
+		// index jobs_pending, and SQLite would plan the statement again
+		// at each call.
+		sts := slices.Compact(slices.Sorted(slices.Values(q.Status)))
+		lits := make([]string, len(sts))
+		for i, st := range sts {
+			lits[i] = `'` + string(st) + `'`
 		}
+		where = append(where, `status IN (`+strings.Join(lits, `, `)+`)`)
 	}
 	query := `SELECT ` + jobCols + ` FROM jobs`
 	if len(where) > 0 {
@@ -139,7 +146,7 @@ func (s *Store) Jobs(ctx context.Context, q store.JobQuery) ([]*store.Job, error
 	if q.Limit > 0 {
 		limit = int64(q.Limit)
 	}
-	query += ` ORDER BY created DESC, id LIMIT ? OFFSET ?`
+	query += ` ORDER BY created DESC, id LIMIT ? + 0 OFFSET ? + 0`
 	out, err := s.queryJobs(ctx, query, append(args, limit, q.Offset)...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite store: jobs: %w", err)
@@ -161,7 +168,7 @@ func (s *Store) Jobs(ctx context.Context, q store.JobQuery) ([]*store.Job, error
 func (s *Store) DeleteJob(ctx context.Context, id string) error {
 	var res sql.Result
 	err := s.write(ctx, func() (err error) {
-		res, err = s.writer.ExecContext(ctx, `DELETE FROM jobs WHERE id = ?`, id)
+		res, err = s.w.deleteJob.ExecContext(ctx, id)
 		return err
 	})
 	if err != nil {
@@ -209,7 +216,7 @@ func (s *Store) SetJob(ctx context.Context, id string, from []store.JobStatus, t
 		return nil, fmt.Errorf("sqlite store: set job %s: %w", id, err)
 	}
 	var cur store.JobStatus
-	err = s.reader.QueryRowContext(ctx, `SELECT status FROM jobs WHERE id = ?`, id).Scan(&cur)
+	err = s.r.jobStatus.QueryRowContext(ctx, id).Scan(&cur)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return nil, notFound("job", id)
@@ -227,7 +234,7 @@ const pendingJobsSQL = `SELECT ` + jobCols + ` FROM jobs j WHERE status = 'pendi
 	AND NOT EXISTS (SELECT 1 FROM jobs r WHERE r.thread_id = j.thread_id AND r.status = 'running')
 	AND NOT EXISTS (SELECT 1 FROM jobs o WHERE o.thread_id = j.thread_id AND o.status = 'pending'
 		AND (o.created < j.created OR o.created = j.created AND o.id < j.id))
-	ORDER BY created, id LIMIT ?`
+	ORDER BY created, id LIMIT ? + 0`
 
 // PendingJobs lists the jobs to start next, in one query; see
 // store.Jobs.

@@ -16,15 +16,26 @@ var _ store.Leaser = (*Store)(nil)
 // Heartbeat and Release are transactions that begin IMMEDIATE: they read
 // the lease, decide by the store's clock (the machine's, which every
 // process sharing the file shares) and write it, under SQLite's write
-// lock. Their statements are not prepared: leases change rarely.
+// lock. A Claim or Release that the lease allows is one prepared UPDATE
+// that checks and writes (a run claims and releases its thread each
+// time); only when it writes nothing does the transaction run, to say
+// why.
+
+// leases fails at a schema before leases (which only tests open).
+func (s *Store) leases() error {
+	if s.schema < 5 {
+		return fmt.Errorf("sqlite store: leases need schema version 5, the database has %d: %w", s.schema, store.ErrInvalid)
+	}
+	return nil
+}
 
 // leaseState reads the lease of a thread inside tx.
-func leaseState(ctx context.Context, tx *sql.Tx, id string) (store.LeaseState, error) {
+func (s *Store) leaseState(ctx context.Context, tx *sql.Tx, id string) (store.LeaseState, error) {
 	var (
 		st      store.LeaseState
 		expires int64
 	)
-	err := tx.QueryRowContext(ctx, `SELECT lease_owner, lease_fence, lease_expires FROM threads WHERE id = ?`, id).Scan(&st.Owner, &st.Fence, &expires)
+	err := tx.StmtContext(ctx, s.w.leaseState).QueryRowContext(ctx, id).Scan(&st.Owner, &st.Fence, &expires)
 	if errors.Is(err, sql.ErrNoRows) {
 		return st, notFound("thread", id)
 	}
@@ -33,12 +44,12 @@ func leaseState(ctx context.Context, tx *sql.Tx, id string) (store.LeaseState, e
 }
 
 // setLease writes the lease of a thread inside tx.
-func setLease(ctx context.Context, tx *sql.Tx, id string, st store.LeaseState) error {
+func (s *Store) setLease(ctx context.Context, tx *sql.Tx, id string, st store.LeaseState) error {
 	expires := int64(0)
 	if !st.Expires.IsZero() {
 		expires = unix(st.Expires)
 	}
-	_, err := tx.ExecContext(ctx, `UPDATE threads SET lease_owner = ?, lease_fence = ?, lease_expires = ? WHERE id = ?`, st.Owner, st.Fence, expires, id)
+	_, err := tx.StmtContext(ctx, s.w.setLease).ExecContext(ctx, st.Owner, st.Fence, expires, id)
 	return err
 }
 
@@ -53,12 +64,30 @@ func leaseErr(op, id string, err error) error {
 
 // Claim grants owner a lease on the thread; see store.Leaser.
 func (s *Store) Claim(ctx context.Context, threadID, owner string, ttl time.Duration) (store.Lease, error) {
+	if err := s.leases(); err != nil {
+		return store.Lease{}, err
+	}
 	if err := store.CheckClaim(threadID, owner, ttl); err != nil {
 		return store.Lease{}, fmt.Errorf("sqlite store: %w", err)
 	}
-	var l store.Lease
-	err := s.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		st, err := leaseState(ctx, tx, threadID)
+	var (
+		l     store.Lease
+		fence int64
+	)
+	err := s.write(ctx, func() error {
+		n := now()
+		l = store.Lease{Thread: threadID, Owner: owner, Expires: n.Add(ttl)}
+		return s.w.claim.QueryRowContext(context.WithoutCancel(ctx), threadID, owner, unix(l.Expires), unix(n)).Scan(&fence)
+	})
+	if err == nil {
+		l.Fence = fence
+		return l, nil
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return store.Lease{}, leaseErr("claim", threadID, err)
+	}
+	err = s.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		st, err := s.leaseState(ctx, tx, threadID)
 		if err != nil {
 			return err
 		}
@@ -67,7 +96,7 @@ func (s *Store) Claim(ctx context.Context, threadID, owner string, ttl time.Dura
 			return err
 		}
 		l = store.Lease{Thread: threadID, Owner: owner, Fence: st.Fence + 1, Expires: n.Add(ttl)}
-		return setLease(ctx, tx, threadID, store.LeaseState{Owner: owner, Fence: l.Fence, Expires: l.Expires})
+		return s.setLease(ctx, tx, threadID, store.LeaseState{Owner: owner, Fence: l.Fence, Expires: l.Expires})
 	})
 	if err != nil {
 		return store.Lease{}, leaseErr("claim", threadID, err)
@@ -77,11 +106,14 @@ func (s *Store) Claim(ctx context.Context, threadID, owner string, ttl time.Dura
 
 // Heartbeat extends a held lease to ttl from now; see store.Leaser.
 func (s *Store) Heartbeat(ctx context.Context, l store.Lease, ttl time.Duration) (store.Lease, error) {
+	if err := s.leases(); err != nil {
+		return store.Lease{}, err
+	}
 	if ttl <= 0 {
 		return store.Lease{}, fmt.Errorf("sqlite store: heartbeat of thread %s for %v: %w", l.Thread, ttl, store.ErrInvalid)
 	}
 	err := s.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		st, err := leaseState(ctx, tx, l.Thread)
+		st, err := s.leaseState(ctx, tx, l.Thread)
 		if err != nil {
 			return err
 		}
@@ -91,7 +123,7 @@ func (s *Store) Heartbeat(ctx context.Context, l store.Lease, ttl time.Duration)
 		}
 		st.Expires = n.Add(ttl)
 		l.Expires = st.Expires
-		return setLease(ctx, tx, l.Thread, st)
+		return s.setLease(ctx, tx, l.Thread, st)
 	})
 	if err != nil {
 		return store.Lease{}, leaseErr("heartbeat", l.Thread, err)
@@ -101,15 +133,29 @@ func (s *Store) Heartbeat(ctx context.Context, l store.Lease, ttl time.Duration)
 
 // Release ends a held lease; see store.Leaser.
 func (s *Store) Release(ctx context.Context, l store.Lease) error {
-	err := s.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		st, err := leaseState(ctx, tx, l.Thread)
+	if err := s.leases(); err != nil {
+		return err
+	}
+	var n int64
+	err := s.write(ctx, func() error {
+		res, err := s.w.release.ExecContext(context.WithoutCancel(ctx), l.Thread, l.Owner, l.Fence, unix(now()))
+		if err == nil {
+			n, err = res.RowsAffected()
+		}
+		return err
+	})
+	if err != nil || n == 1 {
+		return leaseErr("release", l.Thread, err)
+	}
+	err = s.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		st, err := s.leaseState(ctx, tx, l.Thread)
 		if err != nil {
 			return err
 		}
 		if err := store.CheckLease("release", l, st, now()); err != nil {
 			return err
 		}
-		return setLease(ctx, tx, l.Thread, store.LeaseState{Fence: st.Fence})
+		return s.setLease(ctx, tx, l.Thread, store.LeaseState{Fence: st.Fence})
 	})
 	return leaseErr("release", l.Thread, err)
 }

@@ -62,6 +62,8 @@ type Store struct {
 	w      writeStmts
 	r      readStmts
 	stmts  []*sql.Stmt // all of the above, to close
+	// cache keeps the reader's queries of variable SQL prepared.
+	cache *stmtCache
 	// selectThreads selects threads (t) with their latest runs (r).
 	selectThreads string
 }
@@ -77,7 +79,9 @@ type writeStmts struct {
 	upsertPending, deletePending             *sql.Stmt
 	pruneRuns, pruneLog, deleteRecordsBefore *sql.Stmt
 	deleteRun, deleteRunPending              *sql.Stmt
-	setJob                                   *sql.Stmt
+	setJob, insertJob, deleteJob             *sql.Stmt
+	claim, release, leaseState, setLease     *sql.Stmt
+	putItem, deleteItem                      *sql.Stmt
 }
 
 // readStmts are prepared on the reader.
@@ -87,6 +91,7 @@ type readStmts struct {
 	run, runs             *sql.Stmt
 	records, lastSnapshot *sql.Stmt
 	pending               *sql.Stmt
+	job, jobStatus, item  *sql.Stmt
 }
 
 // dsn builds a modernc.org/sqlite data source name for path: a file: URI
@@ -245,6 +250,23 @@ func (s *Store) statements() (w, r []stmtSQL) {
 		// list padded with its first).
 		{&s.w.setJob, ifSchema(7, `UPDATE jobs SET status = ?2, run = iif(?3 = '', run, ?3), error = iif(?4 = '', error, ?4), updated = ?5
 			WHERE id = ?1 AND status IN (?6, ?7, ?8, ?9, ?10, ?11) RETURNING `+jobCols)},
+		// A job of an existing thread (?2), unless its id is taken.
+		{&s.w.insertJob, ifSchema(7, `INSERT INTO jobs (`+jobCols+`) SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11
+			WHERE EXISTS (SELECT 1 FROM threads WHERE id = ?2) ON CONFLICT (id) DO NOTHING`)},
+		{&s.w.deleteJob, ifSchema(7, `DELETE FROM jobs WHERE id = ?`)},
+		// Claim's and Release's common case, in one statement each: the
+		// lease moves only if store.CheckFence (a claim, fence 0) or
+		// store.CheckLease (a release) allows it at the time given (?4).
+		{&s.w.claim, ifSchema(5, `UPDATE threads SET lease_owner = ?2, lease_fence = lease_fence + 1, lease_expires = ?3
+			WHERE id = ?1 AND NOT (lease_owner != '' AND lease_expires > ?4) RETURNING lease_fence`)},
+		{&s.w.release, ifSchema(5, `UPDATE threads SET lease_owner = '', lease_expires = 0
+			WHERE id = ?1 AND ?3 > 0 AND lease_owner = ?2 AND lease_fence = ?3 AND lease_owner != '' AND lease_expires > ?4`)},
+		{&s.w.leaseState, ifSchema(5, `SELECT lease_owner, lease_fence, lease_expires FROM threads WHERE id = ?`)},
+		{&s.w.setLease, ifSchema(5, `UPDATE threads SET lease_owner = ?, lease_fence = ?, lease_expires = ? WHERE id = ?`)},
+		{&s.w.putItem, ifSchema(7, `INSERT INTO items (ns, key, value, created, updated) VALUES (?1, ?2, ?3, ?4, ?5)
+			ON CONFLICT (ns, key) DO UPDATE SET value = excluded.value, updated = ?6
+			RETURNING created, updated`)},
+		{&s.w.deleteItem, ifSchema(7, `DELETE FROM items WHERE ns = ? AND key = ?`)},
 	}
 	r = []stmtSQL{
 		{&s.r.thread, s.selectThreads + ` WHERE t.id = ?`},
@@ -258,11 +280,15 @@ func (s *Store) statements() (w, r []stmtSQL) {
 		{&s.r.records, `SELECT ` + recordCols + `, (SELECT min(seq) FROM records WHERE thread_id = ?1) FROM records WHERE thread_id = ?1 AND seq >= ?2 ORDER BY seq`},
 		{&s.r.lastSnapshot, `SELECT ` + recordCols + ` FROM records WHERE thread_id = ? AND kind = 'snapshot' ORDER BY seq DESC LIMIT 1`},
 		{&s.r.pending, `SELECT id, run_id, node, question, created FROM pending WHERE thread_id = ? ORDER BY created, id`},
+		{&s.r.job, ifSchema(7, `SELECT `+jobCols+` FROM jobs WHERE id = ?`)},
+		{&s.r.jobStatus, ifSchema(7, `SELECT status FROM jobs WHERE id = ?`)},
+		{&s.r.item, ifSchema(7, `SELECT `+itemCols+` FROM items WHERE ns = ? AND key = ?`)},
 	}
 	return w, r
 }
 
 func (s *Store) prepare(ctx context.Context) error {
+	s.cache = newStmtCache(s.reader)
 	w, r := s.statements()
 	for _, p := range w {
 		if p.sql == "" {
@@ -291,6 +317,9 @@ func (s *Store) prepare(ctx context.Context) error {
 
 // Close closes the statements and the database.
 func (s *Store) Close() error {
+	if s.cache != nil {
+		s.cache.close()
+	}
 	for _, st := range s.stmts {
 		st.Close()
 	}
@@ -573,13 +602,13 @@ func (s *Store) Threads(ctx context.Context, opts store.ListOptions) ([]*store.T
 	if len(where) > 0 {
 		q += ` WHERE ` + strings.Join(where, ` AND `)
 	}
-	q += ` ORDER BY t.updated ` + dir + `, t.id LIMIT ? OFFSET ?`
+	q += ` ORDER BY t.updated ` + dir + `, t.id LIMIT ? + 0 OFFSET ? + 0`
 	limit := int64(-1)
 	if opts.Limit > 0 {
 		limit = int64(opts.Limit)
 	}
 	args = append(args, limit, opts.Offset)
-	rows, err := s.reader.QueryContext(ctx, q, args...)
+	rows, err := s.cache.query(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite store: list threads: %w", err)
 	}
@@ -716,7 +745,7 @@ func (s *Store) fenced(ctx context.Context, tx *sql.Tx, op, id string, fence int
 	if s.schema < 5 {
 		return s.exists(ctx, tx, id)
 	}
-	st, err := leaseState(ctx, tx, id)
+	st, err := s.leaseState(ctx, tx, id)
 	if err != nil {
 		return err
 	}
