@@ -340,8 +340,14 @@ type (
 		// node it is attributed to (UpdateOptions.AsNode).
 		Update bool   `json:"update,omitempty"`
 		Node   string `json:"node,omitempty"`
-		State  *State `json:"state"`
-		names  []byte // Cells and Nodes, encoded (see planInfo)
+		// Restored marks a snapshot Threads.Restore (or a rolled-back
+		// run) wrote: the state right after record To, or, with To 0,
+		// no state at all (State nil: the thread as before its first
+		// run).
+		Restored bool   `json:"restored,omitempty"`
+		To       int64  `json:"to,omitempty"`
+		State    *State `json:"state"`
+		names    []byte // Cells and Nodes, encoded (see planInfo)
 	}
 	stepData struct {
 		Start   *runInfo    `json:"start,omitempty"` // a run starts here
@@ -438,11 +444,13 @@ func (ts *ThreadState) apply(r *store.Record) (applied, error) {
 		if err := json.Unmarshal(r.Data, &sd); err != nil {
 			return applied{}, corrupt("data", err)
 		}
-		if sd.State == nil {
+		if sd.State == nil && !(sd.Restored && sd.To == 0) {
 			return applied{}, corrupt("data.state", errors.New("missing"))
 		}
-		if err := checkCells(sd.State.Cells, len(sd.Cells)); err != nil {
-			return applied{}, corrupt("data.state.cells", err)
+		if sd.State != nil {
+			if err := checkCells(sd.State.Cells, len(sd.Cells)); err != nil {
+				return applied{}, corrupt("data.state.cells", err)
+			}
 		}
 		ts.Run, ts.RunNumber, ts.Plan = sd.ID, sd.Number, sd.Plan
 		ts.Cells, ts.Nodes, ts.State = sd.Cells, sd.Nodes, sd.State
@@ -652,7 +660,7 @@ func (th *Threads) run(ctx context.Context, plan *flow.Plan, threadID string, pa
 	if err != nil {
 		return &Result{Status: Failed, Err: err}, err
 	}
-	d := &durable{th: th, ts: ts, fence: fence, created: time.Now(), info: runInfo{ID: newRunID(), Number: ts.RunNumber + 1, Plan: fp}}
+	d := &durable{th: th, ts: ts, fence: fence, created: time.Now(), info: runInfo{ID: newRunID(), Number: ts.RunNumber + 1, Plan: fp}, origin: ts.Seq}
 	if th.Durability == Async {
 		d.w = newRecordWriter(ctx, th)
 		d.w.create = create
@@ -733,7 +741,14 @@ func (th *Threads) resume(ctx context.Context, plan *flow.Plan, threadID string,
 	if err != nil {
 		return nil, err
 	}
-	d := &durable{th: th, ts: ts, fence: fence, info: runInfo{ID: ts.Run, Number: ts.RunNumber, Plan: ts.Plan}, resumed: true, lastStatus: status}
+	d := &durable{th: th, ts: ts, fence: fence, info: runInfo{ID: ts.Run, Number: ts.RunNumber, Plan: ts.Plan}, resumed: true, lastStatus: status, origin: ts.Seq}
+	if len(answers) == 0 {
+		// A run whose process stopped: its drive began before, with
+		// the run's start or the answers it took.
+		if d.origin, err = th.driveOrigin(ctx, threadID); err != nil {
+			return nil, err
+		}
+	}
 	if th.Durability == Async {
 		d.w = newRecordWriter(ctx, th)
 	}
@@ -823,12 +838,16 @@ type durable struct {
 	created    time.Time
 	resumed    bool
 	lastStatus Status // the status the last record holds
-	err        error  // the first commit that failed
-	buf        []byte // step records are encoded here
-	delta      []CellValue
-	ctl        Control // its Tasks and Tokens are reused from step to step
-	sd         stepData
-	w          *recordWriter // Async: the background writer; nil for Sync
+	// origin is the thread's last record before the drive's first (its
+	// run's start, or the answers it resumed with): a rollback restores
+	// the state right after it (ErrRunRolledBack).
+	origin int64
+	err    error  // the first commit that failed
+	buf    []byte // step records are encoded here
+	delta  []CellValue
+	ctl    Control // its Tasks and Tokens are reused from step to step
+	sd     stepData
+	w      *recordWriter // Async: the background writer; nil for Sync
 }
 
 // runError completes a writer's *CheckpointError with the run's number.
@@ -1045,6 +1064,7 @@ func transient(err error) bool {
 func (d *durable) finish(ctx context.Context, res *Result, err error) (*Result, error) {
 	m := res.m
 	res.Thread, res.Run = d.ts.Thread, d.info.Number
+	rollback := ctx.Err() != nil && errors.Is(context.Cause(ctx), ErrRunRolledBack)
 	if ctx.Err() != nil {
 		if !errors.Is(context.Cause(ctx), ErrRunCancelled) {
 			// Stopped by the caller: the run stays as its last
@@ -1066,7 +1086,7 @@ func (d *durable) finish(ctx context.Context, res *Result, err error) (*Result, 
 	// A run that ends (no questions to record) hands its row to the
 	// background writer when the store writes batches: it goes in the
 	// same commit as the last records.
-	withRecords := d.w != nil && d.w.bw != nil && d.err == nil && m.Status() != Waiting && !d.resumed
+	withRecords := d.w != nil && d.w.bw != nil && d.err == nil && m.Status() != Waiting && !d.resumed && !rollback
 	if withRecords {
 		d.w.setRun(run)
 	}
@@ -1085,6 +1105,11 @@ func (d *durable) finish(ctx context.Context, res *Result, err error) (*Result, 
 	}
 	if perr := d.th.Store.PutRun(ctx, run); perr != nil {
 		return res, fmt.Errorf("thread %s, run %d: recording its status: %w", d.ts.Thread, d.info.Number, perr)
+	}
+	if rollback {
+		if _, rerr := d.th.restore(ctx, d.ts.Thread, d.origin, m.plan, d.fence); rerr != nil {
+			return res, fmt.Errorf("thread %s, run %d: rolling it back to record %d: %w", d.ts.Thread, d.info.Number, d.origin, rerr)
+		}
 	}
 	return res, err
 }
