@@ -174,7 +174,10 @@ func (s *Server) labelThread(ctx context.Context, thread string, a *Assistant) e
 
 // cancelJob cancels a job: one pending is ended without running, one
 // running here is stopped with cause (its thread's run ends cancelled),
-// one ended is left as it is. With remove, the job is deleted too. A job
+// one ended is left as it is. With remove, the job is deleted too. A
+// cause that wraps engine.ErrRunRolledBack also undoes what the run did:
+// the engine restores the thread to its state before the run's drive
+// began, before the run's end is recorded here. A job
 // running in another process is a conflict: this one cannot stop it.
 func (s *Server) cancelJob(ctx context.Context, j *store.Job, cause error, remove bool) error {
 	_, err := s.jobs.SetJob(ctx, j.ID, []store.JobStatus{store.JobPending}, store.JobInterrupted, "", cause.Error())
@@ -675,7 +678,11 @@ func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request) error {
 	default:
 		return invalid("action", "must be interrupt or rollback, not %q", action)
 	}
-	if err := s.cancelJob(ctx, j, errCancelledByClient, action == "rollback"); err != nil {
+	cause := errCancelledByClient
+	if action == "rollback" {
+		cause = errRolledBackByClient
+	}
+	if err := s.cancelJob(ctx, j, cause, action == "rollback"); err != nil {
 		return err
 	}
 	if !r.URL.Query().Has("wait") {

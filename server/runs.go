@@ -22,16 +22,19 @@ const (
 	strategyReject    = "reject"    // refuse the new run (409)
 	strategyEnqueue   = "enqueue"   // run after them (the default)
 	strategyInterrupt = "interrupt" // cancel them, keep what they did
-	strategyRollback  = "rollback"  // cancel and delete them
+	strategyRollback  = "rollback"  // cancel and delete them, undoing what they did
 )
 
 // The causes a job's run is cancelled with. Each wraps
 // engine.ErrRunCancelled, so that the thread records its run as
-// cancelled (a new run may start there) rather than stopped mid-way.
+// cancelled (a new run may start there) rather than stopped mid-way; a
+// rollback's wraps engine.ErrRunRolledBack, so that the thread goes back
+// to the state it had before the job's run began.
 var (
 	errCancelledByClient   = fmt.Errorf("cancelled by the client: %w", engine.ErrRunCancelled)
 	errInterruptedByNewRun = fmt.Errorf("interrupted by a newer run on the thread (multitask_strategy interrupt): %w", engine.ErrRunCancelled)
-	errRolledBackByNewRun  = fmt.Errorf("rolled back by a newer run on the thread (multitask_strategy rollback): %w", engine.ErrRunCancelled)
+	errRolledBackByNewRun  = fmt.Errorf("rolled back by a newer run on the thread (multitask_strategy rollback): %w", engine.ErrRunRolledBack)
+	errRolledBackByClient  = fmt.Errorf("rolled back by the client: %w", engine.ErrRunRolledBack)
 	errClientGone          = fmt.Errorf("the client disconnected (on_disconnect cancel): %w", engine.ErrRunCancelled)
 )
 
