@@ -52,13 +52,8 @@ func (s *Server) createRun(ctx context.Context, thread string, r *http.Request) 
 	if _, err := inputOf(plan, b.Input); err != nil {
 		return nil, err
 	}
-	for _, l := range []struct {
-		path  string
-		nodes nodeList
-	}{{"$.interrupt_before", b.InterruptBefore}, {"$.interrupt_after", b.InterruptAfter}} {
-		if len(l.nodes) > 0 {
-			return nil, invalid(l.path, "not supported by weft yet: a HUMAN node is where a weft run waits for people")
-		}
+	if err := checkBreakpoints(plan, &b); err != nil {
+		return nil, err
 	}
 	made := false
 	if thread == "" {
@@ -306,6 +301,7 @@ func (s *Server) drive(ctx context.Context, job *store.Job, st *runStream) (stor
 	// of its state.
 	hasResume := b.Command != nil && len(b.Command.Resume) > 0 && string(b.Command.Resume) != "null"
 	status := engine.Completed
+	paused := false // stopped at a breakpoint (interrupt_before/after)
 	vals := &Values{}
 	switch thr.Status {
 	case store.Completed, store.Failed, store.Cancelled:
@@ -315,7 +311,7 @@ func (s *Server) drive(ctx context.Context, job *store.Job, st *runStream) (stor
 			return fail(err)
 		}
 		if ts != nil && ts.State != nil {
-			status = ts.Status()
+			status, paused = ts.Status(), len(ts.Paused) > 0
 		}
 		if status == engine.Running || status == engine.Waiting && hasResume {
 			if vals, err = ValuesOf(ts); err != nil {
@@ -333,12 +329,14 @@ func (s *Server) drive(ctx context.Context, job *store.Job, st *runStream) (stor
 	if err != nil {
 		return fail(err)
 	}
+	bp := b.breakpoints()
 	switch {
-	case status == engine.Running:
-		// A run this job began before its process stopped: on from its
-		// last recorded step.
+	case status == engine.Running && (!paused || input == nil && !hasResume):
+		// A run this job began before its process stopped, or one a
+		// breakpoint stopped that this job continues (input null): on
+		// from its last recorded step.
 		rec.start()
-		res, err = s.opts.Service.Resume(ctx, service.ResumeRequest{Thread: job.ThreadID, Observer: rec})
+		res, err = s.opts.Service.Resume(ctx, service.ResumeRequest{Thread: job.ThreadID, Observer: rec, Breakpoints: bp})
 	case hasResume:
 		pend, perr := s.opts.Store.Pending(ctx, job.ThreadID)
 		if perr != nil {
@@ -349,14 +347,14 @@ func (s *Server) drive(ctx context.Context, job *store.Job, st *runStream) (stor
 			return fail(aerr)
 		}
 		rec.start()
-		res, err = s.opts.Service.Resume(ctx, service.ResumeRequest{Thread: job.ThreadID, Answers: answers, Observer: rec})
+		res, err = s.opts.Service.Resume(ctx, service.ResumeRequest{Thread: job.ThreadID, Answers: answers, Observer: rec, Breakpoints: bp})
 	case status == engine.Waiting && input == nil:
 		return fail(&Error{Status: http.StatusConflict, Detail: "the thread waits for an answer: resume it with command.resume"})
 	default:
 		if input == nil {
 			input = map[string]flow.Value{}
 		}
-		res, err = s.opts.Service.Start(ctx, service.StartRequest{Workflow: a.Workflow, Thread: job.ThreadID, Components: a.Components, ContextTokens: a.ContextTokens, Input: input, Observer: rec})
+		res, err = s.opts.Service.Start(ctx, service.StartRequest{Workflow: a.Workflow, Thread: job.ThreadID, Components: a.Components, ContextTokens: a.ContextTokens, Input: input, Observer: rec, Breakpoints: bp})
 	}
 	rec.flush()
 	if res == nil {
@@ -368,8 +366,20 @@ func (s *Server) drive(ctx context.Context, job *store.Job, st *runStream) (stor
 		}
 		return fail(err)
 	}
-	switch res.Status {
-	case engine.Waiting:
+	switch {
+	case res.Status == engine.Running && len(res.Paused) > 0:
+		// Stopped at a breakpoint: as LangGraph, an interrupt without
+		// questions.
+		reply := map[string]any{"__interrupt__": []interruptJSON{}}
+		if rec.modes["updates"] {
+			rec.emit("updates", "", reply)
+		}
+		if rec.modes["values"] {
+			rec.emit("values", "", reply)
+		}
+		final, _ := json.Marshal(reply)
+		return store.JobSuccess, final, ""
+	case res.Status == engine.Waiting:
 		ints := make([]interruptJSON, 0, len(res.Waiting))
 		for _, q := range res.Waiting {
 			ints = append(ints, interruptOf(plan, q.ID, q.Node, q.Question))
@@ -383,10 +393,10 @@ func (s *Server) drive(ctx context.Context, job *store.Job, st *runStream) (stor
 		}
 		final, _ := json.Marshal(reply)
 		return store.JobSuccess, final, ""
-	case engine.Completed:
+	case res.Status == engine.Completed:
 		final, _ := json.Marshal(rec.values)
 		return store.JobSuccess, final, ""
-	case engine.Cancelled:
+	case res.Status == engine.Cancelled:
 		// As LangGraph: the wait of a cancelled run answers the values
 		// it had reached.
 		cause := context.Cause(ctx)
@@ -617,6 +627,10 @@ func (s *Server) finalOf(w http.ResponseWriter, r *http.Request, j *store.Job) e
 	ts, err := s.threadState(ctx, j.ThreadID)
 	if err != nil {
 		return err
+	}
+	if ts != nil && ts.Status() == engine.Running && len(ts.Paused) > 0 {
+		writeJSON(w, http.StatusOK, map[string]any{"__interrupt__": []interruptJSON{}})
+		return nil
 	}
 	if ts != nil && ts.Status() == engine.Waiting {
 		qs, err := s.interrupts(ctx, thr)

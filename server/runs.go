@@ -165,6 +165,34 @@ func runOf(j *store.Job) runJSON {
 	return out
 }
 
+// breakpoints are the run's interrupt_before and interrupt_after, or nil.
+func (b *runBody) breakpoints() *engine.Breakpoints {
+	if len(b.InterruptBefore) == 0 && len(b.InterruptAfter) == 0 {
+		return nil
+	}
+	return &engine.Breakpoints{Before: b.InterruptBefore, After: b.InterruptAfter}
+}
+
+// checkBreakpoints checks that interrupt_before and interrupt_after name
+// nodes of the plan ("*" names them all): a 422 names the item at fault.
+func checkBreakpoints(plan *flow.Plan, b *runBody) error {
+	var names []string
+	for _, n := range plan.Nodes {
+		names = append(names, n.Name)
+	}
+	for _, l := range []struct {
+		path  string
+		nodes nodeList
+	}{{"$.interrupt_before", b.InterruptBefore}, {"$.interrupt_after", b.InterruptAfter}} {
+		for i, n := range l.nodes {
+			if n != "*" && !slices.Contains(names, n) {
+				return invalid(fmt.Sprintf("%s[%d]", l.path, i), "%s has no node %q (it has %s)%s", plan.Workflow.Name, n, strings.Join(names, ", "), flow.Suggest(n, names))
+			}
+		}
+	}
+	return nil
+}
+
 // modes are the stream modes the run streams.
 func (b *runBody) modes() []string {
 	if len(b.StreamMode) == 0 {
