@@ -31,6 +31,10 @@ type HistoryEntry struct {
 	Bytes   int         // size of the record's data
 	Forked  *ForkOrigin // for the snapshot a forked thread starts with
 	Update  bool        // a snapshot Threads.Update wrote
+	// Restored marks a snapshot Threads.Restore (or a rolled-back run)
+	// wrote: the state after record To again.
+	Restored bool
+	To       int64
 }
 
 // Change is a cell written by a step.
@@ -63,7 +67,7 @@ func (th *Threads) History(ctx context.Context, threadID string, from int64) ([]
 		e := HistoryEntry{Seq: r.Seq, Run: ts.RunNumber, Step: r.Step, Kind: r.Kind, Time: r.Time, Bytes: len(r.Data), Status: ts.State.Control.Status}
 		switch r.Kind {
 		case store.Snapshot:
-			e.Forked, e.Update, e.Node = a.snap.From, a.snap.Update, a.snap.Node
+			e.Forked, e.Update, e.Node, e.Restored, e.To = a.snap.From, a.snap.Update, a.snap.Node, a.snap.Restored, a.snap.To
 		case store.Step:
 			sd := a.step
 			e.Start, e.Node, e.Item, e.Answer, e.Error = sd.Start != nil, sd.Node, sd.Item, sd.Answer, sd.Error

@@ -118,6 +118,9 @@ func TestRunRolledBack(t *testing.T) {
 				if len(cps) == 0 || sameJSON(t, cps[0].State) != sameJSON(t, waiting) || cps[0].Parent != waiting.Seq || cps[0].Source != engine.SourceUpdate {
 					t.Fatalf("newest checkpoint after the rollback: %+v", cps[0])
 				}
+				if hist, err := th.History(ctx, id, cps[0].Seq); err != nil || len(hist) != 1 || !hist[0].Restored || hist[0].To != waiting.Seq || hist[0].Status != engine.Waiting {
+					t.Errorf("the log's restore record: %+v, %v", hist, err)
+				}
 				if got := checkpointsWith(t, th, id, "ask.year", "1999"); len(got) != 0 {
 					t.Errorf("checkpoints %v still show the rolled-back answer", got)
 				}

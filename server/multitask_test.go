@@ -290,3 +290,51 @@ func TestRollback(t *testing.T) {
 		}
 	}
 }
+
+// TestRollbackFirstRun: the first run of a thread rolled back leaves it
+// as it was made: no values, no history; its next run starts afresh.
+func TestRollbackFirstRun(t *testing.T) {
+	n := newNapper()
+	f := sleepyFixture(t, memory.New(), n)
+	f.json("POST", "/threads", `{"thread_id":"r0"}`, 200, nil)
+	var x map[string]any
+	f.json("POST", "/threads/r0/runs", `{"assistant_id":"Sleepy","input":{"input_text":"x"}}`, 200, &x)
+	n.waitStarted(t, "x")
+	if code, body := f.do("POST", "/threads/r0/runs/"+x["run_id"].(string)+"/cancel?wait=1&action=rollback", ""); code != 204 {
+		t.Fatalf("cancel x with rollback: %d %s", code, body)
+	}
+	var st struct {
+		Values     json.RawMessage `json:"values"`
+		Checkpoint any             `json:"checkpoint"`
+	}
+	f.json("GET", "/threads/r0/state", "", 200, &st)
+	if string(st.Values) != `{}` || st.Checkpoint != nil {
+		t.Fatalf("state after the first run's rollback: %s, checkpoint %v", st.Values, st.Checkpoint)
+	}
+	var hist []any
+	f.json("POST", "/threads/r0/history", `{}`, 200, &hist)
+	if len(hist) != 0 {
+		t.Fatalf("history after the first run's rollback: %v", hist)
+	}
+	var th map[string]any
+	f.json("GET", "/threads/r0", "", 200, &th)
+	if th["status"] != "idle" {
+		t.Fatalf("thread after the first run's rollback: %v", th["status"])
+	}
+	go func() { n.waitStarted(t, "y"); n.gate <- struct{}{} }()
+	if code, body := f.do("POST", "/threads/r0/runs/wait", `{"assistant_id":"Sleepy","input":{"input_text":"y"}}`); code != 200 || body != `{"input_text":"y","nap":{"out":"slept y"}}` {
+		t.Fatalf("run after the rollback: %d %s", code, body)
+	}
+	var hist2 []struct {
+		Values map[string]any `json:"values"`
+	}
+	f.json("POST", "/threads/r0/history", `{}`, 200, &hist2)
+	for _, h := range hist2 {
+		if h.Values["input_text"] == "x" {
+			t.Fatalf("history shows the rolled-back run: %v", hist2)
+		}
+	}
+	if len(hist2) == 0 || hist2[0].Values["input_text"] != "y" {
+		t.Fatalf("history after y: %v", hist2)
+	}
+}
