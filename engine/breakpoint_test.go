@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/weftlang/weft/engine"
 	"github.com/weftlang/weft/store"
@@ -28,7 +29,7 @@ func testBreakpoints(t *testing.T, st store.Store, dur engine.Durability, id str
 	plan := load(t, "upd.wf", updateWF)
 	var ran []string
 	newThreads := func() *engine.Threads {
-		return &engine.Threads{Store: st, Runner: rollbackRunner(func(a string) { ran = append(ran, a) }), Durability: dur}
+		return &engine.Threads{Store: st, Runner: rollbackRunner(func(a string) { ran = append(ran, a) }), Durability: dur, LeaseTTL: time.Minute}
 	}
 	th := newThreads()
 	res, err := th.Run(ctx, plan, id, nil, nil, &engine.RunOptions{Breakpoints: &engine.Breakpoints{Before: []string{"prepare"}}})

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/weftlang/weft/engine"
 	"github.com/weftlang/weft/flow"
@@ -75,7 +76,7 @@ func TestRunRolledBack(t *testing.T) {
 				plan := load(t, "upd.wf", updateWF)
 				var cancel context.CancelCauseFunc
 				stopAt := ""
-				th := &engine.Threads{Store: open(), Durability: dur, Runner: rollbackRunner(func(a string) {
+				th := &engine.Threads{Store: open(), Durability: dur, LeaseTTL: time.Minute, Runner: rollbackRunner(func(a string) {
 					if a == stopAt {
 						cancel(engine.ErrRunRolledBack)
 					}

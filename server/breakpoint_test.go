@@ -1,9 +1,14 @@
 package server_test
 
 import (
+	"context"
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/weftlang/weft/service"
+	"github.com/weftlang/weft/store/sqlite"
 )
 
 // TestInterruptBeforeAfter: interrupt_before stops a run before the node
@@ -103,5 +108,58 @@ func TestInterruptBeforeAfter(t *testing.T) {
 		if code != 422 || !strings.Contains(body, c.path) {
 			t.Errorf("%s: %d %s; want 422 naming %s", c.body, code, body, c.path)
 		}
+	}
+}
+
+// TestInterruptBeforeSurvivesRestart: the stop at a breakpoint is in the
+// store: a second server on it shows the thread interrupted before the
+// node, and continues it.
+func TestInterruptBeforeSurvivesRestart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "weft.db")
+	ctx := context.Background()
+	approval := func() *fixture {
+		st, err := sqlite.Open(ctx, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		svc, err := service.New(service.Options{Store: st})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { svc.Close() })
+		wf, err := svc.Open(ctx, service.Source{Name: "testdata/approval.wf"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return serve(t, svc, st, wf, nil)
+	}
+	f1 := approval()
+	f1.json("POST", "/threads", `{"thread_id":"k"}`, 200, nil)
+	if code, body := f1.do("POST", "/threads/k/runs/wait", `{"assistant_id":"Approval","input":{"input_text":"doc K"},"interrupt_after":["draft"]}`); code != 200 || strings.TrimSpace(body) != `{"__interrupt__":[]}` {
+		t.Fatalf("interrupt_after draft: %d %s", code, body)
+	}
+	if err := f1.srv.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	f1.svc.Close()
+	f1.st.Close()
+
+	f2 := approval()
+	var th map[string]any
+	f2.json("GET", "/threads/k", "", 200, &th)
+	if th["status"] != "interrupted" {
+		t.Fatalf("thread on the second server: %v", th["status"])
+	}
+	var st struct {
+		Next []string `json:"next"`
+	}
+	f2.json("GET", "/threads/k/state", "", 200, &st)
+	if len(st.Next) != 1 || st.Next[0] != "review" {
+		t.Fatalf("next on the second server: %v", st.Next)
+	}
+	code, body := f2.do("POST", "/threads/k/runs/wait", `{"assistant_id":"Approval","input":null}`)
+	if code != 200 || !strings.Contains(body, "Approve this draft?") {
+		t.Fatalf("continued on the second server: %d %s", code, body)
 	}
 }
