@@ -254,6 +254,12 @@ func TestRollback(t *testing.T) {
 	f.json("POST", "/threads/r/runs", `{"assistant_id":"Sleepy","input":{"input_text":"b"}}`, 200, &b)
 	bid := b["run_id"].(string)
 	n.waitStarted(t, "b")
+	var during struct {
+		Checkpoint struct {
+			ID string `json:"checkpoint_id"`
+		} `json:"checkpoint"`
+	}
+	f.json("GET", "/threads/r/state", "", 200, &during)
 	if code, body := f.do("POST", "/threads/r/runs/"+bid+"/cancel?wait=1&action=rollback", ""); code != 204 {
 		t.Fatalf("cancel b with rollback: %d %s", code, body)
 	}
@@ -261,6 +267,9 @@ func TestRollback(t *testing.T) {
 		t.Fatalf("b after its rollback: %d; want 404", code)
 	}
 	checkState("after b's rollback")
+	if code, body := f.do("GET", "/threads/r/state/"+during.Checkpoint.ID, ""); code != 404 {
+		t.Fatalf("state at b's checkpoint %s after its rollback: %d %s; want 404", during.Checkpoint.ID, code, body)
+	}
 
 	// c is rolled back by d: d starts from a's end.
 	f.json("POST", "/threads/r/runs", `{"assistant_id":"Sleepy","input":{"input_text":"c"}}`, 200, nil)
