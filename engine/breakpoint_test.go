@@ -98,3 +98,36 @@ func TestBreakpointsRefused(t *testing.T) {
 		t.Errorf("a refused run wrote %d records", len(recs))
 	}
 }
+
+// TestBreakpointContinueRolledBack: a run that continues a stop at a
+// breakpoint, rolled back, leaves the thread stopped there again.
+func TestBreakpointContinueRolledBack(t *testing.T) {
+	stores(t, func(t *testing.T, open func() store.Store) {
+		ctx := context.Background()
+		plan := load(t, "upd.wf", updateWF)
+		var cancel context.CancelCauseFunc
+		th := &engine.Threads{Store: open(), LeaseTTL: time.Minute, Runner: rollbackRunner(func(a string) {
+			if a == "count" && cancel != nil {
+				cancel(engine.ErrRunRolledBack)
+			}
+		})}
+		if res, err := th.Run(ctx, plan, "p", nil, nil, &engine.RunOptions{Breakpoints: &engine.Breakpoints{Before: []string{"prepare"}}}); err != nil || len(res.Paused) != 1 {
+			t.Fatalf("stop before prepare: %+v, %v", res, err)
+		}
+		stopped, _ := th.Load(ctx, "p")
+		c, cf := context.WithCancelCause(ctx)
+		defer cf(nil)
+		cancel = cf
+		if res, err := th.Resume(c, plan, "p", nil, nil); res == nil || res.Status != engine.Cancelled || err == nil {
+			t.Fatalf("continue rolled back: %+v, %v", res, err)
+		}
+		ts, _ := th.Load(ctx, "p")
+		if sameJSON(t, ts) != sameJSON(t, stopped) || ts.Status() != engine.Running || !slices.Equal(ts.Paused, []string{"prepare"}) {
+			t.Fatalf("after the rollback: paused %v\n%s\nwant\n%s", ts.Paused, sameJSON(t, ts), sameJSON(t, stopped))
+		}
+		cancel = nil
+		if res, err := th.Resume(ctx, plan, "p", nil, nil); err != nil || res.Status != engine.Waiting {
+			t.Fatalf("continued again: %+v, %v", res, err)
+		}
+	})
+}

@@ -125,7 +125,16 @@ func (th *Threads) restore(ctx context.Context, threadID string, seq int64, plan
 		return nil, err
 	}
 	rec := &store.Record{ThreadID: threadID, RunID: sd.ID, Seq: head.Seq + 1, Step: step, Kind: store.Snapshot, Data: data, Fence: fence}
-	if err := th.appendRetry(ctx, rec); err != nil {
+	recs = []*store.Record{rec}
+	if target != nil && len(target.Paused) > 0 {
+		// The state restored is a stop at a breakpoint: it stays one.
+		pd, err := json.Marshal(&pauseData{Pause: target.Paused})
+		if err != nil {
+			return nil, err
+		}
+		recs = append(recs, &store.Record{ThreadID: threadID, RunID: sd.ID, Seq: rec.Seq + 1, Step: step, Kind: store.Event, Data: pd, Fence: fence})
+	}
+	if err := th.appendRetry(ctx, recs...); err != nil {
 		var ce *store.ConflictError
 		if errors.As(err, &ce) || errors.Is(err, store.ErrLeaseHeld) || errors.Is(err, store.ErrLeaseLost) {
 			return nil, &ThreadError{Thread: threadID, Run: head.RunNumber, Status: head.Status(), Kind: KindConflict, Err: err,
@@ -152,8 +161,10 @@ func (th *Threads) restore(ctx context.Context, threadID string, seq int64, plan
 		}
 	}
 	nts := &ThreadState{Thread: threadID, Forked: head.Forked}
-	if _, err := nts.apply(rec); err != nil {
-		return nil, err
+	for _, r := range recs {
+		if _, err := nts.apply(r); err != nil {
+			return nil, err
+		}
 	}
 	return nts, nil
 }
@@ -208,7 +219,8 @@ func (th *Threads) askAgain(ctx context.Context, threadID, runID string, waiting
 // driveOrigin is, for a run whose process stopped mid-drive, the thread's
 // last record before that drive began: before the record that started
 // the run, or before the answers it resumed with; after an update or a
-// restore, which come between drives.
+// restore, which come between drives, or the stop at a breakpoint that
+// the drive continued.
 func (th *Threads) driveOrigin(ctx context.Context, threadID string) (int64, error) {
 	recs, err := th.Store.Records(ctx, threadID, 1)
 	if err != nil {
@@ -234,6 +246,10 @@ func (th *Threads) driveOrigin(ctx context.Context, threadID string) (int64, err
 				return r.Seq, nil
 			case i == 0 || recs[i-1].RunID != r.RunID:
 				return r.Seq - 1, nil // the run's first record
+			}
+		case store.Event:
+			if isPause(r) != nil {
+				return r.Seq, nil
 			}
 		case store.Step:
 			var sd struct {
