@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/weftlang/weft/engine"
+	"github.com/weftlang/weft/flow"
 	"github.com/weftlang/weft/store"
 	"github.com/weftlang/weft/store/memory"
 )
@@ -42,6 +43,13 @@ func testBreakpoints(t *testing.T, st store.Store, dur engine.Durability, id str
 	if err != nil || ts.Status() != engine.Running || !slices.Equal(ts.Paused, []string{"prepare"}) || len(ts.State.Control.Tasks) != 1 || ts.NodeOf(ts.State.Control.Tasks[0]) != "prepare" {
 		t.Fatalf("the stop, loaded: %+v, %v", ts, err)
 	}
+	// An update keeps the stop.
+	if ts, err := th.Update(ctx, id, map[string]flow.Value{"topic": flow.StringValue("edited")}, nil); err != nil || !slices.Equal(ts.Paused, []string{"prepare"}) {
+		t.Fatalf("update of the stopped run: %+v, %v", ts, err)
+	}
+	if ts, _ := th.Load(ctx, id); !slices.Equal(ts.Paused, []string{"prepare"}) || ts.Status() != engine.Running {
+		t.Fatalf("the stop, loaded after an update: %v %s", ts.Paused, ts.Status())
+	}
 	// Continued with a breakpoint after prepare: prepare runs (the
 	// stop before it does not stop it again), then the run stops.
 	res, err = th.ResumeWith(ctx, plan, id, nil, nil, &engine.ResumeOptions{Breakpoints: &engine.Breakpoints{Before: []string{"prepare"}, After: []string{"prepare"}}})
@@ -49,6 +57,9 @@ func testBreakpoints(t *testing.T, st store.Store, dur engine.Durability, id str
 		t.Fatalf("continued, stopped after prepare: %+v, %v (ran %v)", res, err, ran)
 	}
 	ts, _ = th.Load(ctx, id)
+	if v, _ := ts.Value("topic"); v.Text() != "edited" {
+		t.Errorf("topic after the continue: %s; want the update's", v)
+	}
 	if n, _ := ts.Value("prepare.n"); n.Int() != 1 || !slices.Equal(ts.Paused, []string{"ask"}) {
 		t.Fatalf("after prepare: prepare.n %s, paused %v", n, ts.Paused)
 	}

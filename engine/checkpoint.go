@@ -324,7 +324,7 @@ type UpdateOptions struct {
 // their cell name ("node.output", as ThreadState.Value reads them). A
 // value replaces the cell's (no reducer applies); flow.Null clears it.
 // The run's control state is kept: a waiting run still waits for the same
-// answers, and its Resume, like the thread's next Run after an ended one,
+// answers, a run stopped at a breakpoint stays stopped there, and its Resume, like the thread's next Run after an ended one,
 // starts from the new values; a task already ready keeps the inputs it
 // was given. It returns the state after the update, as Load then gives
 // it.
@@ -415,7 +415,16 @@ func (th *Threads) update(ctx context.Context, threadID string, set map[string]f
 		return nil, invalid(err.Error(), err)
 	}
 	rec := &store.Record{ThreadID: threadID, RunID: ts.Run, Seq: ts.Seq + 1, Step: ts.State.Control.Step, Kind: store.Snapshot, Data: data, Fence: fence}
-	if err := th.appendRetry(ctx, rec); err != nil {
+	recs := []*store.Record{rec}
+	if len(ts.Paused) > 0 {
+		// A run stopped at a breakpoint stays stopped there.
+		pd, err := json.Marshal(&pauseData{Pause: ts.Paused})
+		if err != nil {
+			return nil, invalid(err.Error(), err)
+		}
+		recs = append(recs, &store.Record{ThreadID: threadID, RunID: ts.Run, Seq: rec.Seq + 1, Step: rec.Step, Kind: store.Event, Data: pd, Fence: fence})
+	}
+	if err := th.appendRetry(ctx, recs...); err != nil {
 		var ce *store.ConflictError
 		if errors.As(err, &ce) || errors.Is(err, store.ErrLeaseHeld) || errors.Is(err, store.ErrLeaseLost) {
 			return nil, &ThreadError{Thread: threadID, Run: ts.RunNumber, Status: ts.Status(), Kind: KindConflict, Err: err,
@@ -424,8 +433,10 @@ func (th *Threads) update(ctx context.Context, threadID string, set map[string]f
 		return nil, fmt.Errorf("thread %s: update, as record %d: %w", threadID, rec.Seq, err)
 	}
 	nts := &ThreadState{Thread: threadID, Forked: ts.Forked}
-	if _, err := nts.apply(rec); err != nil {
-		return nil, err
+	for _, r := range recs {
+		if _, err := nts.apply(r); err != nil {
+			return nil, err
+		}
 	}
 	return nts, nil
 }
