@@ -140,3 +140,17 @@ func (th *Threads) endPaused(ctx context.Context, ts *ThreadState, fence int64) 
 	}
 	return nil
 }
+
+// keepPaused returns the records that write snapshot rec of a state
+// stopped at a breakpoint at paused (nil: not stopped): rec, then a
+// record of the stop, so that the state read back is still stopped there.
+func keepPaused(rec *store.Record, paused []string) ([]*store.Record, error) {
+	if len(paused) == 0 {
+		return []*store.Record{rec}, nil
+	}
+	pd, err := json.Marshal(&pauseData{Pause: paused})
+	if err != nil {
+		return nil, err
+	}
+	return []*store.Record{rec, {ThreadID: rec.ThreadID, RunID: rec.RunID, Seq: rec.Seq + 1, Step: rec.Step, Kind: store.Event, Data: pd, Fence: rec.Fence}}, nil
+}

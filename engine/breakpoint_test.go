@@ -50,6 +50,10 @@ func testBreakpoints(t *testing.T, st store.Store, dur engine.Durability, id str
 	if ts, _ := th.Load(ctx, id); !slices.Equal(ts.Paused, []string{"prepare"}) || ts.Status() != engine.Running {
 		t.Fatalf("the stop, loaded after an update: %v %s", ts.Paused, ts.Status())
 	}
+	// A fork of the stop is stopped there too.
+	if ts, err := th.Fork(ctx, id, ts.Seq, id+"-fork", nil); err != nil || !slices.Equal(ts.Paused, []string{"prepare"}) || ts.Status() != engine.Running {
+		t.Fatalf("fork of the stopped run: %+v, %v", ts, err)
+	}
 	// Continued with a breakpoint after prepare: prepare runs (the
 	// stop before it does not stop it again), then the run stops.
 	res, err = th.ResumeWith(ctx, plan, id, nil, nil, &engine.ResumeOptions{Breakpoints: &engine.Breakpoints{Before: []string{"prepare"}, After: []string{"prepare"}}})

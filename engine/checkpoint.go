@@ -415,14 +415,9 @@ func (th *Threads) update(ctx context.Context, threadID string, set map[string]f
 		return nil, invalid(err.Error(), err)
 	}
 	rec := &store.Record{ThreadID: threadID, RunID: ts.Run, Seq: ts.Seq + 1, Step: ts.State.Control.Step, Kind: store.Snapshot, Data: data, Fence: fence}
-	recs := []*store.Record{rec}
-	if len(ts.Paused) > 0 {
-		// A run stopped at a breakpoint stays stopped there.
-		pd, err := json.Marshal(&pauseData{Pause: ts.Paused})
-		if err != nil {
-			return nil, invalid(err.Error(), err)
-		}
-		recs = append(recs, &store.Record{ThreadID: threadID, RunID: ts.Run, Seq: rec.Seq + 1, Step: rec.Step, Kind: store.Event, Data: pd, Fence: fence})
+	recs, err := keepPaused(rec, ts.Paused) // a run stopped at a breakpoint stays stopped there
+	if err != nil {
+		return nil, invalid(err.Error(), err)
 	}
 	if err := th.appendRetry(ctx, recs...); err != nil {
 		var ce *store.ConflictError

@@ -165,12 +165,18 @@ func (th *Threads) Fork(ctx context.Context, from string, at int64, to string, o
 		return nil, err
 	}
 	rec := &store.Record{ThreadID: to, RunID: sd.ID, Seq: 1, Step: ts.State.Control.Step, Kind: store.Snapshot, Data: data}
-	if err := th.appendRetry(ctx, rec); err != nil {
+	written, err := keepPaused(rec, ts.Paused) // a fork of a stop at a breakpoint is stopped there too
+	if err != nil {
+		return nil, err
+	}
+	if err := th.appendRetry(ctx, written...); err != nil {
 		return nil, fmt.Errorf("fork of %s into %s: %w", from, to, err)
 	}
 	nts := &ThreadState{Thread: to}
-	if _, err := nts.apply(rec); err != nil {
-		return nil, err
+	for _, r := range written {
+		if _, err := nts.apply(r); err != nil {
+			return nil, err
+		}
 	}
 	// The new thread's run, as Runs lists it (a later Resume updates it):
 	// the store's list of runs agrees with the state Load gives.

@@ -125,14 +125,12 @@ func (th *Threads) restore(ctx context.Context, threadID string, seq int64, plan
 		return nil, err
 	}
 	rec := &store.Record{ThreadID: threadID, RunID: sd.ID, Seq: head.Seq + 1, Step: step, Kind: store.Snapshot, Data: data, Fence: fence}
-	recs = []*store.Record{rec}
-	if target != nil && len(target.Paused) > 0 {
-		// The state restored is a stop at a breakpoint: it stays one.
-		pd, err := json.Marshal(&pauseData{Pause: target.Paused})
-		if err != nil {
-			return nil, err
-		}
-		recs = append(recs, &store.Record{ThreadID: threadID, RunID: sd.ID, Seq: rec.Seq + 1, Step: step, Kind: store.Event, Data: pd, Fence: fence})
+	var paused []string
+	if target != nil {
+		paused = target.Paused // a stop at a breakpoint restored stays one
+	}
+	if recs, err = keepPaused(rec, paused); err != nil {
+		return nil, err
 	}
 	if err := th.appendRetry(ctx, recs...); err != nil {
 		var ce *store.ConflictError
