@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -109,7 +110,8 @@ type Checkpoint struct {
 	Node string
 	// Source says what wrote the record, with LangGraph's names:
 	// "input" (a run starts), "loop" (a step of a run, or a snapshot
-	// taken in its course), "update" (Threads.Update) or "fork" (the
+	// taken in its course), "update" (Threads.Update, or
+	// Threads.Restore) or "fork" (the
 	// first record of a thread Threads.Fork made). (A run's first
 	// record that is a snapshot is told by its run id, which differs
 	// from the record's before it: when Prune left it first in the
@@ -151,9 +153,13 @@ func (th *Threads) Checkpoints(ctx context.Context, threadID string, opts Checkp
 	// Which records are returned is known from their kinds and numbers,
 	// before any is decoded: the indexes of the checkpoints, then the
 	// newest Limit of them.
+	hidden, err := rolledBack(threadID, recs)
+	if err != nil {
+		return nil, err
+	}
 	var sel []int
 	for i, r := range recs {
-		if (r.Kind == store.Step || r.Kind == store.Snapshot) && (opts.Before == 0 || r.Seq < opts.Before) {
+		if (r.Kind == store.Step || r.Kind == store.Snapshot) && (opts.Before == 0 || r.Seq < opts.Before) && !hidden(r.Seq) {
 			sel = append(sel, i)
 		}
 	}
@@ -168,7 +174,7 @@ func (th *Threads) Checkpoints(ctx context.Context, threadID string, opts Checkp
 	start, last := lastSnapshot(recs, sel[0]), sel[len(sel)-1]
 	parent := int64(0) // the Seq of the last checkpoint before the record
 	for j := start - 1; j >= 0 && parent == 0; j-- {
-		if recs[j].Kind == store.Step || recs[j].Kind == store.Snapshot {
+		if (recs[j].Kind == store.Step || recs[j].Kind == store.Snapshot) && !hidden(recs[j].Seq) {
 			parent = recs[j].Seq
 		}
 	}
@@ -180,8 +186,8 @@ func (th *Threads) Checkpoints(ctx context.Context, threadID string, opts Checkp
 		if err != nil {
 			return nil, err
 		}
-		if a.step == nil && a.snap == nil {
-			continue // not a checkpoint
+		if a.step == nil && a.snap == nil || hidden(r.Seq) {
+			continue // not a checkpoint, or one rolled back
 		}
 		if k >= 0 && i == sel[len(out)-1-k] {
 			c := Checkpoint{Seq: r.Seq, Parent: parent, Run: ts.RunNumber, RunID: ts.Run, Step: r.Step, Time: r.Time, State: ts.clone()}
@@ -190,7 +196,7 @@ func (th *Threads) Checkpoints(ctx context.Context, threadID string, opts Checkp
 				c.Source = SourceInput
 			case a.step != nil:
 				c.Node, c.Source = a.step.Node, SourceLoop
-			case a.snap.Update:
+			case a.snap.Update, a.snap.Restored:
 				c.Node, c.Source = a.snap.Node, SourceUpdate
 			case a.snap.From != nil:
 				c.Source = SourceFork
@@ -205,6 +211,42 @@ func (th *Threads) Checkpoints(ctx context.Context, threadID string, opts Checkp
 		parent = r.Seq
 	}
 	return out, nil
+}
+
+// rolledBack reads the restore snapshots of a log (Threads.Restore) and
+// returns whether a record is one they undid: after the record restored
+// and before the snapshot restoring it, or a snapshot that restored no
+// state at all.
+func rolledBack(threadID string, recs []*store.Record) (func(seq int64) bool, error) {
+	type undone struct {
+		from, to int64 // the records from..to-1 are undone; to too when cleared
+		cleared  bool
+	}
+	var us []undone
+	for _, r := range recs {
+		if r.Kind != store.Snapshot || !bytes.Contains(r.Data, []byte(`"restored":true`)) {
+			continue
+		}
+		var sd struct {
+			Restored bool            `json:"restored"`
+			To       int64           `json:"to"`
+			State    json.RawMessage `json:"state"`
+		}
+		if err := json.Unmarshal(r.Data, &sd); err != nil {
+			return nil, &store.CorruptError{ThreadID: threadID, Seq: r.Seq, Step: r.Step, Field: "data", Detail: err.Error()}
+		}
+		if sd.Restored {
+			us = append(us, undone{from: sd.To + 1, to: r.Seq, cleared: sd.To == 0 && (len(sd.State) == 0 || string(sd.State) == "null")})
+		}
+	}
+	return func(seq int64) bool {
+		for _, u := range us {
+			if seq >= u.from && seq < u.to || u.cleared && seq == u.to {
+				return true
+			}
+		}
+		return false
+	}, nil
 }
 
 // clone returns a copy of the thread state that folding more records into
@@ -282,7 +324,7 @@ type UpdateOptions struct {
 // their cell name ("node.output", as ThreadState.Value reads them). A
 // value replaces the cell's (no reducer applies); flow.Null clears it.
 // The run's control state is kept: a waiting run still waits for the same
-// answers, and its Resume, like the thread's next Run after an ended one,
+// answers, a run stopped at a breakpoint stays stopped there, and its Resume, like the thread's next Run after an ended one,
 // starts from the new values; a task already ready keeps the inputs it
 // was given. It returns the state after the update, as Load then gives
 // it.
@@ -373,7 +415,11 @@ func (th *Threads) update(ctx context.Context, threadID string, set map[string]f
 		return nil, invalid(err.Error(), err)
 	}
 	rec := &store.Record{ThreadID: threadID, RunID: ts.Run, Seq: ts.Seq + 1, Step: ts.State.Control.Step, Kind: store.Snapshot, Data: data, Fence: fence}
-	if err := th.appendRetry(ctx, rec); err != nil {
+	recs, err := keepPaused(rec, ts.Paused) // a run stopped at a breakpoint stays stopped there
+	if err != nil {
+		return nil, invalid(err.Error(), err)
+	}
+	if err := th.appendRetry(ctx, recs...); err != nil {
 		var ce *store.ConflictError
 		if errors.As(err, &ce) || errors.Is(err, store.ErrLeaseHeld) || errors.Is(err, store.ErrLeaseLost) {
 			return nil, &ThreadError{Thread: threadID, Run: ts.RunNumber, Status: ts.Status(), Kind: KindConflict, Err: err,
@@ -382,8 +428,10 @@ func (th *Threads) update(ctx context.Context, threadID string, set map[string]f
 		return nil, fmt.Errorf("thread %s: update, as record %d: %w", threadID, rec.Seq, err)
 	}
 	nts := &ThreadState{Thread: threadID, Forked: ts.Forked}
-	if _, err := nts.apply(rec); err != nil {
-		return nil, err
+	for _, r := range recs {
+		if _, err := nts.apply(r); err != nil {
+			return nil, err
+		}
 	}
 	return nts, nil
 }

@@ -132,6 +132,9 @@ func (ex *executor) enqueue() {
 	if len(tasks) == 0 {
 		return
 	}
+	if d := ex.st.dur; d != nil && d.bp != nil && d.bp.hold(tasks, func(t *Task) bool { return t.frameOf() == ex.st.m }) {
+		return // stopped at a breakpoint: the tasks stay in flight
+	}
 	if ex.head == len(ex.queue) {
 		ex.queue, ex.head = ex.queue[:0], 0
 	}
@@ -255,8 +258,12 @@ func (ex *executor) work(box *callBox) {
 				// The task is reused for the token's next node: take
 				// what the record names first.
 				name, step, item, id := t.Name, t.topStep(), t.Item, t.ID
+				top := t.frameOf() == st.m
 				st.m.Complete(id, out, err)
 				st.dur.commit(ex.ctx, st.m, name, step, item, id, err)
+				if st.dur.bp != nil && err == nil {
+					st.dur.bp.completed(name, top)
+				}
 			}
 			ex.enqueue()
 		}

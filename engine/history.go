@@ -31,6 +31,10 @@ type HistoryEntry struct {
 	Bytes   int         // size of the record's data
 	Forked  *ForkOrigin // for the snapshot a forked thread starts with
 	Update  bool        // a snapshot Threads.Update wrote
+	// Restored marks a snapshot Threads.Restore (or a rolled-back run)
+	// wrote: the state after record To again.
+	Restored bool
+	To       int64
 }
 
 // Change is a cell written by a step.
@@ -63,7 +67,7 @@ func (th *Threads) History(ctx context.Context, threadID string, from int64) ([]
 		e := HistoryEntry{Seq: r.Seq, Run: ts.RunNumber, Step: r.Step, Kind: r.Kind, Time: r.Time, Bytes: len(r.Data), Status: ts.State.Control.Status}
 		switch r.Kind {
 		case store.Snapshot:
-			e.Forked, e.Update, e.Node = a.snap.From, a.snap.Update, a.snap.Node
+			e.Forked, e.Update, e.Node, e.Restored, e.To = a.snap.From, a.snap.Update, a.snap.Node, a.snap.Restored, a.snap.To
 		case store.Step:
 			sd := a.step
 			e.Start, e.Node, e.Item, e.Answer, e.Error = sd.Start != nil, sd.Node, sd.Item, sd.Answer, sd.Error
@@ -161,12 +165,18 @@ func (th *Threads) Fork(ctx context.Context, from string, at int64, to string, o
 		return nil, err
 	}
 	rec := &store.Record{ThreadID: to, RunID: sd.ID, Seq: 1, Step: ts.State.Control.Step, Kind: store.Snapshot, Data: data}
-	if err := th.appendRetry(ctx, rec); err != nil {
+	written, err := keepPaused(rec, ts.Paused) // a fork of a stop at a breakpoint is stopped there too
+	if err != nil {
+		return nil, err
+	}
+	if err := th.appendRetry(ctx, written...); err != nil {
 		return nil, fmt.Errorf("fork of %s into %s: %w", from, to, err)
 	}
 	nts := &ThreadState{Thread: to}
-	if _, err := nts.apply(rec); err != nil {
-		return nil, err
+	for _, r := range written {
+		if _, err := nts.apply(r); err != nil {
+			return nil, err
+		}
 	}
 	// The new thread's run, as Runs lists it (a later Resume updates it):
 	// the store's list of runs agrees with the state Load gives.

@@ -94,9 +94,13 @@ type Result struct {
 	Path    []string     // nodes executed, in order
 	Steps   int
 	Waiting []Pending // the questions a Waiting run asks
-	Err     error     // why a Failed run failed, or a Cancelled one stopped
-	Thread  string    // the thread the run is kept in (Threads), or ""
-	Run     int       // its number in the thread, from 1
+	// Paused names the nodes a breakpoint stopped a thread's run before
+	// (Breakpoints): the run's Status is Running, and Threads.Resume
+	// without answers continues it.
+	Paused []string
+	Err    error  // why a Failed run failed, or a Cancelled one stopped
+	Thread string // the thread the run is kept in (Threads), or ""
+	Run    int    // its number in the thread, from 1
 	// Notices are the run's fallbacks and warnings, in order (see
 	// Notice); nil when there are none. A resumed run's include those
 	// of its steps before the resume.

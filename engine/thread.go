@@ -129,6 +129,10 @@ type ThreadState struct {
 	State     *State      // nil before any run
 	Seq       int64       // the last record folded
 	Forked    *ForkOrigin // where the thread was forked from, if it was
+	// Paused names the nodes whose tasks a breakpoint held back when
+	// the last run stopped at one (Breakpoints): its status is Running,
+	// and Resume without answers continues it. Nil otherwise.
+	Paused []string
 
 	snapBytes  int // size of the last snapshot record
 	bytesSince int // bytes of the step records after it
@@ -340,8 +344,14 @@ type (
 		// node it is attributed to (UpdateOptions.AsNode).
 		Update bool   `json:"update,omitempty"`
 		Node   string `json:"node,omitempty"`
-		State  *State `json:"state"`
-		names  []byte // Cells and Nodes, encoded (see planInfo)
+		// Restored marks a snapshot Threads.Restore (or a rolled-back
+		// run) wrote: the state right after record To, or, with To 0,
+		// no state at all (State nil: the thread as before its first
+		// run).
+		Restored bool   `json:"restored,omitempty"`
+		To       int64  `json:"to,omitempty"`
+		State    *State `json:"state"`
+		names    []byte // Cells and Nodes, encoded (see planInfo)
 	}
 	stepData struct {
 		Start   *runInfo    `json:"start,omitempty"` // a run starts here
@@ -438,11 +448,13 @@ func (ts *ThreadState) apply(r *store.Record) (applied, error) {
 		if err := json.Unmarshal(r.Data, &sd); err != nil {
 			return applied{}, corrupt("data", err)
 		}
-		if sd.State == nil {
+		if sd.State == nil && !(sd.Restored && sd.To == 0) {
 			return applied{}, corrupt("data.state", errors.New("missing"))
 		}
-		if err := checkCells(sd.State.Cells, len(sd.Cells)); err != nil {
-			return applied{}, corrupt("data.state.cells", err)
+		if sd.State != nil {
+			if err := checkCells(sd.State.Cells, len(sd.Cells)); err != nil {
+				return applied{}, corrupt("data.state.cells", err)
+			}
 		}
 		ts.Run, ts.RunNumber, ts.Plan = sd.ID, sd.Number, sd.Plan
 		ts.Cells, ts.Nodes, ts.State = sd.Cells, sd.Nodes, sd.State
@@ -450,7 +462,7 @@ func (ts *ThreadState) apply(r *store.Record) (applied, error) {
 			ts.Forked = sd.From
 		}
 		ts.snapBytes, ts.bytesSince, ts.recsSince = len(r.Data), 0, 0
-		ts.Seq = r.Seq
+		ts.Seq, ts.Paused = r.Seq, nil
 		return applied{snap: &sd}, nil
 	case store.Step:
 		if ts.State == nil {
@@ -473,9 +485,12 @@ func (ts *ThreadState) apply(r *store.Record) (applied, error) {
 		}
 		ts.bytesSince += len(r.Data)
 		ts.recsSince++
-		ts.Seq = r.Seq
+		ts.Seq, ts.Paused = r.Seq, nil
 		return applied{step: &sd}, nil
 	case store.Event:
+		if p := isPause(r); p != nil {
+			ts.Paused = p
+		}
 	default:
 		return applied{}, corrupt("kind", fmt.Errorf("unknown kind %q", r.Kind))
 	}
@@ -600,6 +615,18 @@ type RunOptions struct {
 	// thread carries. A name that is not a variable, or a value of the
 	// wrong type, is an *InputError.
 	Update map[string]flow.Value
+	// Breakpoints, when set, stop the run once before or after nodes
+	// (see Breakpoints). A name that is not a node of the plan is a
+	// *ThreadError of KindInvalidInput.
+	Breakpoints *Breakpoints
+}
+
+// ResumeOptions are the optional settings of Threads.ResumeWith.
+type ResumeOptions struct {
+	// Breakpoints stop the resumed run once before or after nodes (see
+	// Breakpoints). The tasks a stop held back, which a resume without
+	// answers runs first, do not stop again before their nodes.
+	Breakpoints *Breakpoints
 }
 
 // Run starts a new run of plan in a thread, creating the thread if it does
@@ -633,6 +660,18 @@ func (th *Threads) run(ctx context.Context, plan *flow.Plan, threadID string, pa
 	if err != nil {
 		return nil, err
 	}
+	if opts != nil {
+		if err := opts.Breakpoints.Check(threadID, plan); err != nil {
+			return nil, err
+		}
+	}
+	if ts.State != nil && ts.Status() == Running && len(ts.Paused) > 0 {
+		// A run stopped at a breakpoint: a new run ends it.
+		if err := th.endPaused(ctx, ts, fence); err != nil {
+			return nil, err
+		}
+		ts.State.Control.Status = Cancelled
+	}
 	if ts.State != nil {
 		switch s := ts.Status(); {
 		case s == Waiting:
@@ -652,10 +691,13 @@ func (th *Threads) run(ctx context.Context, plan *flow.Plan, threadID string, pa
 	if err != nil {
 		return &Result{Status: Failed, Err: err}, err
 	}
-	d := &durable{th: th, ts: ts, fence: fence, created: time.Now(), info: runInfo{ID: newRunID(), Number: ts.RunNumber + 1, Plan: fp}}
+	d := &durable{th: th, ts: ts, fence: fence, created: time.Now(), info: runInfo{ID: newRunID(), Number: ts.RunNumber + 1, Plan: fp}, origin: ts.Seq}
 	if th.Durability == Async {
 		d.w = newRecordWriter(ctx, th)
 		d.w.create = create
+	}
+	if opts != nil {
+		d.bp = newBreakpoints(opts.Breakpoints, false)
 	}
 	d.prefix = keyPrefix(threadID, d.info)
 	if ts.State == nil || ts.Plan != fp {
@@ -682,12 +724,24 @@ func (th *Threads) run(ctx context.Context, plan *flow.Plan, threadID string, pa
 // continues with the steps that were in flight, with no answers. plan must
 // be the workflow the run started with (a *PlanChangedError otherwise).
 func (th *Threads) Resume(ctx context.Context, plan *flow.Plan, threadID string, answers []Answer, obs Observer) (*Result, error) {
+	return th.ResumeWith(ctx, plan, threadID, answers, obs, nil)
+}
+
+// ResumeWith is Resume with options: breakpoints for the resumed run. A
+// run stopped at a breakpoint (ThreadState.Paused) is continued by a
+// resume without answers.
+func (th *Threads) ResumeWith(ctx context.Context, plan *flow.Plan, threadID string, answers []Answer, obs Observer, opts *ResumeOptions) (*Result, error) {
+	if opts != nil {
+		if err := opts.Breakpoints.Check(threadID, plan); err != nil {
+			return nil, err
+		}
+	}
 	return th.leased(ctx, threadID, nil, func(fence int64) (*Result, error) {
-		return th.resume(ctx, plan, threadID, answers, obs, fence)
+		return th.resume(ctx, plan, threadID, answers, obs, opts, fence)
 	})
 }
 
-func (th *Threads) resume(ctx context.Context, plan *flow.Plan, threadID string, answers []Answer, obs Observer, fence int64) (*Result, error) {
+func (th *Threads) resume(ctx context.Context, plan *flow.Plan, threadID string, answers []Answer, obs Observer, opts *ResumeOptions, fence int64) (*Result, error) {
 	ts, err := th.Load(ctx, threadID)
 	if err != nil {
 		return nil, err
@@ -733,7 +787,17 @@ func (th *Threads) resume(ctx context.Context, plan *flow.Plan, threadID string,
 	if err != nil {
 		return nil, err
 	}
-	d := &durable{th: th, ts: ts, fence: fence, info: runInfo{ID: ts.Run, Number: ts.RunNumber, Plan: ts.Plan}, resumed: true, lastStatus: status}
+	d := &durable{th: th, ts: ts, fence: fence, info: runInfo{ID: ts.Run, Number: ts.RunNumber, Plan: ts.Plan}, resumed: true, lastStatus: status, origin: ts.Seq}
+	if len(answers) == 0 {
+		// A run whose process stopped: its drive began before, with
+		// the run's start or the answers it took.
+		if d.origin, err = th.driveOrigin(ctx, threadID); err != nil {
+			return nil, err
+		}
+	}
+	if opts != nil {
+		d.bp = newBreakpoints(opts.Breakpoints, len(answers) == 0)
+	}
 	if th.Durability == Async {
 		d.w = newRecordWriter(ctx, th)
 	}
@@ -823,12 +887,17 @@ type durable struct {
 	created    time.Time
 	resumed    bool
 	lastStatus Status // the status the last record holds
-	err        error  // the first commit that failed
-	buf        []byte // step records are encoded here
-	delta      []CellValue
-	ctl        Control // its Tasks and Tokens are reused from step to step
-	sd         stepData
-	w          *recordWriter // Async: the background writer; nil for Sync
+	// origin is the thread's last record before the drive's first (its
+	// run's start, or the answers it resumed with): a rollback restores
+	// the state right after it (ErrRunRolledBack).
+	origin int64
+	bp     *breakpoints // the drive's breakpoints, or nil
+	err    error        // the first commit that failed
+	buf    []byte       // step records are encoded here
+	delta  []CellValue
+	ctl    Control // its Tasks and Tokens are reused from step to step
+	sd     stepData
+	w      *recordWriter // Async: the background writer; nil for Sync
 }
 
 // runError completes a writer's *CheckpointError with the run's number.
@@ -977,10 +1046,10 @@ func (d *durable) append(ctx context.Context, kind store.Kind, step int, v any, 
 	if kind == store.Snapshot {
 		ts.snapBytes, ts.bytesSince, ts.recsSince = len(data), 0, 0
 		d.lastStatus = v.(*snapshotData).State.Control.Status
-	} else {
+	} else if sd, ok := v.(*stepData); ok {
 		ts.bytesSince += len(data)
 		ts.recsSince++
-		d.lastStatus = v.(*stepData).Control.Status
+		d.lastStatus = sd.Control.Status
 	}
 	return nil
 }
@@ -1045,6 +1114,14 @@ func transient(err error) bool {
 func (d *durable) finish(ctx context.Context, res *Result, err error) (*Result, error) {
 	m := res.m
 	res.Thread, res.Run = d.ts.Thread, d.info.Number
+	rollback := ctx.Err() != nil && errors.Is(context.Cause(ctx), ErrRunRolledBack)
+	if d.bp != nil && d.bp.paused && m.Status() == Running && ctx.Err() == nil {
+		// Stopped at a breakpoint: the record of the stop says where.
+		if err := d.append(ctx, store.Event, m.step, &pauseData{Pause: d.bp.names}, "(breakpoint)"); err == nil {
+			res.Paused = slices.Clone(d.bp.names)
+			d.ts.Paused = res.Paused
+		}
+	}
 	if ctx.Err() != nil {
 		if !errors.Is(context.Cause(ctx), ErrRunCancelled) {
 			// Stopped by the caller: the run stays as its last
@@ -1066,7 +1143,7 @@ func (d *durable) finish(ctx context.Context, res *Result, err error) (*Result, 
 	// A run that ends (no questions to record) hands its row to the
 	// background writer when the store writes batches: it goes in the
 	// same commit as the last records.
-	withRecords := d.w != nil && d.w.bw != nil && d.err == nil && m.Status() != Waiting && !d.resumed
+	withRecords := d.w != nil && d.w.bw != nil && d.err == nil && m.Status() != Waiting && !d.resumed && !rollback
 	if withRecords {
 		d.w.setRun(run)
 	}
@@ -1085,6 +1162,11 @@ func (d *durable) finish(ctx context.Context, res *Result, err error) (*Result, 
 	}
 	if perr := d.th.Store.PutRun(ctx, run); perr != nil {
 		return res, fmt.Errorf("thread %s, run %d: recording its status: %w", d.ts.Thread, d.info.Number, perr)
+	}
+	if rollback {
+		if _, rerr := d.th.restore(ctx, d.ts.Thread, d.origin, m.plan, d.fence); rerr != nil {
+			return res, fmt.Errorf("thread %s, run %d: rolling it back to record %d: %w", d.ts.Thread, d.info.Number, d.origin, rerr)
+		}
 	}
 	return res, err
 }

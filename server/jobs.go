@@ -52,13 +52,8 @@ func (s *Server) createRun(ctx context.Context, thread string, r *http.Request) 
 	if _, err := inputOf(plan, b.Input); err != nil {
 		return nil, err
 	}
-	for _, l := range []struct {
-		path  string
-		nodes nodeList
-	}{{"$.interrupt_before", b.InterruptBefore}, {"$.interrupt_after", b.InterruptAfter}} {
-		if len(l.nodes) > 0 {
-			return nil, invalid(l.path, "not supported by weft yet: a HUMAN node is where a weft run waits for people")
-		}
+	if err := checkBreakpoints(plan, &b); err != nil {
+		return nil, err
 	}
 	made := false
 	var thr *store.Thread // as read or made here, for labelThread
@@ -185,7 +180,10 @@ func (s *Server) labelThread(ctx context.Context, thread string, thr *store.Thre
 
 // cancelJob cancels a job: one pending is ended without running, one
 // running here is stopped with cause (its thread's run ends cancelled),
-// one ended is left as it is. With remove, the job is deleted too. A job
+// one ended is left as it is. With remove, the job is deleted too. A
+// cause that wraps engine.ErrRunRolledBack also undoes what the run did:
+// the engine restores the thread to its state before the run's drive
+// began, before the run's end is recorded here. A job
 // running in another process is a conflict: this one cannot stop it.
 func (s *Server) cancelJob(ctx context.Context, j *store.Job, cause error, remove bool) error {
 	_, err := s.jobs.SetJob(ctx, j.ID, []store.JobStatus{store.JobPending}, store.JobInterrupted, "", cause.Error())
@@ -314,6 +312,7 @@ func (s *Server) drive(ctx context.Context, job *store.Job, st *runStream) (stor
 	// of its state.
 	hasResume := b.Command != nil && len(b.Command.Resume) > 0 && string(b.Command.Resume) != "null"
 	status := engine.Completed
+	paused := false // stopped at a breakpoint (interrupt_before/after)
 	vals := &Values{}
 	var from *engine.ThreadState // the state a resume goes on from
 	switch thr.Status {
@@ -324,7 +323,7 @@ func (s *Server) drive(ctx context.Context, job *store.Job, st *runStream) (stor
 			return fail(err)
 		}
 		if ts != nil && ts.State != nil {
-			status = ts.Status()
+			status, paused = ts.Status(), len(ts.Paused) > 0
 		}
 		if status == engine.Running || status == engine.Waiting && hasResume {
 			if vals, err = ValuesOf(ts); err != nil {
@@ -354,12 +353,14 @@ func (s *Server) drive(ctx context.Context, job *store.Job, st *runStream) (stor
 	if err != nil {
 		return fail(err)
 	}
+	bp := b.breakpoints()
 	switch {
-	case status == engine.Running:
-		// A run this job began before its process stopped: on from its
-		// last recorded step.
+	case status == engine.Running && (!paused || input == nil && !hasResume):
+		// A run this job began before its process stopped, or one a
+		// breakpoint stopped that this job continues (input null): on
+		// from its last recorded step.
 		rec.start()
-		res, err = s.opts.Service.Resume(ctx, service.ResumeRequest{Thread: job.ThreadID, Observer: rec})
+		res, err = s.opts.Service.Resume(ctx, service.ResumeRequest{Thread: job.ThreadID, Observer: rec, Breakpoints: bp})
 	case hasResume:
 		pend, perr := s.opts.Store.Pending(ctx, job.ThreadID)
 		if perr != nil {
@@ -370,14 +371,14 @@ func (s *Server) drive(ctx context.Context, job *store.Job, st *runStream) (stor
 			return fail(aerr)
 		}
 		rec.start()
-		res, err = s.opts.Service.Resume(ctx, service.ResumeRequest{Thread: job.ThreadID, Answers: answers, Observer: rec})
+		res, err = s.opts.Service.Resume(ctx, service.ResumeRequest{Thread: job.ThreadID, Answers: answers, Observer: rec, Breakpoints: bp})
 	case status == engine.Waiting && input == nil:
 		return fail(&Error{Status: http.StatusConflict, Detail: "the thread waits for an answer: resume it with command.resume"})
 	default:
 		if input == nil {
 			input = map[string]flow.Value{}
 		}
-		res, err = s.opts.Service.Start(ctx, service.StartRequest{Workflow: a.Workflow, Thread: job.ThreadID, Components: a.Components, ContextTokens: a.ContextTokens, Input: input, Observer: rec})
+		res, err = s.opts.Service.Start(ctx, service.StartRequest{Workflow: a.Workflow, Thread: job.ThreadID, Components: a.Components, ContextTokens: a.ContextTokens, Input: input, Observer: rec, Breakpoints: bp})
 	}
 	rec.end()
 	if res == nil {
@@ -389,8 +390,20 @@ func (s *Server) drive(ctx context.Context, job *store.Job, st *runStream) (stor
 		}
 		return fail(err)
 	}
-	switch res.Status {
-	case engine.Waiting:
+	switch {
+	case res.Status == engine.Running && len(res.Paused) > 0:
+		// Stopped at a breakpoint: as LangGraph, an interrupt without
+		// questions.
+		reply := map[string]any{"__interrupt__": []interruptJSON{}}
+		if rec.modes["updates"] {
+			rec.emit("updates", "", reply)
+		}
+		if rec.modes["values"] {
+			rec.emit("values", "", reply)
+		}
+		final, _ := json.Marshal(reply)
+		return store.JobSuccess, final, ""
+	case res.Status == engine.Waiting:
 		ints := make([]interruptJSON, 0, len(res.Waiting))
 		for _, q := range res.Waiting {
 			ints = append(ints, interruptOf(plan, q.ID, q.Node, q.Question))
@@ -404,10 +417,10 @@ func (s *Server) drive(ctx context.Context, job *store.Job, st *runStream) (stor
 		}
 		final, _ := json.Marshal(reply)
 		return store.JobSuccess, final, ""
-	case engine.Completed:
+	case res.Status == engine.Completed:
 		final, _ := json.Marshal(rec.values)
 		return store.JobSuccess, final, ""
-	case engine.Cancelled:
+	case res.Status == engine.Cancelled:
 		// As LangGraph: the wait of a cancelled run answers the values
 		// it had reached.
 		cause := context.Cause(ctx)
@@ -639,6 +652,10 @@ func (s *Server) finalOf(w http.ResponseWriter, r *http.Request, j *store.Job) e
 	if err != nil {
 		return err
 	}
+	if ts != nil && ts.Status() == engine.Running && len(ts.Paused) > 0 {
+		writeJSON(w, http.StatusOK, map[string]any{"__interrupt__": []interruptJSON{}})
+		return nil
+	}
 	if ts != nil && ts.Status() == engine.Waiting {
 		qs, err := s.interrupts(ctx, thr)
 		if err != nil {
@@ -697,7 +714,11 @@ func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request) error {
 	default:
 		return invalid("action", "must be interrupt or rollback, not %q", action)
 	}
-	if err := s.cancelJob(ctx, j, errCancelledByClient, action == "rollback"); err != nil {
+	cause := errCancelledByClient
+	if action == "rollback" {
+		cause = errRolledBackByClient
+	}
+	if err := s.cancelJob(ctx, j, cause, action == "rollback"); err != nil {
 		return err
 	}
 	if !r.URL.Query().Has("wait") {

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -205,5 +206,144 @@ func TestRunSurvivesRestart(t *testing.T) {
 	code, body := f2.do("GET", "/threads/r/runs/"+aid+"/join", "")
 	if code != 200 || body != `{"input_text":"a","nap":{"out":"slept a"}}` {
 		t.Fatalf("join after restart: %d %s", code, body)
+	}
+}
+
+// TestRollback: a run rolled back (cancel action=rollback, or a newer
+// run's multitask_strategy rollback) is deleted, and its thread is as it
+// was before the run began: its state, its history's newest checkpoint,
+// its status; the next run goes on from there.
+func TestRollback(t *testing.T) {
+	n := newNapper()
+	f := sleepyFixture(t, memory.New(), n)
+	f.json("POST", "/threads", `{"thread_id":"r"}`, 200, nil)
+	go func() { n.waitStarted(t, "a"); n.gate <- struct{}{} }()
+	if code, body := f.do("POST", "/threads/r/runs/wait", `{"assistant_id":"Sleepy","input":{"input_text":"a"}}`); code != 200 || body != `{"input_text":"a","nap":{"out":"slept a"}}` {
+		t.Fatalf("run a: %d %s", code, body)
+	}
+	const afterA = `{"input_text":"a","nap":{"out":"slept a"}}`
+	checkState := func(what string) {
+		t.Helper()
+		var st struct {
+			Values json.RawMessage `json:"values"`
+			Next   []string        `json:"next"`
+		}
+		f.json("GET", "/threads/r/state", "", 200, &st)
+		if string(st.Values) != afterA || len(st.Next) != 0 {
+			t.Fatalf("%s: state %s next %v; want %s", what, st.Values, st.Next, afterA)
+		}
+		var hist []struct {
+			Values json.RawMessage `json:"values"`
+		}
+		f.json("POST", "/threads/r/history", `{}`, 200, &hist)
+		if len(hist) == 0 || string(hist[0].Values) != afterA {
+			t.Fatalf("%s: history %v", what, hist)
+		}
+		for _, h := range hist {
+			if strings.Contains(string(h.Values), `"b"`) || strings.Contains(string(h.Values), `"c"`) {
+				t.Fatalf("%s: history still shows a rolled-back run: %s", what, h.Values)
+			}
+		}
+		var th map[string]any
+		f.json("GET", "/threads/r", "", 200, &th)
+		if th["status"] != "idle" {
+			t.Fatalf("%s: thread %v", what, th["status"])
+		}
+	}
+	var b map[string]any
+	f.json("POST", "/threads/r/runs", `{"assistant_id":"Sleepy","input":{"input_text":"b"}}`, 200, &b)
+	bid := b["run_id"].(string)
+	n.waitStarted(t, "b")
+	var during struct {
+		Checkpoint struct {
+			ID string `json:"checkpoint_id"`
+		} `json:"checkpoint"`
+	}
+	f.json("GET", "/threads/r/state", "", 200, &during)
+	if code, body := f.do("POST", "/threads/r/runs/"+bid+"/cancel?wait=1&action=rollback", ""); code != 204 {
+		t.Fatalf("cancel b with rollback: %d %s", code, body)
+	}
+	if code, _ := f.do("GET", "/threads/r/runs/"+bid, ""); code != 404 {
+		t.Fatalf("b after its rollback: %d; want 404", code)
+	}
+	checkState("after b's rollback")
+	if code, body := f.do("GET", "/threads/r/state/"+during.Checkpoint.ID, ""); code != 404 {
+		t.Fatalf("state at b's checkpoint %s after its rollback: %d %s; want 404", during.Checkpoint.ID, code, body)
+	}
+
+	// c is rolled back by d: d starts from a's end.
+	f.json("POST", "/threads/r/runs", `{"assistant_id":"Sleepy","input":{"input_text":"c"}}`, 200, nil)
+	n.waitStarted(t, "c")
+	done := make(chan string)
+	go func() {
+		_, body := f.do("POST", "/threads/r/runs/wait", `{"assistant_id":"Sleepy","input":{"input_text":"d"},"multitask_strategy":"rollback"}`)
+		done <- body
+	}()
+	n.waitStarted(t, "d")
+	var runs []map[string]any
+	f.json("GET", "/threads/r/runs", "", 200, &runs)
+	if len(runs) != 2 {
+		t.Fatalf("runs while d runs: %v; want a and d", runs)
+	}
+	n.gate <- struct{}{}
+	if body := <-done; body != `{"input_text":"d","nap":{"out":"slept d"}}` {
+		t.Fatalf("d's wait = %s", body)
+	}
+	var hist []struct {
+		Values json.RawMessage `json:"values"`
+	}
+	f.json("POST", "/threads/r/history", `{}`, 200, &hist)
+	for _, h := range hist {
+		if strings.Contains(string(h.Values), `"c"`) {
+			t.Fatalf("history after d still shows c: %s", h.Values)
+		}
+	}
+}
+
+// TestRollbackFirstRun: the first run of a thread rolled back leaves it
+// as it was made: no values, no history; its next run starts afresh.
+func TestRollbackFirstRun(t *testing.T) {
+	n := newNapper()
+	f := sleepyFixture(t, memory.New(), n)
+	f.json("POST", "/threads", `{"thread_id":"r0"}`, 200, nil)
+	var x map[string]any
+	f.json("POST", "/threads/r0/runs", `{"assistant_id":"Sleepy","input":{"input_text":"x"}}`, 200, &x)
+	n.waitStarted(t, "x")
+	if code, body := f.do("POST", "/threads/r0/runs/"+x["run_id"].(string)+"/cancel?wait=1&action=rollback", ""); code != 204 {
+		t.Fatalf("cancel x with rollback: %d %s", code, body)
+	}
+	var st struct {
+		Values     json.RawMessage `json:"values"`
+		Checkpoint any             `json:"checkpoint"`
+	}
+	f.json("GET", "/threads/r0/state", "", 200, &st)
+	if string(st.Values) != `{}` || st.Checkpoint != nil {
+		t.Fatalf("state after the first run's rollback: %s, checkpoint %v", st.Values, st.Checkpoint)
+	}
+	var hist []any
+	f.json("POST", "/threads/r0/history", `{}`, 200, &hist)
+	if len(hist) != 0 {
+		t.Fatalf("history after the first run's rollback: %v", hist)
+	}
+	var th map[string]any
+	f.json("GET", "/threads/r0", "", 200, &th)
+	if th["status"] != "idle" {
+		t.Fatalf("thread after the first run's rollback: %v", th["status"])
+	}
+	go func() { n.waitStarted(t, "y"); n.gate <- struct{}{} }()
+	if code, body := f.do("POST", "/threads/r0/runs/wait", `{"assistant_id":"Sleepy","input":{"input_text":"y"}}`); code != 200 || body != `{"input_text":"y","nap":{"out":"slept y"}}` {
+		t.Fatalf("run after the rollback: %d %s", code, body)
+	}
+	var hist2 []struct {
+		Values map[string]any `json:"values"`
+	}
+	f.json("POST", "/threads/r0/history", `{}`, 200, &hist2)
+	for _, h := range hist2 {
+		if h.Values["input_text"] == "x" {
+			t.Fatalf("history shows the rolled-back run: %v", hist2)
+		}
+	}
+	if len(hist2) == 0 || hist2[0].Values["input_text"] != "y" {
+		t.Fatalf("history after y: %v", hist2)
 	}
 }

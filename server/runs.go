@@ -22,16 +22,19 @@ const (
 	strategyReject    = "reject"    // refuse the new run (409)
 	strategyEnqueue   = "enqueue"   // run after them (the default)
 	strategyInterrupt = "interrupt" // cancel them, keep what they did
-	strategyRollback  = "rollback"  // cancel and delete them
+	strategyRollback  = "rollback"  // cancel and delete them, undoing what they did
 )
 
 // The causes a job's run is cancelled with. Each wraps
 // engine.ErrRunCancelled, so that the thread records its run as
-// cancelled (a new run may start there) rather than stopped mid-way.
+// cancelled (a new run may start there) rather than stopped mid-way; a
+// rollback's wraps engine.ErrRunRolledBack, so that the thread goes back
+// to the state it had before the job's run began.
 var (
 	errCancelledByClient   = fmt.Errorf("cancelled by the client: %w", engine.ErrRunCancelled)
 	errInterruptedByNewRun = fmt.Errorf("interrupted by a newer run on the thread (multitask_strategy interrupt): %w", engine.ErrRunCancelled)
-	errRolledBackByNewRun  = fmt.Errorf("rolled back by a newer run on the thread (multitask_strategy rollback): %w", engine.ErrRunCancelled)
+	errRolledBackByNewRun  = fmt.Errorf("rolled back by a newer run on the thread (multitask_strategy rollback): %w", engine.ErrRunRolledBack)
+	errRolledBackByClient  = fmt.Errorf("rolled back by the client: %w", engine.ErrRunRolledBack)
 	errClientGone          = fmt.Errorf("the client disconnected (on_disconnect cancel): %w", engine.ErrRunCancelled)
 )
 
@@ -160,6 +163,34 @@ func runOf(j *store.Job) runJSON {
 		}
 	}
 	return out
+}
+
+// breakpoints are the run's interrupt_before and interrupt_after, or nil.
+func (b *runBody) breakpoints() *engine.Breakpoints {
+	if len(b.InterruptBefore) == 0 && len(b.InterruptAfter) == 0 {
+		return nil
+	}
+	return &engine.Breakpoints{Before: b.InterruptBefore, After: b.InterruptAfter}
+}
+
+// checkBreakpoints checks that interrupt_before and interrupt_after name
+// nodes of the plan ("*" names them all): a 422 names the item at fault.
+func checkBreakpoints(plan *flow.Plan, b *runBody) error {
+	var names []string
+	for _, n := range plan.Nodes {
+		names = append(names, n.Name)
+	}
+	for _, l := range []struct {
+		path  string
+		nodes nodeList
+	}{{"$.interrupt_before", b.InterruptBefore}, {"$.interrupt_after", b.InterruptAfter}} {
+		for i, n := range l.nodes {
+			if n != "*" && !slices.Contains(names, n) {
+				return invalid(fmt.Sprintf("%s[%d]", l.path, i), "%s has no node %q (it has %s)%s", plan.Workflow.Name, n, strings.Join(names, ", "), flow.Suggest(n, names))
+			}
+		}
+	}
+	return nil
 }
 
 // modes are the stream modes the run streams.

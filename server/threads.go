@@ -179,6 +179,10 @@ func (s *Server) threadStatus(ctx context.Context, thr *store.Thread, ts *engine
 	switch ts.Status() {
 	case engine.Waiting:
 		return threadInterrupted, nil
+	case engine.Running:
+		if len(ts.Paused) > 0 {
+			return threadInterrupted, nil // stopped at a breakpoint
+		}
 	case engine.Failed:
 		return threadError, nil
 	}

@@ -430,6 +430,9 @@ type StartRequest struct {
 	Update map[string]flow.Value
 	// Meta labels a new thread.
 	Meta map[string]string
+	// Breakpoints, when set, stop the run once before or after nodes
+	// (engine.Breakpoints); Resume without answers continues it.
+	Breakpoints *engine.Breakpoints
 	// Observer, when set, sees the run's events as they happen, besides
 	// the Service's subscribers.
 	Observer engine.Observer
@@ -469,7 +472,7 @@ func (s *Service) Start(ctx context.Context, req StartRequest) (*Result, error) 
 	}
 	params, init := SplitInput(wf.Plan, req.Input)
 	return s.drive(ctx, id, req.Observer, func(ctx context.Context, obs engine.Observer) (*engine.Result, error) {
-		return rt.threads.Run(ctx, wf.Plan, id, params, obs, &engine.RunOptions{Meta: req.Meta, Init: init, Update: req.Update})
+		return rt.threads.Run(ctx, wf.Plan, id, params, obs, &engine.RunOptions{Meta: req.Meta, Init: init, Update: req.Update, Breakpoints: req.Breakpoints})
 	})
 }
 
@@ -673,8 +676,12 @@ type ResumeRequest struct {
 	// them for later resumes.
 	Components []component.Spec
 	// Answers answer the questions of a waiting run; none continues a
-	// run whose process stopped before it ended.
+	// run whose process stopped before it ended, or that a breakpoint
+	// stopped.
 	Answers []Answer
+	// Breakpoints, when set, stop the resumed run once before or after
+	// nodes (engine.Breakpoints).
+	Breakpoints *engine.Breakpoints
 	// Observer, when set, sees the run's events as they happen.
 	Observer engine.Observer
 }
@@ -736,7 +743,7 @@ func (s *Service) Resume(ctx context.Context, req ResumeRequest) (*Result, error
 		}
 	}
 	return s.drive(ctx, thr.ID, req.Observer, func(ctx context.Context, obs engine.Observer) (*engine.Result, error) {
-		return rt.threads.Resume(ctx, wf.Plan, thr.ID, answers, obs)
+		return rt.threads.ResumeWith(ctx, wf.Plan, thr.ID, answers, obs, &engine.ResumeOptions{Breakpoints: req.Breakpoints})
 	})
 }
 

@@ -78,6 +78,9 @@ type HistoryEntry struct {
 	// Forked is, on the snapshot a forked thread starts with, where it
 	// was forked from.
 	Forked *engine.ForkOrigin `json:"forked_from,omitempty"`
+	// RestoredTo is, on a snapshot that restored an earlier state
+	// (a rollback), the record whose state it restored.
+	RestoredTo *int64 `json:"restored_to,omitempty"`
 }
 
 // NewHistoryEntry converts an engine history entry: lists empty, never
@@ -90,6 +93,10 @@ func NewHistoryEntry(h engine.HistoryEntry) HistoryEntry {
 	}
 	if out.Next == nil {
 		out.Next = []string{}
+	}
+	if h.Restored {
+		to := h.To
+		out.RestoredTo = &to
 	}
 	for _, c := range h.Changes {
 		out.Changes = append(out.Changes, Change{Name: c.Name, Value: c.Value, Append: c.Append})

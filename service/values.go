@@ -107,6 +107,10 @@ type Result struct {
 	Steps int      `json:"steps"`
 	// Waiting are the questions a waiting run asks.
 	Waiting []Question `json:"waiting"`
+	// Paused names the nodes a breakpoint stopped the run before
+	// (StartRequest.Breakpoints); its Status is then "running", and a
+	// Resume without answers continues it.
+	Paused []string `json:"paused,omitempty"`
 	// Error is why a failed run failed, as text; null otherwise.
 	Error *string `json:"error"`
 	// Fallbacks are the notices of kind fallback; Notices all of them.
@@ -140,6 +144,7 @@ func NewResult(res *engine.Result) *Result {
 		Path:      res.Path,
 		Steps:     res.Steps,
 		Waiting:   []Question{},
+		Paused:    res.Paused,
 		Fallbacks: []Notice{},
 		Notices:   []Notice{},
 		Err:       res.Err,

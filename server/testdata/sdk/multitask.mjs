@@ -94,6 +94,9 @@ await main("multitask", async () => {
   eq(await started(), "e", "e naps");
   await c.runs.cancel(th.thread_id, rb.run_id, true, "rollback");
   await fails(c.runs.get(th.thread_id, rb.run_id), 404, "get of a rolled back run");
+  eq((await c.threads.getState(th.thread_id)).values, sleepy("d"), "the state after the rollback: as before e began");
+  eq((await c.threads.getHistory(th.thread_id, { limit: 1 }))[0].values, sleepy("d"), "the history starts at that state");
+  eq((await c.threads.get(th.thread_id)).status, "idle", "the thread after the rollback");
 
   step("interrupt: a new run stops the one running");
   const f = await c.runs.create(th.thread_id, "Sleepy", { input: { input_text: "f" } });
@@ -110,6 +113,10 @@ await main("multitask", async () => {
   const i = c.runs.wait(th.thread_id, "Sleepy", { input: { input_text: "i" }, multitaskStrategy: "rollback" });
   eq(await started(), "i", "i naps after rolling h back");
   await fails(c.runs.get(th.thread_id, h.run_id), 404, "h, rolled back");
+  eq((await c.threads.getState(th.thread_id)).values, { input_text: "i" }, "i starts from g's end, not h's");
   await release();
   eq(await i, sleepy("i"), "i's wait");
+  const seen = (await c.threads.getHistory(th.thread_id)).map((s) => s.values.input_text);
+  ok(!seen.includes("h") && !seen.includes("e"), "the history shows no rolled-back run", seen);
+  eq((await c.runs.list(th.thread_id)).map((r) => r.kwargs.input.input_text).sort(), ["c", "d", "f", "g", "i", "p"], "the runs left");
 });

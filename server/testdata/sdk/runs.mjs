@@ -131,4 +131,18 @@ await main("runs", async () => {
   eq(ns.map((segs) => segs.map((seg) => seg.split(":")[0]).join("/")), ["", "inner", "inner/deeper", "inner", "", ""], "the namespaces' nodes");
   eq(evs.slice(1).map((e) => Object.keys(e.data)[0]), ["prep", "think", "leaf", "deeper", "inner", "fin"], "the updates' nodes");
   eq(new Set(ns.flat().filter((seg) => seg.startsWith("inner:"))).size, 1, "one task id for the inner execution");
+
+  step("interrupt_before / interrupt_after: a run stops at the node, and input null continues it");
+  const bt = await c.threads.create();
+  const stopEvs = await events(c.runs.stream(bt.thread_id, "Approval", { input: { input_text: "doc B" }, interruptBefore: ["draft"], streamMode: ["values", "updates"] }));
+  eq(stopEvs.map((e) => [e.event, e.data]).slice(1), [["values", { input_text: "doc B", rounds: 0 }], ["updates", { __interrupt__: [] }], ["values", { __interrupt__: [] }]], "the stream of a run stopped before draft");
+  let bs = await c.threads.getState(bt.thread_id);
+  eq([bs.next, bs.tasks.map((t) => [t.name, t.interrupts])], [["draft"], [["draft", []]]], "state stopped before draft: next and tasks");
+  eq((await c.threads.get(bt.thread_id)).status, "interrupted", "the thread stopped before draft");
+  eq(await c.runs.wait(bt.thread_id, "Approval", { input: null, interruptAfter: ["draft"] }), { __interrupt__: [] }, "continued with interrupt_after draft");
+  bs = await c.threads.getState(bt.thread_id);
+  eq([bs.values, bs.next], [{ input_text: "doc B", rounds: 0, draft: { body: "doc B" } }, ["review"]], "state stopped after draft");
+  const asks = await c.runs.wait(bt.thread_id, "Approval", { input: null });
+  eq(asks.__interrupt__?.[0]?.value?.question, "Approve this draft?", "continued: review asks");
+  await fails(c.runs.wait(bt.thread_id, "Approval", { input: { input_text: "x" }, interruptBefore: ["draft", "reveiw"] }), 422, "an unknown node in interrupt_before", "$.interrupt_before[1]");
 });
