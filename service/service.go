@@ -114,6 +114,7 @@ type Service struct {
 	runtimes map[string]*runtime // by spec, without the workflow
 	clock    uint64
 	active   map[string]*activeRun
+	states   engine.StateCache // the thread states decoded, shared by every Threads of the Service
 }
 
 // activeRun is a run this process drives.
@@ -176,6 +177,12 @@ func New(opts Options) (*Service, error) {
 		active:   map[string]*activeRun{},
 	}, nil
 }
+
+// StateCache is the cache of thread states the Service's runs load
+// through (see engine.StateCache): a caller that reads the same threads
+// with its own engine.Threads on the Service's store shares it by setting
+// its Cache to this.
+func (s *Service) StateCache() *engine.StateCache { return &s.states }
 
 // Close closes the components the Service built. Runs in progress fail.
 func (s *Service) Close() error {
@@ -406,7 +413,7 @@ func (s *Service) assemble(ctx context.Context, set *component.Set, spec *Spec) 
 		}
 	}
 	runner := &engine.Runner{Registry: reg, Bind: bind}
-	th := &engine.Threads{Runner: runner, Store: s.opts.Store, LeaseTTL: s.opts.LeaseTTL, ClaimWait: s.opts.ClaimWait, Owner: s.owner, Durability: s.opts.Durability}
+	th := &engine.Threads{Runner: runner, Store: s.opts.Store, LeaseTTL: s.opts.LeaseTTL, ClaimWait: s.opts.ClaimWait, Owner: s.owner, Durability: s.opts.Durability, Cache: &s.states}
 	return &runtime{set: set, runner: runner, threads: th, reg: reg, binder: binder}, nil
 }
 
@@ -791,7 +798,7 @@ func (s *Service) Thread(ctx context.Context, id string) (*ThreadView, error) {
 	if err != nil {
 		return nil, err
 	}
-	th := &engine.Threads{Store: s.opts.Store}
+	th := &engine.Threads{Store: s.opts.Store, Cache: &s.states}
 	ts, err := th.Load(ctx, id)
 	if err != nil {
 		return nil, err
