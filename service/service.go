@@ -74,8 +74,11 @@ type Options struct {
 	// Durability is when step records reach the store.
 	Durability engine.Durability
 	// EventsKept is how many recent events of each thread are kept for
-	// subscribers that reconnect (0: 4096); ThreadsKept how many threads'
-	// events (0: 1024; idle threads seen longest ago go first).
+	// subscribers that reconnect (0: 4096; negative: none, for a process
+	// whose runs nobody subscribes to: Subscribe then yields only the
+	// events to come, and with a cursor a *CursorExpiredError first);
+	// ThreadsKept how many threads' events (0: 1024; idle threads seen
+	// longest ago go first).
 	EventsKept, ThreadsKept int
 	// WrapAction, when set, wraps every action a run carries out
 	// (registered, bound in the source, of a component): an interceptor
@@ -147,7 +150,10 @@ func New(opts Options) (*Service, error) {
 		opts.LeaseTTL = 0
 	}
 	keep, threads, buffer := opts.EventsKept, opts.ThreadsKept, opts.SubscriberBuffer
-	if keep <= 0 {
+	switch {
+	case keep < 0:
+		keep = 0 // none
+	case keep == 0:
 		keep = 4096
 	}
 	if threads <= 0 {
