@@ -195,6 +195,11 @@ func TestStateCacheConcurrentReadsWhileARunWrites(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+		// A fast store may finish the runs before a reader is
+		// scheduled: the readers go on until one has read.
+		for deadline := time.Now().Add(10 * time.Second); reads.Load() == 0 && time.Now().Before(deadline); {
+			time.Sleep(time.Millisecond)
+		}
 		close(done)
 		wg.Wait()
 		close(errs)
