@@ -75,6 +75,10 @@ type Threads struct {
 	// was killed waits for the killed one's lease to run out. 0 means
 	// no retry.
 	ClaimWait time.Duration
+	// Cache, when set, keeps the states Load, Run and Resume decode, to
+	// be decoded again only when the thread's log changed (see
+	// StateCache); several Threads on one store may share one.
+	Cache *StateCache
 
 	ownerOnce sync.Once
 	owner     string
@@ -378,6 +382,9 @@ const minSince = 16
 // store.ErrNotFound; a record that does not decode is a
 // *store.CorruptError naming the thread, the record and the field.
 func (th *Threads) Load(ctx context.Context, threadID string) (*ThreadState, error) {
+	if ts, ok, err := th.cached(ctx, threadID); ok {
+		return ts, err
+	}
 	snap, err := th.Store.LastSnapshot(ctx, threadID)
 	if errors.Is(err, store.ErrNotFound) {
 		if err := th.noSnapshot(ctx, threadID); err != nil {
@@ -563,6 +570,9 @@ func (ts *ThreadState) carry(plan *flow.Plan, fp string) []flow.Value {
 
 // open loads a thread, creating it when it does not exist.
 func (th *Threads) open(ctx context.Context, plan *flow.Plan, threadID string, meta map[string]string, create **store.Thread) (*ThreadState, error) {
+	if ts, ok, err := th.cached(ctx, threadID); ok {
+		return ts, err
+	}
 	snap, err := th.Store.LastSnapshot(ctx, threadID)
 	if errors.Is(err, store.ErrNotFound) {
 		// A new thread, or one whose first record was never written

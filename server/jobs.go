@@ -300,37 +300,29 @@ func (s *Server) drive(ctx context.Context, job *store.Job, st *runStream) (stor
 		return fail(err)
 	}
 	plan := a.Workflow.Plan
-	thr, err := s.opts.Store.Thread(ctx, job.ThreadID)
-	if err != nil {
-		return fail(threadErr(job.ThreadID, err))
-	}
-	// The thread's row says how its last run ended. Its state is loaded
-	// only when its run may go on (waiting, or cut short: the run's row
-	// may not say so yet, the log does); the values a run streams start
-	// from that state. A new run starts from its own starting values
-	// (RunStarted): node outputs of the thread's earlier runs are not part
-	// of its state.
+	// The thread's log says how its last run ended (the state is read
+	// through the Service's cache of states, which the run's own load
+	// then finds). A run that may go on (waiting, or cut short) streams
+	// values that start from that state. A new run starts from its own
+	// starting values (RunStarted): node outputs of the thread's earlier
+	// runs are not part of its state.
 	hasResume := b.Command != nil && len(b.Command.Resume) > 0 && string(b.Command.Resume) != "null"
 	status := engine.Completed
 	paused := false // stopped at a breakpoint (interrupt_before/after)
 	vals := &Values{}
 	var from *engine.ThreadState // the state a resume goes on from
-	switch thr.Status {
-	case store.Completed, store.Failed, store.Cancelled:
-	default:
-		ts, err := s.threadState(ctx, job.ThreadID)
-		if err != nil {
+	ts, err := s.threadState(ctx, job.ThreadID)
+	if err != nil {
+		return fail(err)
+	}
+	if ts != nil && ts.State != nil {
+		status, paused = ts.Status(), len(ts.Paused) > 0
+	}
+	if status == engine.Running || status == engine.Waiting && hasResume {
+		if vals, err = ValuesOf(ts); err != nil {
 			return fail(err)
 		}
-		if ts != nil && ts.State != nil {
-			status, paused = ts.Status(), len(ts.Paused) > 0
-		}
-		if status == engine.Running || status == engine.Waiting && hasResume {
-			if vals, err = ValuesOf(ts); err != nil {
-				return fail(err)
-			}
-			from = ts
-		}
+		from = ts
 	}
 	md := map[string]any{}
 	_ = json.Unmarshal(job.Meta, &md)

@@ -150,7 +150,7 @@ func (s *Server) loadThread(ctx context.Context, id string) (*store.Thread, *eng
 // threadState loads a thread's latest state; nil for a thread without
 // records yet.
 func (s *Server) threadState(ctx context.Context, id string) (*engine.ThreadState, error) {
-	th := &engine.Threads{Store: s.opts.Store}
+	th := &engine.Threads{Store: s.opts.Store, Cache: s.opts.Service.StateCache()}
 	ts, err := th.Load(ctx, id)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {

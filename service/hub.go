@@ -45,6 +45,9 @@ type CursorExpiredError struct {
 
 // Error names the gap.
 func (e *CursorExpiredError) Error() string {
+	if e.Oldest == (Cursor{}) {
+		return fmt.Sprintf("service: the events of thread %s after %s are not kept (the Service keeps none: Options.EventsKept < 0)", e.Thread, e.After)
+	}
 	return fmt.Sprintf("service: the events of thread %s after %s and before %s are no longer kept", e.Thread, e.After, e.Oldest)
 }
 
@@ -95,6 +98,13 @@ func newHub[E any](pos func(E) int64, follows func(prev, next int64) bool, keep,
 func (h *hub[E]) publish(thread string, e E) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if h.keep <= 0 {
+		// Nothing kept: only the live subscribers, if any, see e.
+		if t := h.topics[thread]; t != nil {
+			h.send(t, e)
+		}
+		return
+	}
 	t := h.topic(thread)
 	if n := t.ring.len(); n > 0 && !h.follows(h.pos(t.ring.at(n-1)), h.pos(e)) {
 		// A cursor that does not follow the ones kept (another
@@ -103,6 +113,12 @@ func (h *hub[E]) publish(thread string, e E) {
 		t.ring.reset()
 	}
 	t.ring.push(e, h.keep)
+	h.send(t, e)
+}
+
+// send sends e to t's subscribers, dropping those whose buffer is full.
+// h.mu is held.
+func (h *hub[E]) send(t *topic[E], e E) {
 	for s := range t.subs {
 		select {
 		case s.ch <- e:
@@ -160,6 +176,9 @@ func (h *hub[E]) subscribe(ctx context.Context, thread string, after int64) iter
 		t := h.topic(thread)
 		var backlog []E
 		var gap error
+		if after >= 0 && h.keep <= 0 {
+			gap = &CursorExpiredError{Thread: thread, After: unpack(after)}
+		}
 		if n := t.ring.len(); after >= 0 && n > 0 {
 			first := h.pos(t.ring.at(0))
 			if first > after && !h.follows(after, first) {

@@ -266,3 +266,54 @@ func TestHubRingGrowsWithUse(t *testing.T) {
 		}
 	}
 }
+
+// TestHubKeepsNoneWhenAskedTo: a hub that keeps no events (EventsKept < 0)
+// holds nothing for the threads it publishes, still sends live
+// subscribers every event, and tells a subscriber with a cursor that the
+// events after it are not kept.
+func TestHubKeepsNoneWhenAskedTo(t *testing.T) {
+	h := newTestHub(0, 10, 10)
+	for i := range 100 {
+		publishN(h, fmt.Sprint("t", i), 1, 5)
+	}
+	h.mu.Lock()
+	n := len(h.topics)
+	h.mu.Unlock()
+	if n != 0 {
+		t.Fatalf("a hub keeping no events holds %d topics", n)
+	}
+	next, stop := pull(h, context.Background(), "a", -1)
+	defer stop()
+	type res struct {
+		e   ev
+		err error
+	}
+	got := make(chan res, 1)
+	go func() {
+		e, err, _ := next()
+		got <- res{e, err}
+	}()
+	for {
+		h.mu.Lock()
+		subs := 0
+		if tp := h.topics["a"]; tp != nil {
+			subs = len(tp.subs)
+		}
+		h.mu.Unlock()
+		if subs > 0 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	publishN(h, "a", 1, 1)
+	if r := <-got; r.err != nil || r.e.text != "a-1" {
+		t.Fatalf("live subscriber got %v, %v; want a-1", r.e, r.err)
+	}
+	next2, stop2 := pull(h, context.Background(), "b", 3)
+	defer stop2()
+	_, err, _ := next2()
+	var ce *CursorExpiredError
+	if !errors.As(err, &ce) || !errors.Is(err, ErrCursorExpired) || ce.Thread != "b" || ce.After != unpack(3) {
+		t.Fatalf("a cursor on a hub keeping nothing: %v; want a *CursorExpiredError", err)
+	}
+}

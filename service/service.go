@@ -74,8 +74,11 @@ type Options struct {
 	// Durability is when step records reach the store.
 	Durability engine.Durability
 	// EventsKept is how many recent events of each thread are kept for
-	// subscribers that reconnect (0: 4096); ThreadsKept how many threads'
-	// events (0: 1024; idle threads seen longest ago go first).
+	// subscribers that reconnect (0: 4096; negative: none, for a process
+	// whose runs nobody subscribes to: Subscribe then yields only the
+	// events to come, and with a cursor a *CursorExpiredError first);
+	// ThreadsKept how many threads' events (0: 1024; idle threads seen
+	// longest ago go first).
 	EventsKept, ThreadsKept int
 	// WrapAction, when set, wraps every action a run carries out
 	// (registered, bound in the source, of a component): an interceptor
@@ -114,6 +117,7 @@ type Service struct {
 	runtimes map[string]*runtime // by spec, without the workflow
 	clock    uint64
 	active   map[string]*activeRun
+	states   engine.StateCache // the thread states decoded, shared by every Threads of the Service
 }
 
 // activeRun is a run this process drives.
@@ -146,7 +150,10 @@ func New(opts Options) (*Service, error) {
 		opts.LeaseTTL = 0
 	}
 	keep, threads, buffer := opts.EventsKept, opts.ThreadsKept, opts.SubscriberBuffer
-	if keep <= 0 {
+	switch {
+	case keep < 0:
+		keep = 0 // none
+	case keep == 0:
 		keep = 4096
 	}
 	if threads <= 0 {
@@ -176,6 +183,12 @@ func New(opts Options) (*Service, error) {
 		active:   map[string]*activeRun{},
 	}, nil
 }
+
+// StateCache is the cache of thread states the Service's runs load
+// through (see engine.StateCache): a caller that reads the same threads
+// with its own engine.Threads on the Service's store shares it by setting
+// its Cache to this.
+func (s *Service) StateCache() *engine.StateCache { return &s.states }
 
 // Close closes the components the Service built. Runs in progress fail.
 func (s *Service) Close() error {
@@ -406,7 +419,7 @@ func (s *Service) assemble(ctx context.Context, set *component.Set, spec *Spec) 
 		}
 	}
 	runner := &engine.Runner{Registry: reg, Bind: bind}
-	th := &engine.Threads{Runner: runner, Store: s.opts.Store, LeaseTTL: s.opts.LeaseTTL, ClaimWait: s.opts.ClaimWait, Owner: s.owner, Durability: s.opts.Durability}
+	th := &engine.Threads{Runner: runner, Store: s.opts.Store, LeaseTTL: s.opts.LeaseTTL, ClaimWait: s.opts.ClaimWait, Owner: s.owner, Durability: s.opts.Durability, Cache: &s.states}
 	return &runtime{set: set, runner: runner, threads: th, reg: reg, binder: binder}, nil
 }
 
@@ -798,7 +811,7 @@ func (s *Service) Thread(ctx context.Context, id string) (*ThreadView, error) {
 	if err != nil {
 		return nil, err
 	}
-	th := &engine.Threads{Store: s.opts.Store}
+	th := &engine.Threads{Store: s.opts.Store, Cache: &s.states}
 	ts, err := th.Load(ctx, id)
 	if err != nil {
 		return nil, err

@@ -46,6 +46,17 @@ type BatchWriter interface {
 	WriteBatch(ctx context.Context, b *Batch) error
 }
 
+// HeadReader is a Store that reads the last record of a thread's log
+// without its data, in one cheap indexed read: engine.StateCache checks a
+// thread state it keeps against it, so that a state is decoded from the
+// log only when the log has changed since.
+type HeadReader interface {
+	// Head returns the seq and Time of the thread's last record; seq 0
+	// for a thread with no record yet. A thread that does not exist is
+	// ErrNotFound.
+	Head(ctx context.Context, threadID string) (seq int64, at time.Time, err error)
+}
+
 // Store keeps threads, runs, records and pending questions. Implementations
 // are safe for concurrent use.
 type Store interface {

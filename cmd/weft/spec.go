@@ -276,6 +276,10 @@ func newService(e env, o *runOptions, st store.Store, specs *cliSpecs, actions *
 	red := runRedactor(e, o)
 	opts := service.Options{
 		Store: st, Components: reg, Env: cenv, LeaseTTL: ttl, ClaimWait: ttl + ttl/2,
+		// No command subscribes to a thread's events (weft serve
+		// keeps its own run streams): none are kept for reconnecting
+		// subscribers (at 1024 threads, megabytes of a server's heap).
+		EventsKept: -1,
 		WrapAction: func(_ string, a engine.Action) engine.Action { return redactingAction{a, red} },
 	}
 	if actions != nil {

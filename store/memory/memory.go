@@ -483,6 +483,25 @@ func (s *Store) LastSnapshot(ctx context.Context, threadID string) (*store.Recor
 	return nil, fmt.Errorf("memory store: thread %s: no snapshot: %w", threadID, store.ErrNotFound)
 }
 
+// Head returns the seq and time of the thread's last record (see
+// store.HeadReader); 0 for a thread with none.
+func (s *Store) Head(ctx context.Context, threadID string) (int64, time.Time, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if err := s.check(ctx); err != nil {
+		return 0, time.Time{}, err
+	}
+	th, err := s.thread(threadID)
+	if err != nil {
+		return 0, time.Time{}, err
+	}
+	if len(th.records) == 0 {
+		return 0, time.Time{}, nil
+	}
+	r := th.records[len(th.records)-1]
+	return r.Seq, r.Time, nil
+}
+
 // PutPending records or replaces a question, filling in a zero Created.
 func (s *Store) PutPending(ctx context.Context, p *store.Pending) error {
 	if p == nil || p.ID == "" {

@@ -349,6 +349,26 @@ func (s *Store) LastSnapshot(ctx context.Context, threadID string) (*store.Recor
 	return r, nil
 }
 
+// Head returns the seq and time of the thread's last record (see
+// store.HeadReader); 0 for a thread with none.
+func (s *Store) Head(ctx context.Context, threadID string) (int64, time.Time, error) {
+	var seq *int64
+	var at *time.Time
+	err := s.retry(ctx, func() error {
+		return s.pool.QueryRow(ctx, "SELECT r.seq, r.time FROM weft_threads t LEFT JOIN LATERAL "+
+			"(SELECT seq, time FROM weft_records WHERE thread_id = t.id ORDER BY seq DESC LIMIT 1) r ON true WHERE t.id = $1", threadID).Scan(&seq, &at)
+	})
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return 0, time.Time{}, fmt.Errorf("store/postgres: thread %s: %w", threadID, store.ErrNotFound)
+	case err != nil:
+		return 0, time.Time{}, &Error{Op: "head of " + threadID, Err: err}
+	case seq == nil || at == nil:
+		return 0, time.Time{}, nil
+	}
+	return *seq, *at, nil
+}
+
 // Prune removes the runs of a thread that opts selects (see
 // store.PruneOptions; the thread's last run always stays) with their
 // pending questions, and the records before the snapshot that folding the

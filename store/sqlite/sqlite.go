@@ -86,12 +86,12 @@ type writeStmts struct {
 
 // readStmts are prepared on the reader.
 type readStmts struct {
-	thread, threadExists  *sql.Stmt
-	source                *sql.Stmt
-	run, runs             *sql.Stmt
-	records, lastSnapshot *sql.Stmt
-	pending               *sql.Stmt
-	job, jobStatus, item  *sql.Stmt
+	thread, threadExists        *sql.Stmt
+	source                      *sql.Stmt
+	run, runs                   *sql.Stmt
+	records, lastSnapshot, head *sql.Stmt
+	pending                     *sql.Stmt
+	job, jobStatus, item        *sql.Stmt
 }
 
 // dsn builds a modernc.org/sqlite data source name for path: a file: URI
@@ -279,6 +279,8 @@ func (s *Store) statements() (w, r []stmtSQL) {
 		// same statement, so from the same state of the log.
 		{&s.r.records, `SELECT ` + recordCols + `, (SELECT min(seq) FROM records WHERE thread_id = ?1) FROM records WHERE thread_id = ?1 AND seq >= ?2 ORDER BY seq`},
 		{&s.r.lastSnapshot, `SELECT ` + recordCols + ` FROM records WHERE thread_id = ? AND kind = 'snapshot' ORDER BY seq DESC LIMIT 1`},
+		{&s.r.head, `SELECT (SELECT seq FROM records WHERE thread_id = t.id ORDER BY seq DESC LIMIT 1),
+			(SELECT time FROM records WHERE thread_id = t.id ORDER BY seq DESC LIMIT 1) FROM threads t WHERE t.id = ?`},
 		{&s.r.pending, `SELECT id, run_id, node, question, created FROM pending WHERE thread_id = ? ORDER BY created, id`},
 		{&s.r.job, ifSchema(7, `SELECT `+jobCols+` FROM jobs WHERE id = ?`)},
 		{&s.r.jobStatus, ifSchema(7, `SELECT status FROM jobs WHERE id = ?`)},
@@ -1105,6 +1107,23 @@ func (s *Store) LastSnapshot(ctx context.Context, threadID string) (*store.Recor
 		return nil, fmt.Errorf("sqlite store: last snapshot of %s: %w", threadID, err)
 	}
 	return r, nil
+}
+
+// Head returns the seq and time of the thread's last record (see
+// store.HeadReader); 0 for a thread with none.
+func (s *Store) Head(ctx context.Context, threadID string) (int64, time.Time, error) {
+	var seq, t sql.NullInt64
+	err := s.r.head.QueryRowContext(ctx, threadID).Scan(&seq, &t)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, time.Time{}, notFound("thread", threadID)
+	}
+	if err != nil {
+		return 0, time.Time{}, fmt.Errorf("sqlite store: head of %s: %w", threadID, err)
+	}
+	if !seq.Valid {
+		return 0, time.Time{}, nil
+	}
+	return seq.Int64, fromUnix(t.Int64), nil
 }
 
 // PutPending records or replaces a question, filling in a zero Created.

@@ -75,6 +75,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Records", testRecords},
 		{"RecordsNoAlias", testRecordsNoAlias},
 		{"LastSnapshot", testLastSnapshot},
+		{"Head", testHead},
 		{"Pending", testPending},
 		{"Prune", testPrune},
 		{"DeleteThread", testDeleteThread},
@@ -1109,5 +1110,44 @@ func testGap(t *testing.T, s store.Store) {
 	log("whole", 12)
 	if got := seqs(mustRecords(t, s, "whole", 1)); !equalSeqs(got, span(1, 12)) {
 		t.Errorf("Records(whole) = %v, want 1..12", got)
+	}
+}
+
+// testHead checks a store.HeadReader: the seq and time of a thread's last
+// record, the time exactly as Records reads it (engine.StateCache compares
+// them), and 0 for a thread without records, store.ErrNotFound for a missing one.
+func testHead(t *testing.T, s store.Store) {
+	hr, ok := s.(store.HeadReader)
+	if !ok {
+		t.Skip("not a store.HeadReader")
+	}
+	ctx := t.Context()
+	mustThread(t, s, "h1", base())
+	head := func(id string) (int64, time.Time) {
+		t.Helper()
+		seq, at, err := hr.Head(ctx, id)
+		if err != nil {
+			t.Fatalf("Head(%s): %v", id, err)
+		}
+		return seq, at
+	}
+	if seq, _ := head("h1"); seq != 0 {
+		t.Fatalf("Head of a thread without records = %d, want 0", seq)
+	}
+	if seq, _, err := hr.Head(ctx, "nope"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("Head of a missing thread = %d, %v; want store.ErrNotFound", seq, err)
+	}
+	for i := int64(1); i <= 3; i++ {
+		kind := store.Step
+		if i == 1 {
+			kind = store.Snapshot
+		}
+		mustAppend(t, s, rec("h1", "r1", i, int(i), kind))
+		rs := mustRecords(t, s, "h1", 1)
+		last := rs[len(rs)-1]
+		seq, at := head("h1")
+		if seq != i || last.Seq != i || !at.Equal(last.Time) {
+			t.Fatalf("after seq %d: Head = %d at %v, the last record %d at %v", i, seq, at, last.Seq, last.Time)
+		}
 	}
 }

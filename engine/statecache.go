@@ -1,0 +1,189 @@
+package engine
+
+import (
+	"container/list"
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/weftlang/weft/store"
+)
+
+// StateCache keeps the thread states that Threads.Load and the start of
+// Run and Resume decode, so that a thread read again and again (a server
+// loads a thread's state to answer its state, then to start a run that
+// loads it once more) is decoded from its log once. It never trusts what
+// it keeps: every read asks the store for the head of the thread's log
+// (store.HeadReader: the seq and time of its last record, one indexed
+// read) and hands out the kept state only when the head is the record the
+// state was folded up to; when the log grew, only the new records are
+// read and folded. So any record another process, another Threads or an
+// Update writes is seen, whatever wrote it. The states handed out are
+// copies: a caller that changes its state (a run folds its steps into it)
+// changes nothing kept.
+//
+// A StateCache is used through the Cache field of one or more Threads on
+// the same store; it is safe for concurrent use. A store that is not a
+// store.HeadReader reads through it as if there were none. The zero value
+// is ready to use.
+type StateCache struct {
+	// MaxBytes bounds the states kept, by the size of the records each
+	// was decoded from (its last snapshot and the steps after it); the
+	// least recently used go first. A state larger than a quarter of it
+	// is not kept. 0 means 8 MiB.
+	MaxBytes int
+
+	mu    sync.Mutex
+	ll    list.List // of *stateEntry, the most recently used first
+	m     map[string]*list.Element
+	bytes int
+}
+
+// stateEntry is a kept state, folded up to the record of seq ts.Seq
+// written at at. ts is never handed out (copies are).
+type stateEntry struct {
+	ts   *ThreadState
+	at   time.Time
+	size int
+}
+
+const defaultStateCacheBytes = 8 << 20
+
+// Len returns the number of states kept.
+func (c *StateCache) Len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.ll.Len()
+}
+
+func (c *StateCache) get(id string) (*ThreadState, time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el, ok := c.m[id]
+	if !ok {
+		return nil, time.Time{}
+	}
+	c.ll.MoveToFront(el)
+	e := el.Value.(*stateEntry)
+	return e.ts.clone(), e.at
+}
+
+// put keeps ts (which the caller hands over) as the state of its thread
+// folded up to the record written at at.
+func (c *StateCache) put(ts *ThreadState, at time.Time) {
+	max := c.MaxBytes
+	if max <= 0 {
+		max = defaultStateCacheBytes
+	}
+	size := ts.snapBytes + ts.bytesSince + 256
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.m[ts.Thread]; ok {
+		c.bytes -= el.Value.(*stateEntry).size
+		c.ll.Remove(el)
+		delete(c.m, ts.Thread)
+	}
+	if size > max/4 {
+		return
+	}
+	if c.m == nil {
+		c.m = map[string]*list.Element{}
+	}
+	c.m[ts.Thread] = c.ll.PushFront(&stateEntry{ts: ts, at: at, size: size})
+	c.bytes += size
+	for c.bytes > max {
+		el := c.ll.Back()
+		e := el.Value.(*stateEntry)
+		c.ll.Remove(el)
+		delete(c.m, e.ts.Thread)
+		c.bytes -= e.size
+	}
+}
+
+// drop forgets the state of a thread.
+func (c *StateCache) drop(id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.m[id]; ok {
+		c.bytes -= el.Value.(*stateEntry).size
+		c.ll.Remove(el)
+		delete(c.m, id)
+	}
+}
+
+// cached loads a thread's state through th.Cache; ok is false when there
+// is no cache to use (none, a store that is not a store.HeadReader) or the
+// thread does not exist, which the caller reads (or makes) itself. A
+// thread with no record yet has an empty state.
+func (th *Threads) cached(ctx context.Context, threadID string) (_ *ThreadState, ok bool, _ error) {
+	c := th.Cache
+	hr, isHR := th.Store.(store.HeadReader)
+	if c == nil || !isHR {
+		return nil, false, nil
+	}
+	seq, at, err := hr.Head(ctx, threadID)
+	if errors.Is(err, store.ErrNotFound) {
+		c.drop(threadID)
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, true, err
+	}
+	if seq <= 0 {
+		// A thread made, with no record yet (a log with records that
+		// lost its snapshot is found below).
+		c.drop(threadID)
+		return &ThreadState{Thread: threadID}, true, nil
+	}
+	ts, kept := c.get(threadID)
+	switch {
+	case ts != nil && ts.Seq == seq && kept.Equal(at):
+		return ts, true, nil
+	case ts != nil && ts.Seq < seq:
+		// The log grew: fold its new records, read from the kept one
+		// on, which must still be the record the state was folded up
+		// to (else the thread was deleted and made again).
+		recs, err := th.Store.Records(ctx, threadID, ts.Seq)
+		if err != nil {
+			return nil, true, err
+		}
+		if len(recs) > 0 && recs[0].Seq == ts.Seq && recs[0].Time.Equal(kept) {
+			for _, r := range recs[1:] {
+				if _, err := ts.apply(r); err != nil {
+					return nil, true, err
+				}
+				kept = r.Time
+			}
+			c.put(ts.clone(), kept)
+			return ts, true, nil
+		}
+	}
+	snap, err := th.Store.LastSnapshot(ctx, threadID)
+	if errors.Is(err, store.ErrNotFound) {
+		// Written and then pruned or deleted since the head was read:
+		// the caller reads it as it is now.
+		c.drop(threadID)
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, true, err
+	}
+	ts = &ThreadState{Thread: threadID}
+	if _, err := ts.apply(snap); err != nil {
+		return nil, true, err
+	}
+	at = snap.Time
+	recs, err := th.Store.Records(ctx, threadID, snap.Seq+1)
+	if err != nil {
+		return nil, true, err
+	}
+	for _, r := range recs {
+		if _, err := ts.apply(r); err != nil {
+			return nil, true, err
+		}
+		at = r.Time
+	}
+	c.put(ts.clone(), at)
+	return ts, true, nil
+}
