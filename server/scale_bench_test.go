@@ -253,7 +253,7 @@ func filledStore(b *testing.B, n int) string {
 	if err := st.Close(); err != nil {
 		b.Fatal(err)
 	}
-	if err := copyFile(tmp, path); err != nil {
+	if err := os.Rename(tmp, path); err != nil {
 		b.Fatal(err)
 	}
 	return path
