@@ -136,7 +136,14 @@ func (s *Store) Jobs(ctx context.Context, q store.JobQuery) ([]*store.Job, error
 		for i, st := range sts {
 			lits[i] = `'` + string(st) + `'`
 		}
-		where = append(where, `status IN (`+strings.Join(lits, `, `)+`)`)
+		if len(lits) == 1 {
+			// As an equality, the partial index jobs_running serves
+			// the running jobs of every thread (an IN does not pick
+			// it).
+			where = append(where, `status = `+lits[0])
+		} else {
+			where = append(where, `status IN (`+strings.Join(lits, `, `)+`)`)
+		}
 	}
 	query := `SELECT ` + jobCols + ` FROM jobs`
 	if len(where) > 0 {
