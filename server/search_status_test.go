@@ -214,8 +214,9 @@ func (s *loadCounter) take() (loads, listed int) {
 // TestSearchByStatusReadsItsMatches: among many idle threads and a few
 // interrupted ones, a search by status interrupted or error reads the
 // states of the threads whose last run may have that status, not every
-// thread's; busy lists no thread; a count by metadata reads no state;
-// and the answers are right.
+// thread's; busy lists no thread; a page by metadata lists about its
+// offset and limit and reads the page's states only; a count by metadata
+// reads no state; and the answers are right.
 func TestSearchByStatusReadsItsMatches(t *testing.T) {
 	st := &loadCounter{Store: memory.New()}
 	n := newNapper()
@@ -246,6 +247,16 @@ func TestSearchByStatusReadsItsMatches(t *testing.T) {
 	f.json("POST", "/threads/search", `{"status":"busy"}`, 200, &list)
 	if loads, listed := st.take(); len(list) != 0 || loads != 0 || listed != 0 {
 		t.Errorf("search busy: %v, read %d states of %d threads listed", list, loads, listed)
+	}
+	var all, page []map[string]any
+	f.json("POST", "/threads/search", `{"metadata":{"graph_id":"Sleepy"},"limit":1000}`, 200, &all)
+	st.take()
+	f.json("POST", "/threads/search", `{"metadata":{"graph_id":"Sleepy"},"limit":2,"offset":3}`, 200, &page)
+	if len(all) != idle+3 || len(page) != 2 || page[0]["thread_id"] != all[3]["thread_id"] || page[1]["thread_id"] != all[4]["thread_id"] {
+		t.Fatalf("page of 2 from 3: %v; all: %d", page, len(all))
+	}
+	if loads, listed := st.take(); loads != 2 || listed > 5 {
+		t.Errorf("a page of 2 from 3 read %d states of %d threads listed", loads, listed)
 	}
 	var count int
 	f.json("POST", "/threads/count", `{"metadata":{"graph_id":"Sleepy"}}`, 200, &count)

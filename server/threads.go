@@ -393,7 +393,14 @@ func (s *Server) search(ctx context.Context, q *threadQuery, limit int) ([]*thre
 	}
 	var out []*threadJSON
 	skip := q.Offset
-	err = s.eachThread(ctx, q, opts, true, func(_ *store.Thread, tj *threadJSON) bool {
+	want := 0
+	if limit >= 0 {
+		want = max(q.Offset+limit, 1)
+	}
+	// A thread's JSON is read when it is needed to filter (eachThread
+	// gives it), or once it is in the page (not for those skipped).
+	var jerr error
+	err = s.eachThread(ctx, q, opts, false, want, func(thr *store.Thread, tj *threadJSON) bool {
 		if skip > 0 {
 			skip--
 			return true
@@ -401,9 +408,22 @@ func (s *Server) search(ctx context.Context, q *threadQuery, limit int) ([]*thre
 		if limit >= 0 && len(out) == limit {
 			return false
 		}
+		if tj == nil {
+			tj, jerr = s.threadJSON(ctx, thr)
+			if errors.Is(jerr, store.ErrNotFound) || statusOf(jerr) == http.StatusNotFound {
+				jerr = nil
+				return true // deleted since it was listed
+			}
+			if jerr != nil {
+				return false
+			}
+		}
 		out = append(out, tj)
 		return limit < 0 || len(out) < limit
 	})
+	if err == nil {
+		err = jerr
+	}
 	return out, err
 }
 
@@ -452,14 +472,15 @@ var candidates = map[string][]store.Status{
 
 // eachThread calls fn with each thread q selects (but for its offset,
 // limit and sort_by), in opts' order of updated_at, until fn returns
-// false. Its JSON is given when full, or when reading it is needed to
+// false; want is how many it takes at most (0: unknown), which sizes the
+// pages read. Its JSON is given when full, or when reading it is needed to
 // select the thread (a status or values filter), else nil. The store
 // filters by metadata and, for a status, by the status of the thread's
 // last run (see candidates); busy threads are those of the running jobs,
 // a few. ids, status and values are then checked on each thread, a page
 // of the store's listing at a time: memory does not grow with the
 // threads stored.
-func (s *Server) eachThread(ctx context.Context, q *threadQuery, opts store.ListOptions, full bool, fn func(thr *store.Thread, tj *threadJSON) bool) error {
+func (s *Server) eachThread(ctx context.Context, q *threadQuery, opts store.ListOptions, full bool, want int, fn func(thr *store.Thread, tj *threadJSON) bool) error {
 	full = full || q.Status != "" || len(q.Values) > 0
 	visit := func(thrs []*store.Thread) (bool, error) {
 		for _, thr := range thrs {
@@ -495,9 +516,16 @@ func (s *Server) eachThread(ctx context.Context, q *threadQuery, opts store.List
 		return err
 	}
 	opts.Status = candidates[q.Status]
-	const page = 100
-	opts.Limit = page
+	// Pages start at the threads the caller wants (when each thread
+	// listed is one it takes), and double up to maxPage: a search with
+	// a limit reads about its limit, not a page of 100.
+	const maxPage = 100
+	page := maxPage
+	if want > 0 {
+		page = min(want, maxPage)
+	}
 	for {
+		opts.Limit = page
 		thrs, err := s.opts.Store.Threads(ctx, opts)
 		if err != nil {
 			return err
@@ -507,6 +535,7 @@ func (s *Server) eachThread(ctx context.Context, q *threadQuery, opts store.List
 			return err
 		}
 		opts.After = thrs[len(thrs)-1].Cursor()
+		page = min(2*page, maxPage)
 	}
 }
 
@@ -595,7 +624,7 @@ func (s *Server) countThreads(w http.ResponseWriter, r *http.Request) error {
 	// Counted as listed, nothing kept; a thread's state is read only to
 	// check a status or values filter.
 	n := 0
-	if err := s.eachThread(r.Context(), &q, opts, false, func(*store.Thread, *threadJSON) bool { n++; return true }); err != nil {
+	if err := s.eachThread(r.Context(), &q, opts, false, 0, func(*store.Thread, *threadJSON) bool { n++; return true }); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, n)

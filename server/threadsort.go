@@ -59,7 +59,7 @@ func (s *Server) sortedSearch(ctx context.Context, q *threadQuery, opts store.Li
 	}
 	var ms []match
 	byStatus := q.SortBy == "status"
-	err := s.eachThread(ctx, q, opts, byStatus, func(thr *store.Thread, tj *threadJSON) bool {
+	err := s.eachThread(ctx, q, opts, byStatus, 0, func(thr *store.Thread, tj *threadJSON) bool {
 		m := match{thr: thr}
 		if tj != nil {
 			m.status = tj.Status
