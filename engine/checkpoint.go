@@ -146,16 +146,51 @@ func (th *Threads) Checkpoints(ctx context.Context, threadID string, opts Checkp
 	if _, err := th.Store.Thread(ctx, threadID); err != nil {
 		return nil, missingThread(threadID, err)
 	}
-	recs, err := th.Store.Records(ctx, threadID, 1)
-	if err != nil {
-		return nil, err
+	// With a Limit, the log is read from its end: from its last
+	// snapshot (or, for a page that ends before it, from a little before
+	// the page) on, then from twice as far back while that is not enough
+	// (too few checkpoints, no snapshot to fold from before the oldest
+	// one, its parent not in it). So the newest checkpoints of a long
+	// thread cost what its tail costs, not its whole log.
+	from := int64(1)
+	if opts.Limit > 0 {
+		switch snap, err := th.Store.LastSnapshot(ctx, threadID); {
+		case err == nil:
+			from = snap.Seq
+		case !errors.Is(err, store.ErrNotFound):
+			return nil, err
+		}
+		if opts.Before > 0 && opts.Before <= from {
+			from = max(1, opts.Before-1-2*int64(opts.Limit))
+		}
 	}
+	for {
+		recs, err := th.Store.Records(ctx, threadID, from)
+		if err != nil {
+			return nil, err
+		}
+		// The log read is the whole log from its start (or from where
+		// Prune cut it).
+		whole := from <= 1 || len(recs) == 0 || recs[0].Seq > from
+		out, ok, err := checkpointsOf(threadID, recs, whole, opts)
+		if err != nil || ok {
+			return out, err
+		}
+		from = max(1, from-2*(recs[len(recs)-1].Seq-from+1))
+	}
+}
+
+// checkpointsOf is Checkpoints on the end of a thread's log recs, the
+// records from some Seq on (whole: the whole log); ok is false when recs
+// do not reach back far enough to tell the checkpoints opts selects.
+func checkpointsOf(threadID string, recs []*store.Record, whole bool, opts CheckpointOptions) (out []Checkpoint, ok bool, err error) {
 	// Which records are returned is known from their kinds and numbers,
 	// before any is decoded: the indexes of the checkpoints, then the
-	// newest Limit of them.
+	// newest Limit of them. (A record is undone by a restore snapshot
+	// after it, so recs tell which of them are.)
 	hidden, err := rolledBack(threadID, recs)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	var sel []int
 	for i, r := range recs {
@@ -163,20 +198,29 @@ func (th *Threads) Checkpoints(ctx context.Context, threadID string, opts Checkp
 			sel = append(sel, i)
 		}
 	}
+	if !whole && (opts.Limit == 0 || len(sel) < opts.Limit) {
+		return nil, false, nil
+	}
 	if opts.Limit > 0 && len(sel) > opts.Limit {
 		sel = sel[len(sel)-opts.Limit:]
 	}
-	out := make([]Checkpoint, len(sel))
+	out = make([]Checkpoint, len(sel))
 	if len(sel) == 0 {
-		return out, nil
+		return out, true, nil
 	}
 	ts := &ThreadState{Thread: threadID}
 	start, last := lastSnapshot(recs, sel[0]), sel[len(sel)-1]
+	if !whole && recs[start].Kind != store.Snapshot {
+		return nil, false, nil // nothing to fold from
+	}
 	parent := int64(0) // the Seq of the last checkpoint before the record
 	for j := start - 1; j >= 0 && parent == 0; j-- {
 		if (recs[j].Kind == store.Step || recs[j].Kind == store.Snapshot) && !hidden(recs[j].Seq) {
 			parent = recs[j].Seq
 		}
+	}
+	if !whole && parent == 0 {
+		return nil, false, nil // the parent is further back
 	}
 	k := len(out) - 1 // out is filled from its end: newest first
 	for i := start; i <= last; i++ {
@@ -184,7 +228,7 @@ func (th *Threads) Checkpoints(ctx context.Context, threadID string, opts Checkp
 		prevRun := ts.Run
 		a, err := ts.apply(r)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		if a.step == nil && a.snap == nil || hidden(r.Seq) {
 			continue // not a checkpoint, or one rolled back
@@ -210,7 +254,7 @@ func (th *Threads) Checkpoints(ctx context.Context, threadID string, opts Checkp
 		}
 		parent = r.Seq
 	}
-	return out, nil
+	return out, true, nil
 }
 
 // rolledBack reads the restore snapshots of a log (Threads.Restore) and

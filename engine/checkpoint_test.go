@@ -528,3 +528,117 @@ func BenchmarkCheckpoints(b *testing.B) {
 		}
 	})
 }
+
+// recordCounter counts the records Records returns.
+type recordCounter struct {
+	store.Store
+	mu   sync.Mutex
+	read int
+}
+
+func (s *recordCounter) Records(ctx context.Context, threadID string, from int64) ([]*store.Record, error) {
+	recs, err := s.Store.Records(ctx, threadID, from)
+	s.mu.Lock()
+	s.read += len(recs)
+	s.mu.Unlock()
+	return recs, err
+}
+
+func (s *recordCounter) reads() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := s.read
+	s.read = 0
+	return n
+}
+
+// TestCheckpointsPagedLongThread: on a long thread of several runs, with
+// snapshots, a rollback (Restore) and an update, every page of
+// Checkpoints (each Before, several Limits) is the same slice of the full
+// listing, state and all; and the newest checkpoint reads the log from
+// its last snapshot on, not the whole log.
+func TestCheckpointsPagedLongThread(t *testing.T) {
+	stores(t, func(t *testing.T, open func() store.Store) {
+		ctx := context.Background()
+		plan := load(t, "loop.wf", loopWF)
+		cs := &recordCounter{Store: open()}
+		th := &engine.Threads{Runner: stepRunner(new([]string), new(sync.Mutex), nil), Store: cs}
+		run := func(n int64) {
+			t.Helper()
+			if _, err := th.Run(ctx, plan, "t", map[string]flow.Value{"n": flow.IntValue(n)}, nil, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		run(120)
+		end1, err := th.Load(ctx, "t")
+		if err != nil {
+			t.Fatal(err)
+		}
+		run(60)
+		if _, err := th.Restore(ctx, "t", end1.Seq, nil); err != nil {
+			t.Fatal(err)
+		}
+		run(90)
+		if _, err := th.Update(ctx, "t", map[string]flow.Value{"acc": flow.IntValue(7)}, nil); err != nil {
+			t.Fatal(err)
+		}
+		run(40)
+		cs.reads()
+		full, err := th.Checkpoints(ctx, "t", engine.CheckpointOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		logLen := cs.reads()
+		if logLen < 300 || len(full) < 250 {
+			t.Fatalf("a log of %d records, %d checkpoints: not long", logLen, len(full))
+		}
+		same := func(what string, got, want []engine.Checkpoint) {
+			t.Helper()
+			if len(got) != len(want) {
+				t.Fatalf("%s: %d checkpoints, want %d", what, len(got), len(want))
+			}
+			for i := range got {
+				g, w := got[i], want[i]
+				if g.Seq != w.Seq || g.Parent != w.Parent || g.Run != w.Run || g.RunID != w.RunID || g.Step != w.Step ||
+					g.Node != w.Node || g.Source != w.Source || !g.Time.Equal(w.Time) || stateJSON(t, g.State) != stateJSON(t, w.State) {
+					t.Fatalf("%s: checkpoint %d is\n%+v\n%s\nwant\n%+v\n%s", what, i, g, stateJSON(t, g.State), w, stateJSON(t, w.State))
+				}
+			}
+		}
+		befores := []int64{0, full[0].Seq + 5}
+		for i, c := range full {
+			if i%3 == 0 || i < 40 {
+				befores = append(befores, c.Seq, c.Seq+1)
+			}
+		}
+		for _, before := range befores {
+			var want []engine.Checkpoint
+			for _, c := range full {
+				if before == 0 || c.Seq < before {
+					want = append(want, c)
+				}
+			}
+			for _, limit := range []int{0, 1, 3, 40} {
+				if limit == 0 && len(want)%7 != 0 {
+					continue // the whole log: a few suffice
+				}
+				got, err := th.Checkpoints(ctx, "t", engine.CheckpointOptions{Before: before, Limit: limit})
+				if err != nil {
+					t.Fatalf("before %d, limit %d: %v", before, limit, err)
+				}
+				w := want
+				if limit > 0 && len(w) > limit {
+					w = w[:limit]
+				}
+				same(fmt.Sprintf("before %d, limit %d", before, limit), got, w)
+			}
+		}
+		cs.reads()
+		if _, err := th.Checkpoints(ctx, "t", engine.CheckpointOptions{Limit: 1}); err != nil {
+			t.Fatal(err)
+		}
+		if n := cs.reads(); n > logLen/4 {
+			t.Errorf("the newest checkpoint read %d of the log's %d records", n, logLen)
+		}
+	})
+}

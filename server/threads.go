@@ -384,76 +384,189 @@ type threadQuery struct {
 // search lists the threads q selects, the page of limit from offset
 // (limit < 0: all).
 func (s *Server) search(ctx context.Context, q *threadQuery, limit int) ([]*threadJSON, error) {
+	opts, err := checkSearch(q)
+	if err != nil {
+		return nil, err
+	}
+	if q.SortBy != "" && q.SortBy != "updated_at" {
+		return s.sortedSearch(ctx, q, opts, limit)
+	}
+	var out []*threadJSON
+	skip := q.Offset
+	want := 0
+	if limit >= 0 {
+		want = max(q.Offset+limit, 1)
+	}
+	// A thread's JSON is read when it is needed to filter (eachThread
+	// gives it), or once it is in the page (not for those skipped).
+	var jerr error
+	err = s.eachThread(ctx, q, opts, false, want, func(thr *store.Thread, tj *threadJSON) bool {
+		if skip > 0 {
+			skip--
+			return true
+		}
+		if limit >= 0 && len(out) == limit {
+			return false
+		}
+		if tj == nil {
+			tj, jerr = s.threadJSON(ctx, thr)
+			if errors.Is(jerr, store.ErrNotFound) || statusOf(jerr) == http.StatusNotFound {
+				jerr = nil
+				return true // deleted since it was listed
+			}
+			if jerr != nil {
+				return false
+			}
+		}
+		out = append(out, tj)
+		return limit < 0 || len(out) < limit
+	})
+	if err == nil {
+		err = jerr
+	}
+	return out, err
+}
+
+// checkSearch checks a search's status, sort and order, and returns the
+// store's listing options for its metadata and order.
+func checkSearch(q *threadQuery) (store.ListOptions, error) {
 	if q.Offset < 0 {
-		return nil, invalid("$.offset", "must not be negative")
+		return store.ListOptions{}, invalid("$.offset", "must not be negative")
 	}
 	switch q.Status {
 	case "", threadIdle, threadBusy, threadInterrupted, threadError:
 	default:
-		return nil, invalid("$.status", "must be idle, busy, interrupted or error, not %q", q.Status)
+		return store.ListOptions{}, invalid("$.status", "must be idle, busy, interrupted or error, not %q", q.Status)
 	}
 	opts := store.ListOptions{Meta: map[string]string{}}
 	for k, raw := range q.Metadata {
 		c, err := canonical(raw)
 		if err != nil {
-			return nil, invalid("$.metadata."+k, "%v", err)
+			return store.ListOptions{}, invalid("$.metadata."+k, "%v", err)
 		}
 		opts.Meta[k] = c
 	}
 	switch q.SortBy {
 	case "", "updated_at", "created_at", "thread_id", "status":
 	default:
-		return nil, invalid("$.sort_by", "must be thread_id, status, created_at or updated_at, not %q", q.SortBy)
+		return store.ListOptions{}, invalid("$.sort_by", "must be thread_id, status, created_at or updated_at, not %q", q.SortBy)
 	}
 	switch q.SortOrder {
 	case "", "desc":
 	case "asc":
 		opts.Order = store.OldestFirst
 	default:
-		return nil, invalid("$.sort_order", "must be asc or desc, not %q", q.SortOrder)
+		return store.ListOptions{}, invalid("$.sort_order", "must be asc or desc, not %q", q.SortOrder)
 	}
-	if q.SortBy != "" && q.SortBy != "updated_at" {
-		return s.sortedSearch(ctx, q, limit)
-	}
-	// The store filters by labels; status, values and ids are checked on
-	// each thread it lists, a page at a time.
-	var out []*threadJSON
-	skip := q.Offset
-	const page = 100
-	opts.Limit = page
-	for {
-		thrs, err := s.opts.Store.Threads(ctx, opts)
-		if err != nil {
-			return nil, err
-		}
+	return opts, nil
+}
+
+// candidates are the statuses of a thread's last weft run that a thread
+// of each LangGraph status (but busy and idle) may have: the store lists
+// those threads only, and each is checked. (A run left running, by a
+// process that died or at a breakpoint, may show as either.)
+var candidates = map[string][]store.Status{
+	threadInterrupted: {store.Waiting, store.Running},
+	threadError:       {store.Failed, store.Running},
+}
+
+// eachThread calls fn with each thread q selects (but for its offset,
+// limit and sort_by), in opts' order of updated_at, until fn returns
+// false; want is how many it takes at most (0: unknown), which sizes the
+// pages read. Its JSON is given when full, or when reading it is needed to
+// select the thread (a status or values filter), else nil. The store
+// filters by metadata and, for a status, by the status of the thread's
+// last run (see candidates); busy threads are those of the running jobs,
+// a few. ids, status and values are then checked on each thread, a page
+// of the store's listing at a time: memory does not grow with the
+// threads stored.
+func (s *Server) eachThread(ctx context.Context, q *threadQuery, opts store.ListOptions, full bool, want int, fn func(thr *store.Thread, tj *threadJSON) bool) error {
+	full = full || q.Status != "" || len(q.Values) > 0
+	visit := func(thrs []*store.Thread) (bool, error) {
 		for _, thr := range thrs {
 			if len(q.IDs) > 0 && !slices.Contains(q.IDs, thr.ID) {
 				continue
 			}
-			tj, err := s.threadJSON(ctx, thr)
-			if errors.Is(err, store.ErrNotFound) || statusOf(err) == http.StatusNotFound {
-				continue // deleted since it was listed
+			var tj *threadJSON
+			if full {
+				var err error
+				tj, err = s.threadJSON(ctx, thr)
+				if errors.Is(err, store.ErrNotFound) || statusOf(err) == http.StatusNotFound {
+					continue // deleted since it was listed
+				}
+				if err != nil {
+					return false, err
+				}
+				if q.Status != "" && tj.Status != q.Status || !valuesMatch(tj.Values, q.Values) {
+					continue
+				}
 			}
-			if err != nil {
-				return nil, err
+			if !fn(thr, tj) {
+				return false, nil
 			}
-			if q.Status != "" && tj.Status != q.Status || !valuesMatch(tj.Values, q.Values) {
-				continue
-			}
-			if skip > 0 {
-				skip--
-				continue
-			}
-			if limit >= 0 && len(out) == limit {
-				return out, nil
-			}
-			out = append(out, tj)
 		}
-		if len(thrs) < page {
-			return out, nil
+		return true, nil
+	}
+	if q.Status == threadBusy {
+		thrs, err := s.busyThreads(ctx, opts)
+		if err != nil {
+			return err
+		}
+		_, err = visit(thrs)
+		return err
+	}
+	opts.Status = candidates[q.Status]
+	// Pages start at the threads the caller wants (when each thread
+	// listed is one it takes), and double up to maxPage: a search with
+	// a limit reads about its limit, not a page of 100.
+	const maxPage = 100
+	page := maxPage
+	if want > 0 {
+		page = min(want, maxPage)
+	}
+	for {
+		opts.Limit = page
+		thrs, err := s.opts.Store.Threads(ctx, opts)
+		if err != nil {
+			return err
+		}
+		more, err := visit(thrs)
+		if err != nil || !more || len(thrs) < page {
+			return err
 		}
 		opts.After = thrs[len(thrs)-1].Cursor()
+		page = min(2*page, maxPage)
 	}
+}
+
+// busyThreads lists the threads with a running job that opts selects,
+// in its order: what the running jobs name, a few (one per worker), not
+// a listing of every thread.
+func (s *Server) busyThreads(ctx context.Context, opts store.ListOptions) ([]*store.Thread, error) {
+	js, err := s.jobs.Jobs(ctx, store.JobQuery{Status: []store.JobStatus{store.JobRunning}})
+	if err != nil {
+		return nil, err
+	}
+	var out []*store.Thread
+	seen := map[string]bool{}
+	for _, j := range js {
+		if seen[j.ThreadID] {
+			continue
+		}
+		seen[j.ThreadID] = true
+		thr, err := s.opts.Store.Thread(ctx, j.ThreadID)
+		if errors.Is(err, store.ErrNotFound) {
+			continue // deleted since
+		}
+		if err != nil {
+			return nil, err
+		}
+		if opts.Match(thr) {
+			out = append(out, thr)
+		}
+	}
+	slices.SortFunc(out, func(a, b *store.Thread) int { return opts.Compare(a.Cursor(), b.Cursor()) })
+	return out, nil
 }
 
 // valuesMatch reports whether values has each of want's keys with an
@@ -504,11 +617,17 @@ func (s *Server) countThreads(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	q.Offset = 0
-	out, err := s.search(r.Context(), &q, -1)
+	opts, err := checkSearch(&q)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, len(out))
+	// Counted as listed, nothing kept; a thread's state is read only to
+	// check a status or values filter.
+	n := 0
+	if err := s.eachThread(r.Context(), &q, opts, false, 0, func(*store.Thread, *threadJSON) bool { n++; return true }); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, n)
 	return nil
 }
 

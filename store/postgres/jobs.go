@@ -153,7 +153,12 @@ func (s *Store) Jobs(ctx context.Context, q store.JobQuery) ([]*store.Job, error
 		args = append(args, q.ThreadID)
 		where = append(where, fmt.Sprintf(`thread_id = $%d`, len(args)))
 	}
-	if len(q.Status) > 0 {
+	if len(q.Status) == 1 {
+		// One status (checked: a store.JobStatus) as a literal, so that
+		// the partial index weft_jobs_running serves the running jobs
+		// of every thread, as a parameter cannot.
+		where = append(where, `status = '`+string(q.Status[0])+`'`)
+	} else if len(q.Status) > 0 {
 		st := make([]string, len(q.Status))
 		for i, s := range q.Status {
 			st[i] = string(s)

@@ -121,6 +121,12 @@ CREATE INDEX weft_jobs_thread ON weft_jobs (thread_id, status, created, id);
 CREATE INDEX weft_jobs_pending ON weft_jobs (created, id) WHERE status = 'pending';
 CREATE INDEX weft_jobs_created ON weft_jobs (created DESC, id);
 `,
+	// v6: the running jobs of every thread (a server's busy threads, the
+	// jobs a killed process left running) are listed from an index of
+	// theirs, not by a scan of all jobs.
+	`
+CREATE INDEX weft_jobs_running ON weft_jobs (created DESC, id) WHERE status = 'running';
+`,
 }
 
 // SchemaVersion is the schema version this package writes.

@@ -114,11 +114,9 @@ func (s *Store) queryJobs(ctx context.Context, q string, args ...any) ([]*store.
 	return out, rows.Err()
 }
 
-// Jobs lists the jobs q selects, newest first; see store.Jobs.
-func (s *Store) Jobs(ctx context.Context, q store.JobQuery) ([]*store.Job, error) {
-	if err := q.Check(); err != nil {
-		return nil, fmt.Errorf("sqlite store: jobs: %w", err)
-	}
+// jobsQuery is the statement Jobs runs for q (checked), with its
+// arguments.
+func (s *Store) jobsQuery(q store.JobQuery) (string, []any) {
 	var (
 		where []string
 		args  []any
@@ -136,9 +134,27 @@ func (s *Store) Jobs(ctx context.Context, q store.JobQuery) ([]*store.Job, error
 		for i, st := range sts {
 			lits[i] = `'` + string(st) + `'`
 		}
-		where = append(where, `status IN (`+strings.Join(lits, `, `)+`)`)
+		if len(lits) == 1 {
+			// As an equality, the partial index jobs_running serves
+			// the running jobs of every thread (an IN does not pick
+			// it).
+			where = append(where, `status = `+lits[0])
+		} else {
+			where = append(where, `status IN (`+strings.Join(lits, `, `)+`)`)
+		}
 	}
 	query := `SELECT ` + jobCols + ` FROM jobs`
+	if q.ThreadID == "" && len(q.Status) == 1 {
+		// The pending or running jobs of every thread: from their
+		// partial index (then sorted), not a scan of all jobs in the
+		// order of jobs_created, which SQLite would pick.
+		switch {
+		case q.Status[0] == store.JobPending:
+			query += ` INDEXED BY jobs_pending`
+		case q.Status[0] == store.JobRunning && s.schema >= 8:
+			query += ` INDEXED BY jobs_running`
+		}
+	}
 	if len(where) > 0 {
 		query += ` WHERE ` + strings.Join(where, ` AND `)
 	}
@@ -147,7 +163,16 @@ func (s *Store) Jobs(ctx context.Context, q store.JobQuery) ([]*store.Job, error
 		limit = int64(q.Limit)
 	}
 	query += ` ORDER BY created DESC, id LIMIT ? + 0 OFFSET ? + 0`
-	out, err := s.queryJobs(ctx, query, append(args, limit, q.Offset)...)
+	return query, append(args, limit, q.Offset)
+}
+
+// Jobs lists the jobs q selects, newest first; see store.Jobs.
+func (s *Store) Jobs(ctx context.Context, q store.JobQuery) ([]*store.Job, error) {
+	if err := q.Check(); err != nil {
+		return nil, fmt.Errorf("sqlite store: jobs: %w", err)
+	}
+	query, args := s.jobsQuery(q)
+	out, err := s.queryJobs(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite store: jobs: %w", err)
 	}

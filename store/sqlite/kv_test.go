@@ -35,8 +35,8 @@ func TestMigrateFromV6ItemsJobs(t *testing.T) {
 		t.Fatalf("Open of a v6 database: %v", err)
 	}
 	defer s.Close()
-	if v, _ := version(ctx, s.writer); v != 7 || SchemaVersion != 7 {
-		t.Fatalf("after Open, version %d (SchemaVersion %d), want 7", v, SchemaVersion)
+	if v, _ := version(ctx, s.writer); v != SchemaVersion {
+		t.Fatalf("after Open, version %d, want %d", v, SchemaVersion)
 	}
 	checkSchema(t, s)
 	if th, err := s.Thread(ctx, "t"); err != nil || th.Meta["a"] != "b" {
@@ -85,14 +85,20 @@ func TestCorruptJobStatus(t *testing.T) {
 }
 
 // TestItemJobPlans checks that a search of a namespace prefix, a listing
-// of namespaces and PendingJobs search indexes: their cost does not grow
-// with the items of other namespaces or the jobs of other statuses.
+// of namespaces, PendingJobs and the listing of running jobs search
+// indexes: their cost does not grow with the items of other namespaces or
+// the jobs of other statuses.
 func TestItemJobPlans(t *testing.T) {
 	s, _ := openTemp(t)
 	ctx := t.Context()
 	search, _, _ := searchSQL(store.ItemQuery{Prefix: []string{"a", "b"}})
 	filtered, _, _ := searchSQL(store.ItemQuery{Prefix: []string{"a"}, Filter: map[string]json.RawMessage{"x": json.RawMessage(`1`)}})
 	ns, _ := prefixWhere([]string{"a"})
+	// Jobs' statements for the running and pending jobs of every thread,
+	// and for the in-flight jobs of one.
+	running, _ := s.jobsQuery(store.JobQuery{Status: []store.JobStatus{store.JobRunning}})
+	pending, _ := s.jobsQuery(store.JobQuery{Status: []store.JobStatus{store.JobPending}})
+	ofThread, _ := s.jobsQuery(store.JobQuery{ThreadID: "t", Status: []store.JobStatus{store.JobPending, store.JobRunning}})
 	for _, tc := range []struct {
 		q    string
 		want []string // each must appear in the plan
@@ -101,6 +107,10 @@ func TestItemJobPlans(t *testing.T) {
 		{filtered, []string{"SEARCH items USING INDEX items_key"}},
 		{`SELECT DISTINCT ns FROM items` + ns, []string{"SEARCH items USING COVERING INDEX items_key"}},
 		{pendingJobsSQL, []string{"SCAN j USING INDEX jobs_pending", "SEARCH r USING COVERING INDEX jobs_thread", "SEARCH o USING COVERING INDEX jobs_thread"}},
+		// Jobs of one status of every thread: the running ones.
+		{running, []string{"SCAN jobs USING INDEX jobs_running"}},
+		{pending, []string{"SCAN jobs USING INDEX jobs_pending"}},
+		{ofThread, []string{"SEARCH jobs USING INDEX jobs_thread"}},
 	} {
 		rows, err := s.reader.QueryContext(ctx, `EXPLAIN QUERY PLAN `+tc.q, make([]any, strings.Count(tc.q, "?"))...)
 		if err != nil {
@@ -123,11 +133,75 @@ func TestItemJobPlans(t *testing.T) {
 			}
 		}
 		for _, d := range plan {
-			// A scan of the partial index of pending jobs reads only
-			// those; any other scan reads a whole table.
-			if strings.HasPrefix(d, "SCAN") && d != "SCAN j USING INDEX jobs_pending" {
+			// A scan of the partial index of pending (running) jobs
+			// reads only those; any other scan reads a whole table.
+			if strings.HasPrefix(d, "SCAN") && d != "SCAN j USING INDEX jobs_pending" && d != "SCAN jobs USING INDEX jobs_running" && d != "SCAN jobs USING INDEX jobs_pending" {
 				t.Errorf("%s: %q scans a table", strings.Join(strings.Fields(tc.q), " "), d)
 			}
 		}
+	}
+}
+
+// TestMigrateFromV7RunningJobs opens a database written at schema version
+// 7 (before the index of running jobs) holding jobs: Open migrates it,
+// and the running jobs of every thread are listed, from the new index.
+func TestMigrateFromV7RunningJobs(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "v7.db")
+	old, err := openAt(ctx, path, migrations()[:7])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"t1", "t2"} {
+		if err := old.CreateThread(ctx, &store.Thread{ID: id, Workflow: "w"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, j := range []*store.Job{{ID: "a", ThreadID: "t1", Status: store.JobRunning}, {ID: "b", ThreadID: "t1", Status: store.JobSuccess}, {ID: "c", ThreadID: "t2", Status: store.JobRunning}, {ID: "d", ThreadID: "t2"}} {
+		if err := old.CreateJob(ctx, j); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := old.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatalf("Open of a v7 database: %v", err)
+	}
+	defer s.Close()
+	if v, _ := version(ctx, s.writer); v != 8 || SchemaVersion != 8 {
+		t.Fatalf("after Open, version %d (SchemaVersion %d), want 8", v, SchemaVersion)
+	}
+	checkSchema(t, s)
+	js, err := s.Jobs(ctx, store.JobQuery{Status: []store.JobStatus{store.JobRunning}})
+	var ids []string
+	for _, j := range js {
+		ids = append(ids, j.ID)
+	}
+	if err != nil || strings.Join(ids, ",") != "c,a" {
+		t.Fatalf("running jobs after migration: %v, %v; want c, a", ids, err)
+	}
+	if _, err := s.SetJob(ctx, "d", []store.JobStatus{store.JobPending}, store.JobRunning, "", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.SetJob(ctx, "a", []store.JobStatus{store.JobRunning}, store.JobSuccess, "", ""); err != nil {
+		t.Fatal(err)
+	}
+	js, err = s.Jobs(ctx, store.JobQuery{Status: []store.JobStatus{store.JobRunning}})
+	ids = ids[:0]
+	for _, j := range js {
+		ids = append(ids, j.ID)
+	}
+	if err != nil || strings.Join(ids, ",") != "d,c" {
+		t.Fatalf("running jobs after two moves: %v, %v; want d, c", ids, err)
+	}
+	var plan, detail string
+	var id, parent, unused int
+	if err := s.reader.QueryRowContext(ctx, `EXPLAIN QUERY PLAN SELECT `+jobCols+` FROM jobs WHERE status = 'running' ORDER BY created DESC, id LIMIT -1 + 0 OFFSET 0 + 0`).Scan(&id, &parent, &unused, &detail); err != nil {
+		t.Fatal(err)
+	}
+	if plan = detail; plan != "SCAN jobs USING INDEX jobs_running" {
+		t.Errorf("running jobs' plan after migration: %q", plan)
 	}
 }

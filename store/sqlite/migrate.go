@@ -188,6 +188,12 @@ func migrations() []migration {
 			`CREATE INDEX jobs_pending ON jobs (created, id) WHERE status = 'pending'`,
 			`CREATE INDEX jobs_created ON jobs (created DESC, id)`,
 		}},
+		// The running jobs of every thread (a server's busy threads,
+		// the jobs a killed process left running) are listed from
+		// an index of theirs, not by a scan of all jobs.
+		{Version: 8, Name: "running jobs index", SQL: []string{
+			`CREATE INDEX jobs_running ON jobs (created DESC, id) WHERE status = 'running'`,
+		}},
 	}
 }
 
@@ -196,7 +202,7 @@ func migrations() []migration {
 const updateGrain = time.Second
 
 // SchemaVersion is the version of the schema this package writes.
-const SchemaVersion = 7
+const SchemaVersion = 8
 
 // ErrNewerSchema is returned by Open for a database written by a newer
 // weft than this one.
