@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/weftlang/weft/engine"
 	"github.com/weftlang/weft/flow"
@@ -178,19 +179,32 @@ func TestSearchByStatusFollowsRuns(t *testing.T) {
 	}
 }
 
-// loadCounter is a memory store that counts the thread states read
-// (LastSnapshot, which loading a state starts with) and the threads
-// listed.
+// loadCounter is a memory store that counts the threads whose state was
+// read (through the state cache, which reads the log's head first, or
+// from the last snapshot on) and the threads listed.
 type loadCounter struct {
 	*memory.Store
-	mu            sync.Mutex
-	loads, listed int
+	mu     sync.Mutex
+	read   map[string]bool
+	listed int
+}
+
+func (s *loadCounter) readOf(threadID string) {
+	s.mu.Lock()
+	if s.read == nil {
+		s.read = map[string]bool{}
+	}
+	s.read[threadID] = true
+	s.mu.Unlock()
+}
+
+func (s *loadCounter) Head(ctx context.Context, threadID string) (int64, time.Time, error) {
+	s.readOf(threadID)
+	return s.Store.Head(ctx, threadID)
 }
 
 func (s *loadCounter) LastSnapshot(ctx context.Context, threadID string) (*store.Record, error) {
-	s.mu.Lock()
-	s.loads++
-	s.mu.Unlock()
+	s.readOf(threadID)
 	return s.Store.LastSnapshot(ctx, threadID)
 }
 
@@ -206,8 +220,8 @@ func (s *loadCounter) Threads(ctx context.Context, opts store.ListOptions) ([]*s
 func (s *loadCounter) take() (loads, listed int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	loads, listed = s.loads, s.listed
-	s.loads, s.listed = 0, 0
+	loads, listed = len(s.read), s.listed
+	s.read, s.listed = nil, 0
 	return loads, listed
 }
 
