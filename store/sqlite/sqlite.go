@@ -1219,6 +1219,111 @@ func (s *Store) DeletePending(ctx context.Context, threadID, id string) error {
 	return nil
 }
 
+// EndRun implements store.RunEnder: the questions, the run and the
+// lease's release in one transaction, each statement judging the lease
+// itself as PutPending's, PutRun's and Release's do; only a statement
+// that writes nothing reads the lease, to say why, and then nothing is
+// written.
+func (s *Store) EndRun(ctx context.Context, e *store.RunEnd) error {
+	if err := store.CheckRunEnd(e); err != nil {
+		return fmt.Errorf("sqlite store: %w", err)
+	}
+	if e.Release != nil {
+		if err := s.leases(); err != nil {
+			return err
+		}
+	}
+	t := now()
+	run := e.Run
+	var runCreated, runUpdated time.Time
+	if run != nil {
+		runCreated, runUpdated = run.Created, run.Updated
+		if runCreated.IsZero() || runUpdated.IsZero() {
+			// PutRun's checked path keeps a stored Created; EndRun is
+			// given both times (the engine always gives them).
+			return fmt.Errorf("sqlite store: end run %s without its Created and Updated: %w", run.ID, store.ErrInvalid)
+		}
+	}
+	created := make([]time.Time, len(e.Pending))
+	for i, p := range e.Pending {
+		created[i] = p.Created
+		if created[i].IsZero() {
+			created[i] = t
+		}
+	}
+	err := s.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		if err := s.exists(ctx, tx, e.Thread); err != nil {
+			return err
+		}
+		for _, id := range e.Answered {
+			if _, err := tx.StmtContext(ctx, s.w.deletePending).ExecContext(ctx, e.Thread, id); err != nil {
+				return err
+			}
+		}
+		for i, p := range e.Pending {
+			res, err := tx.StmtContext(ctx, s.w.upsertPending).ExecContext(ctx, p.ThreadID, p.ID, p.RunID, p.Node, nonNil(p.Question), unix(created[i]), p.Fence, unix(t))
+			if err != nil {
+				return err
+			}
+			if n, err := res.RowsAffected(); err != nil {
+				return err
+			} else if n == 0 {
+				if err := s.fenced(ctx, tx, "put pending", e.Thread, p.Fence, t); err != nil {
+					return err
+				}
+				return fmt.Errorf("question %s of thread %s not written", p.ID, e.Thread)
+			}
+		}
+		if run != nil {
+			res, err := tx.StmtContext(ctx, s.w.putRun).ExecContext(ctx, run.ID, run.ThreadID, run.Number, run.Status, run.Error, unix(runCreated), unix(runUpdated), run.Fence, unix(t))
+			if err != nil {
+				return err
+			}
+			if n, err := res.RowsAffected(); err != nil {
+				return err
+			} else if n == 0 {
+				if err := s.fenced(ctx, tx, "put run", run.ThreadID, run.Fence, t); err != nil {
+					return err
+				}
+				return fmt.Errorf("run %s belongs to another thread than %s: %w", run.ID, run.ThreadID, store.ErrInvalid)
+			}
+		}
+		if l := e.Release; l != nil {
+			res, err := tx.StmtContext(ctx, s.w.release).ExecContext(ctx, l.Thread, l.Owner, l.Fence, unix(t))
+			if err != nil {
+				return err
+			}
+			if n, err := res.RowsAffected(); err != nil {
+				return err
+			} else if n == 0 {
+				st, err := s.leaseState(ctx, tx, l.Thread)
+				if err != nil {
+					return err
+				}
+				if err := store.CheckLease("release", *l, st, t); err != nil {
+					return err
+				}
+				return fmt.Errorf("lease of thread %s not released", l.Thread)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		var le *store.LeaseError
+		if errors.As(err, &le) || errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalid) {
+			return err
+		}
+		return fmt.Errorf("sqlite store: end run of thread %s: %w", e.Thread, err)
+	}
+	for i, p := range e.Pending {
+		p.Created = created[i]
+	}
+	if run != nil {
+		run.Created, run.Updated = runCreated, runUpdated
+	}
+	return nil
+}
+
 // Prune removes the runs of a thread that opts selects, their questions,
 // and the records before the snapshot the kept runs fold from, in one
 // transaction; see store.Store.
