@@ -219,6 +219,12 @@ func TestConversationWrites(t *testing.T) {
 		} else if err := st.Store.Release(ctx, l); err != nil {
 			t.Fatal(err)
 		}
+		// The thread's labels and the spec its run's Start keeps,
+		// written together when the run was queued.
+		thr, err := st.Thread(ctx, th.ThreadID)
+		if err != nil || thr.Workflow != wf.Name || thr.Source != wf.Digest || !strings.Contains(string(thr.Spec), wf.Digest) || thr.Meta["graph_id"] != `"Approval"` {
+			t.Errorf("thread after the conversation: %+v, %v", thr, err)
+		}
 		jobs, err := st.Jobs(ctx, store.JobQuery{ThreadID: th.ThreadID})
 		if err != nil || len(jobs) != 2 || jobs[0].Status != store.JobSuccess || jobs[1].Status != store.JobSuccess {
 			t.Errorf("jobs after the conversation: %v, %v", jobs, err)
@@ -227,5 +233,6 @@ func TestConversationWrites(t *testing.T) {
 }
 
 // maxConversationWrites is the most write transactions a conversation may
-// cost (22 before the run's end was written in one transaction).
-const maxConversationWrites = 18
+// cost (22 before the run's end was written in one transaction, 18
+// before the thread's spec was written with its labels).
+const maxConversationWrites = 17
