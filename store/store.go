@@ -73,8 +73,8 @@ type RunEnd struct {
 // transaction: all of it or nothing, with the errors of the methods it
 // stands for. engine.Threads uses it to record a run's end (questions,
 // row, lease) with one commit instead of one for each; with a store
-// without it, it makes those writes one by one. The SQLite and memory
-// stores implement it.
+// without it, it makes those writes one by one. The memory, SQLite and
+// PostgreSQL stores implement it.
 type RunEnder interface {
 	EndRun(ctx context.Context, e *RunEnd) error
 }
