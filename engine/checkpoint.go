@@ -385,9 +385,9 @@ func (th *Threads) Update(ctx context.Context, threadID string, set map[string]f
 		opts = &UpdateOptions{}
 	}
 	var ts *ThreadState
-	_, err := th.leased(ctx, threadID, nil, func(fence int64) (*Result, error) {
+	_, err := th.leased(ctx, threadID, nil, func(hl *heldLease) (*Result, error) {
 		var err error
-		ts, err = th.update(ctx, threadID, set, opts, fence)
+		ts, err = th.update(ctx, threadID, set, opts, hl.fence())
 		return nil, err
 	})
 	if err != nil {

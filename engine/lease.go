@@ -26,10 +26,10 @@ func (th *Threads) ownerID() string {
 // is not nil), renews the lease every TTL/3 while drive runs, and releases
 // it when drive returns, whether the run ended, failed or waits for a
 // person. The heartbeat's goroutine ends before leased returns.
-func (th *Threads) leased(ctx context.Context, threadID string, create *store.Thread, drive func(fence int64) (*Result, error)) (*Result, error) {
+func (th *Threads) leased(ctx context.Context, threadID string, create *store.Thread, drive func(hl *heldLease) (*Result, error)) (*Result, error) {
 	ls, ok := th.Store.(store.Leaser)
 	if !ok || th.LeaseTTL <= 0 {
-		return drive(0)
+		return drive(&heldLease{})
 	}
 	l, err := th.claim(ctx, ls, threadID, create)
 	if err != nil {
@@ -41,9 +41,15 @@ func (th *Threads) leased(ctx context.Context, threadID string, create *store.Th
 		defer close(done)
 		th.heartbeat(hctx, ls, l)
 	}()
-	res, err := drive(l.Fence)
+	hl := &heldLease{lease: l, held: true}
+	res, err := drive(hl)
 	stop()
 	<-done
+	if hl.released {
+		// The run's end released it, in the transaction of its last
+		// writes (store.RunEnder).
+		return res, err
+	}
 	// A lease lost by now was lost after the run's last record: there is
 	// nothing to release. Any other failure leaves the lease to run out.
 	if rerr := ls.Release(context.WithoutCancel(ctx), l); rerr != nil && !errors.Is(rerr, store.ErrLeaseLost) && err == nil {
@@ -51,6 +57,20 @@ func (th *Threads) leased(ctx context.Context, threadID string, create *store.Th
 	}
 	return res, err
 }
+
+// heldLease is the lease a drive holds: its Fence goes in every write.
+// Without a lease (no store.Leaser, no LeaseTTL) it is the zero lease,
+// not held. A run's end that releases it with its last writes
+// (store.RunEnder) sets released, so that leased does not release it
+// again.
+type heldLease struct {
+	lease    store.Lease
+	held     bool
+	released bool
+}
+
+// fence returns the fence of the lease, 0 without one.
+func (hl *heldLease) fence() int64 { return hl.lease.Fence }
 
 // claim takes the thread's lease, retrying for ClaimWait while another
 // driver holds it. A lease held after that is a *ThreadError wrapping the

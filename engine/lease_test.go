@@ -396,6 +396,25 @@ func (s *takenOver) PutPending(ctx context.Context, p *store.Pending) error {
 	return s.Store.PutPending(ctx, p)
 }
 
+// takenOverEnds is takenOver over a store.RunEnder: the takeover comes
+// just before the run's end, written in one transaction, when it holds a
+// write of the kind named by at.
+type takenOverEnds struct{ *takenOver }
+
+func (s takenOverEnds) EndRun(ctx context.Context, e *store.RunEnd) error {
+	if e.Run != nil {
+		if err := s.takeOver(ctx, "run"); err != nil {
+			return err
+		}
+	}
+	if len(e.Pending) > 0 {
+		if err := s.takeOver(ctx, "pending"); err != nil {
+			return err
+		}
+	}
+	return s.Store.(store.RunEnder).EndRun(ctx, e)
+}
+
 // TestThreadLeaseLostBeforeRunAndPending: a driver whose lease another
 // owner took after its last record writes neither the run's row nor its
 // questions: the store refuses them with store.ErrLeaseLost, as it refuses
@@ -411,22 +430,152 @@ func TestThreadLeaseLostBeforeRunAndPending(t *testing.T) {
 			{"pending", "ask", "ask.wf", askWF, countRunner(map[string]int{}), engine.Waiting},
 			{"run", "loop", "loop.wf", loopWF, stepRunner(new([]string), new(sync.Mutex), nil), engine.Completed},
 		} {
-			plan := load(t, c.wf, c.src)
-			st := &takenOver{Store: open(), at: c.at}
-			a := &engine.Threads{Runner: c.runner, Store: st, Owner: "A", LeaseTTL: time.Minute}
-			res, err := a.Run(ctx, plan, c.thread, nil, nil, nil)
-			if !errors.Is(err, store.ErrLeaseLost) || res == nil || res.Status != c.want {
-				t.Errorf("%s: the run's %s write after a takeover: got %v, %v, want %v and store.ErrLeaseLost", c.thread, c.at, res, err, c.want)
+			// The run's end written one write at a time, and in one
+			// transaction (store.RunEnder): refused alike.
+			for _, ends := range []bool{false, true} {
+				plan := load(t, c.wf, c.src)
+				to := &takenOver{Store: open(), at: c.at}
+				var st store.Store = to
+				thread := c.thread
+				if ends {
+					if _, ok := to.Store.(store.RunEnder); !ok {
+						t.Fatalf("%T is not a store.RunEnder", to.Store)
+					}
+					st, thread = takenOverEnds{to}, c.thread+"-ends"
+				}
+				a := &engine.Threads{Runner: c.runner, Store: st, Owner: "A", LeaseTTL: time.Minute}
+				res, err := a.Run(ctx, plan, thread, nil, nil, nil)
+				if !errors.Is(err, store.ErrLeaseLost) || res == nil || res.Status != c.want {
+					t.Errorf("%s: the run's %s write after a takeover: got %v, %v, want %v and store.ErrLeaseLost", thread, c.at, res, err, c.want)
+				}
+				if !to.done {
+					t.Errorf("%s: no %s write to refuse", thread, c.at)
+				}
+				if ps, err := st.Pending(ctx, thread); err != nil || len(ps) != 0 {
+					t.Errorf("%s: pending questions written after the takeover: %v, %v", thread, ps, err)
+				}
+				if runs, err := st.Runs(ctx, thread); err != nil || len(runs) != 0 {
+					t.Errorf("%s: runs written after the takeover: %v, %v", thread, runs, err)
+				}
+				// B's lease stands: A released nothing of it.
+				if _, err := st.(store.Leaser).Claim(ctx, thread, "C", time.Minute); !errors.Is(err, store.ErrLeaseHeld) {
+					t.Errorf("%s: claim while B holds the thread: %v, want store.ErrLeaseHeld", thread, err)
+				}
 			}
-			if !st.done {
-				t.Errorf("%s: no %s write to refuse", c.thread, c.at)
-			}
-			if ps, err := st.Pending(ctx, c.thread); err != nil || len(ps) != 0 {
-				t.Errorf("%s: pending questions written after the takeover: %v, %v", c.thread, ps, err)
-			}
-			if runs, err := st.Runs(ctx, c.thread); err != nil || len(runs) != 0 {
-				t.Errorf("%s: runs written after the takeover: %v, %v", c.thread, runs, err)
-			}
+		}
+	})
+}
+
+// endCounting counts a store's writes of a run's end: EndRun, and the
+// writes it stands for.
+type endCounting struct {
+	store.Store
+	mu sync.Mutex
+	n  map[string]int
+	// last is the last RunEnd written.
+	last *store.RunEnd
+}
+
+func (s *endCounting) count(name string) {
+	s.mu.Lock()
+	s.n[name]++
+	s.mu.Unlock()
+}
+
+func (s *endCounting) Claim(ctx context.Context, thread, owner string, ttl time.Duration) (store.Lease, error) {
+	return s.Store.(store.Leaser).Claim(ctx, thread, owner, ttl)
+}
+
+func (s *endCounting) Heartbeat(ctx context.Context, l store.Lease, ttl time.Duration) (store.Lease, error) {
+	return s.Store.(store.Leaser).Heartbeat(ctx, l, ttl)
+}
+
+func (s *endCounting) Release(ctx context.Context, l store.Lease) error {
+	s.count("Release")
+	return s.Store.(store.Leaser).Release(ctx, l)
+}
+
+func (s *endCounting) PutRun(ctx context.Context, r *store.Run) error {
+	s.count("PutRun")
+	return s.Store.PutRun(ctx, r)
+}
+
+func (s *endCounting) PutPending(ctx context.Context, p *store.Pending) error {
+	s.count("PutPending")
+	return s.Store.PutPending(ctx, p)
+}
+
+func (s *endCounting) DeletePending(ctx context.Context, thread, id string) error {
+	s.count("DeletePending")
+	return s.Store.DeletePending(ctx, thread, id)
+}
+
+func (s *endCounting) EndRun(ctx context.Context, e *store.RunEnd) error {
+	s.count("EndRun")
+	s.mu.Lock()
+	s.last = e
+	s.mu.Unlock()
+	return s.Store.(store.RunEnder).EndRun(ctx, e)
+}
+
+func (s *endCounting) take() map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := s.n
+	s.n = map[string]int{}
+	return n
+}
+
+// TestThreadRunEndOneWrite: with a store.RunEnder, a run that waits, and
+// the resumed run that ends, each record their end (questions, row,
+// lease's release) in one EndRun, and nothing else: the lease is
+// released by it, the questions and rows are as the one-by-one writes
+// leave them, and the thread is free at once for another driver.
+func TestThreadRunEndOneWrite(t *testing.T) {
+	stores(t, func(t *testing.T, open func() store.Store) {
+		ctx := context.Background()
+		st := &endCounting{Store: open(), n: map[string]int{}}
+		plan := load(t, "ask.wf", askWF)
+		th := &engine.Threads{Runner: countRunner(map[string]int{}), Store: st, Owner: "A", LeaseTTL: time.Minute}
+		res, err := th.Run(ctx, plan, "one", nil, nil, nil)
+		if err != nil || res.Status != engine.Waiting || len(res.Waiting) != 1 {
+			t.Fatalf("Run: %v, %v", res, err)
+		}
+		if n := st.take(); n["EndRun"] != 1 || len(n) != 1 {
+			t.Errorf("a waiting run's end: writes %v, want one EndRun", n)
+		}
+		if e := st.last; e.Release == nil || e.Release.Owner != "A" || len(e.Pending) != 1 || e.Run == nil || e.Run.Status != store.Waiting {
+			t.Errorf("the waiting run's end: %+v", e)
+		}
+		ps, err := st.Pending(ctx, "one")
+		if err != nil || len(ps) != 1 || ps[0].ID != res.Waiting[0].ID {
+			t.Errorf("pending after the run: %v, %v; want the question %s", ps, err, res.Waiting[0].ID)
+		}
+		// Released: another owner claims at once.
+		l, err := st.Claim(ctx, "one", "B", time.Minute)
+		if err != nil {
+			t.Fatalf("claim after the run: %v", err)
+		}
+		if err := st.Release(ctx, l); err != nil {
+			t.Fatal(err)
+		}
+		st.take()
+		res, err = th.Resume(ctx, plan, "one", []engine.Answer{{ID: res.Waiting[0].ID, Outputs: map[string]flow.Value{"year": flow.StringValue("2019")}}}, nil)
+		if err != nil || res.Status != engine.Completed {
+			t.Fatalf("Resume: %v, %v", res, err)
+		}
+		if n := st.take(); n["EndRun"] != 1 || len(n) != 1 {
+			t.Errorf("the resumed run's end: writes %v, want one EndRun", n)
+		}
+		if ps, err := st.Pending(ctx, "one"); err != nil || len(ps) != 0 {
+			t.Errorf("pending after the resumed run: %v, %v", ps, err)
+		}
+		if runs, err := st.Runs(ctx, "one"); err != nil || len(runs) != 1 || runs[0].Status != store.Completed {
+			t.Errorf("runs: %v, %v", runs, err)
+		}
+		l, err = st.Claim(ctx, "one", "B", time.Minute)
+		if err != nil || l.Fence != 4 {
+			t.Errorf("claim after the resumed run: %+v, %v; want fence 4", l, err)
 		}
 	})
 }

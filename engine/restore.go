@@ -53,9 +53,9 @@ func (th *Threads) Restore(ctx context.Context, threadID string, seq int64, opts
 		plan = opts.Plan
 	}
 	var ts *ThreadState
-	_, err := th.leased(ctx, threadID, nil, func(fence int64) (*Result, error) {
+	_, err := th.leased(ctx, threadID, nil, func(hl *heldLease) (*Result, error) {
 		var err error
-		ts, err = th.restore(ctx, threadID, seq, plan, fence)
+		ts, err = th.restore(ctx, threadID, seq, plan, hl.fence())
 		return nil, err
 	})
 	if err != nil {

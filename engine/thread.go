@@ -652,12 +652,13 @@ func (th *Threads) Run(ctx context.Context, plan *flow.Plan, threadID string, pa
 	if opts != nil {
 		meta = opts.Meta
 	}
-	return th.leased(ctx, threadID, &store.Thread{ID: threadID, Workflow: plan.Workflow.Name, Meta: meta}, func(fence int64) (*Result, error) {
-		return th.run(ctx, plan, threadID, params, obs, opts, meta, fence)
+	return th.leased(ctx, threadID, &store.Thread{ID: threadID, Workflow: plan.Workflow.Name, Meta: meta}, func(hl *heldLease) (*Result, error) {
+		return th.run(ctx, plan, threadID, params, obs, opts, meta, hl)
 	})
 }
 
-func (th *Threads) run(ctx context.Context, plan *flow.Plan, threadID string, params map[string]flow.Value, obs Observer, opts *RunOptions, meta map[string]string, fence int64) (*Result, error) {
+func (th *Threads) run(ctx context.Context, plan *flow.Plan, threadID string, params map[string]flow.Value, obs Observer, opts *RunOptions, meta map[string]string, hl *heldLease) (*Result, error) {
+	fence := hl.fence()
 	// With Async durability and a store that writes batches, a new
 	// thread is created with its first records, in one commit (unless
 	// the store grants leases: the thread was created to be claimed).
@@ -701,7 +702,7 @@ func (th *Threads) run(ctx context.Context, plan *flow.Plan, threadID string, pa
 	if err != nil {
 		return &Result{Status: Failed, Err: err}, err
 	}
-	d := &durable{th: th, ts: ts, fence: fence, created: time.Now(), info: runInfo{ID: newRunID(), Number: ts.RunNumber + 1, Plan: fp}, origin: ts.Seq}
+	d := &durable{th: th, ts: ts, fence: fence, lease: hl, created: time.Now(), info: runInfo{ID: newRunID(), Number: ts.RunNumber + 1, Plan: fp}, origin: ts.Seq}
 	if th.Durability == Async {
 		d.w = newRecordWriter(ctx, th)
 		d.w.create = create
@@ -746,12 +747,13 @@ func (th *Threads) ResumeWith(ctx context.Context, plan *flow.Plan, threadID str
 			return nil, err
 		}
 	}
-	return th.leased(ctx, threadID, nil, func(fence int64) (*Result, error) {
-		return th.resume(ctx, plan, threadID, answers, obs, opts, fence)
+	return th.leased(ctx, threadID, nil, func(hl *heldLease) (*Result, error) {
+		return th.resume(ctx, plan, threadID, answers, obs, opts, hl)
 	})
 }
 
-func (th *Threads) resume(ctx context.Context, plan *flow.Plan, threadID string, answers []Answer, obs Observer, opts *ResumeOptions, fence int64) (*Result, error) {
+func (th *Threads) resume(ctx context.Context, plan *flow.Plan, threadID string, answers []Answer, obs Observer, opts *ResumeOptions, hl *heldLease) (*Result, error) {
+	fence := hl.fence()
 	ts, err := th.Load(ctx, threadID)
 	if err != nil {
 		return nil, err
@@ -797,7 +799,7 @@ func (th *Threads) resume(ctx context.Context, plan *flow.Plan, threadID string,
 	if err != nil {
 		return nil, err
 	}
-	d := &durable{th: th, ts: ts, fence: fence, info: runInfo{ID: ts.Run, Number: ts.RunNumber, Plan: ts.Plan}, resumed: true, lastStatus: status, origin: ts.Seq}
+	d := &durable{th: th, ts: ts, fence: fence, lease: hl, info: runInfo{ID: ts.Run, Number: ts.RunNumber, Plan: ts.Plan}, resumed: true, lastStatus: status, origin: ts.Seq}
 	if len(answers) == 0 {
 		// A run whose process stopped: its drive began before, with
 		// the run's start or the answers it took.
@@ -894,6 +896,7 @@ type durable struct {
 	info       runInfo
 	prefix     string // of idempotency keys
 	fence      int64  // of the run's lease, in every record; 0 without one
+	lease      *heldLease
 	created    time.Time
 	resumed    bool
 	lastStatus Status // the status the last record holds
@@ -1165,6 +1168,27 @@ func (d *durable) finish(ctx context.Context, res *Result, err error) (*Result, 
 	if withRecords {
 		return res, err
 	}
+	if ender, ok := d.th.Store.(store.RunEnder); ok && !rollback {
+		// The questions, the row and the lease's release in one
+		// transaction (a rollback still needs the lease after them).
+		e := &store.RunEnd{Thread: d.ts.Thread, Run: run}
+		if m.Status() == Waiting || d.resumed {
+			var perr error
+			if e.Answered, e.Pending, perr = d.pendingDiff(ctx, m); perr != nil {
+				return res, perr
+			}
+		}
+		if d.lease != nil && d.lease.held {
+			e.Release = &d.lease.lease
+		}
+		if perr := ender.EndRun(ctx, e); perr != nil {
+			return res, fmt.Errorf("thread %s, run %d: recording its end: %w", d.ts.Thread, d.info.Number, perr)
+		}
+		if e.Release != nil {
+			d.lease.released = true
+		}
+		return res, err
+	}
 	if m.Status() == Waiting || d.resumed {
 		if perr := d.pending(ctx, m); perr != nil {
 			return res, perr
@@ -1190,9 +1214,29 @@ func errText(err error) string {
 
 // pending makes the thread's pending questions those the machine waits on.
 func (d *durable) pending(ctx context.Context, m *Machine) error {
-	have, err := d.th.Store.Pending(ctx, d.ts.Thread)
+	answered, put, err := d.pendingDiff(ctx, m)
 	if err != nil {
 		return err
+	}
+	for _, id := range answered {
+		if err := d.th.Store.DeletePending(ctx, d.ts.Thread, id); err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+	}
+	for _, p := range put {
+		if err := d.th.Store.PutPending(ctx, p); err != nil && !errors.Is(err, store.ErrExists) {
+			return err
+		}
+	}
+	return nil
+}
+
+// pendingDiff returns what makes the thread's pending questions those
+// the machine waits on: the IDs of those to remove, and the new ones.
+func (d *durable) pendingDiff(ctx context.Context, m *Machine) (answered []string, put []*store.Pending, err error) {
+	have, err := d.th.Store.Pending(ctx, d.ts.Thread)
+	if err != nil {
+		return nil, nil, err
 	}
 	waiting := map[string]*Task{}
 	for _, t := range m.Waiting() {
@@ -1203,21 +1247,16 @@ func (d *durable) pending(ctx context.Context, m *Machine) error {
 			delete(waiting, p.ID)
 			continue
 		}
-		if err := d.th.Store.DeletePending(ctx, d.ts.Thread, p.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
-			return err
-		}
+		answered = append(answered, p.ID)
 	}
 	for id, t := range waiting {
 		q, err := json.Marshal(question(t))
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
-		p := &store.Pending{ID: id, ThreadID: d.ts.Thread, RunID: d.info.ID, Node: t.Name, Question: q, Created: time.Now(), Fence: d.fence}
-		if err := d.th.Store.PutPending(ctx, p); err != nil && !errors.Is(err, store.ErrExists) {
-			return err
-		}
+		put = append(put, &store.Pending{ID: id, ThreadID: d.ts.Thread, RunID: d.info.ID, Node: t.Name, Question: q, Created: time.Now(), Fence: d.fence})
 	}
-	return nil
+	return answered, put, nil
 }
 
 // question is what a waiting task asks.

@@ -158,7 +158,13 @@ func (s *Server) createRun(ctx context.Context, thread string, r *http.Request) 
 // labelThread records on the thread the graph and assistant it runs, as
 // LangGraph's server does. thr is the thread as the request read or made
 // it, or nil to read it.
+//
+// A thread no run ever ran in (no workflow, no spec), which no other job
+// holds (thr given), also gets the workflow and spec the run's Start
+// keeps on it, in the same write: Start then finds them and writes
+// nothing.
 func (s *Server) labelThread(ctx context.Context, thread string, thr *store.Thread, a *Assistant) error {
+	free := thr != nil
 	if thr == nil {
 		var err error
 		if thr, err = s.opts.Store.Thread(ctx, thread); err != nil {
@@ -167,8 +173,14 @@ func (s *Server) labelThread(ctx context.Context, thread string, thr *store.Thre
 	}
 	g, _ := json.Marshal(a.GraphID)
 	id, _ := json.Marshal(a.ID)
-	if thr.Meta["graph_id"] == string(g) && thr.Meta["assistant_id"] == string(id) {
+	spec := free && thr.Workflow == "" && len(thr.Spec) == 0
+	if thr.Meta["graph_id"] == string(g) && thr.Meta["assistant_id"] == string(id) && !spec {
 		return nil
+	}
+	if spec {
+		if err := s.opts.Service.ThreadSpec(ctx, thr, service.StartRequest{Workflow: a.Workflow, Components: a.Components, ContextTokens: a.ContextTokens}); err != nil {
+			return err
+		}
 	}
 	if thr.Meta == nil {
 		thr.Meta = map[string]string{}

@@ -578,16 +578,48 @@ func NewThreadID() string {
 	return "t-" + hex.EncodeToString(b[:])
 }
 
-// keepSpec writes the thread's workflow and spec: a new thread is created
-// with them, an existing one updated when they changed.
-func (s *Service) keepSpec(ctx context.Context, id string, wf *Workflow, spec *Spec, meta map[string]string) error {
-	raw, err := json.Marshal(spec)
+// specOf returns the source digest and the spec JSON a thread of wf
+// keeps.
+func specOf(wf *Workflow, spec *Spec) (source string, raw json.RawMessage, err error) {
+	raw, err = json.Marshal(spec)
+	if err != nil {
+		return "", nil, err
+	}
+	source = wf.Digest
+	if wf.Format == FormatGo {
+		source = ""
+	}
+	return source, raw, nil
+}
+
+// ThreadSpec sets on thr the Workflow, Source and Spec that Start, given
+// req, keeps on its thread, after storing the workflow's source as Start
+// does; it does not write thr. A caller that writes the thread anyway
+// (the server labels a thread when it queues a run) saves Start a write
+// of its own: Start finds them unchanged. Of req, only Workflow,
+// Components and ContextTokens are used.
+func (s *Service) ThreadSpec(ctx context.Context, thr *store.Thread, req StartRequest) error {
+	wf := req.Workflow
+	if wf == nil || wf.Plan == nil {
+		return errors.New("service: ThreadSpec needs an opened workflow")
+	}
+	if err := s.keepSource(ctx, wf); err != nil {
+		return err
+	}
+	source, raw, err := specOf(wf, &Spec{Workflow: wf.Digest, Components: req.Components, ContextTokens: req.ContextTokens})
 	if err != nil {
 		return err
 	}
-	source := wf.Digest
-	if wf.Format == FormatGo {
-		source = ""
+	thr.Workflow, thr.Source, thr.Spec = wf.Name, source, raw
+	return nil
+}
+
+// keepSpec writes the thread's workflow and spec: a new thread is created
+// with them, an existing one updated when they changed.
+func (s *Service) keepSpec(ctx context.Context, id string, wf *Workflow, spec *Spec, meta map[string]string) error {
+	source, raw, err := specOf(wf, spec)
+	if err != nil {
+		return err
 	}
 	st := s.opts.Store
 	thr, err := st.Thread(ctx, id)

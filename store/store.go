@@ -46,6 +46,65 @@ type BatchWriter interface {
 	WriteBatch(ctx context.Context, b *Batch) error
 }
 
+// RunEnd is what a RunEnder writes in one transaction when a run stops
+// (it ends, or waits for a person): the thread's pending questions made
+// those the run waits on, the run's row, and the lease the run held
+// released.
+type RunEnd struct {
+	// Thread is the run's thread; every part below is of it.
+	Thread string
+	// Answered are the IDs of pending questions removed, as
+	// DeletePending removes them; an ID the thread does not have is
+	// skipped (not an error).
+	Answered []string
+	// Pending are the questions put, as PutPending puts them (fenced by
+	// their Fence); Created is set when zero.
+	Pending []*Pending
+	// Run, when not nil, is put after them, as PutRun puts it (fenced by
+	// its Fence).
+	Run *Run
+	// Release, when not nil, is the lease released last, as Release
+	// releases it: a lost lease is a *LeaseError wrapping ErrLeaseLost,
+	// and then nothing is written.
+	Release *Lease
+}
+
+// RunEnder is implemented by a store that writes a RunEnd in one
+// transaction: all of it or nothing, with the errors of the methods it
+// stands for. engine.Threads uses it to record a run's end (questions,
+// row, lease) with one commit instead of one for each; with a store
+// without it, it makes those writes one by one. The memory, SQLite and
+// PostgreSQL stores implement it.
+type RunEnder interface {
+	EndRun(ctx context.Context, e *RunEnd) error
+}
+
+// CheckRunEnd checks a RunEnd for EndRun: a thread, every part of it
+// (questions with IDs, a run CheckRun accepts, a lease of it); anything
+// else wraps ErrInvalid.
+func CheckRunEnd(e *RunEnd) error {
+	if e == nil || e.Thread == "" {
+		return fmt.Errorf("run end without a thread: %w", ErrInvalid)
+	}
+	for _, p := range e.Pending {
+		if p == nil || p.ID == "" || p.ThreadID != e.Thread {
+			return fmt.Errorf("run end of thread %s: a question without an ID or of another thread: %w", e.Thread, ErrInvalid)
+		}
+	}
+	if e.Run != nil {
+		if err := CheckRun(e.Run); err != nil {
+			return err
+		}
+		if e.Run.ThreadID != e.Thread {
+			return fmt.Errorf("run end of thread %s: run %s of thread %s: %w", e.Thread, e.Run.ID, e.Run.ThreadID, ErrInvalid)
+		}
+	}
+	if e.Release != nil && e.Release.Thread != e.Thread {
+		return fmt.Errorf("run end of thread %s: a lease of thread %s: %w", e.Thread, e.Release.Thread, ErrInvalid)
+	}
+	return nil
+}
+
 // HeadReader is a Store that reads the last record of a thread's log
 // without its data, in one cheap indexed read: engine.StateCache checks a
 // thread state it keeps against it, so that a state is decoded from the

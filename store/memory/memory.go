@@ -569,6 +569,74 @@ func (s *Store) DeletePending(ctx context.Context, threadID, id string) error {
 	return nil
 }
 
+// EndRun implements store.RunEnder: the questions, the run and the
+// lease's release, all or nothing.
+func (s *Store) EndRun(ctx context.Context, e *store.RunEnd) error {
+	if err := store.CheckRunEnd(e); err != nil {
+		return fmt.Errorf("memory store: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(ctx); err != nil {
+		return err
+	}
+	th, err := s.thread(e.Thread)
+	if err != nil {
+		return err
+	}
+	n := s.clock()
+	// Every check first: nothing is written unless all pass.
+	for _, p := range e.Pending {
+		if err := store.CheckFence(e.Thread, "put pending", p.Fence, th.lease, n); err != nil {
+			return err
+		}
+	}
+	r := e.Run
+	var old *store.Run
+	if r != nil {
+		if err := store.CheckFence(e.Thread, "put run", r.Fence, th.lease, n); err != nil {
+			return err
+		}
+		if o, ok := s.runs[r.ID]; ok {
+			if o.ThreadID != r.ThreadID {
+				return fmt.Errorf("memory store: run %s belongs to thread %s, not %s: %w", r.ID, o.ThreadID, r.ThreadID, store.ErrInvalid)
+			}
+			old = o
+		}
+	}
+	if e.Release != nil {
+		if err := store.CheckLease("release", *e.Release, th.lease, n); err != nil {
+			return err
+		}
+	}
+	for _, id := range e.Answered {
+		delete(th.pending, id)
+	}
+	for _, p := range e.Pending {
+		if p.Created.IsZero() {
+			p.Created = n
+		}
+		th.pending[p.ID] = copyPending(p)
+	}
+	if r != nil {
+		if r.Created.IsZero() {
+			if old != nil {
+				r.Created = old.Created
+			} else {
+				r.Created = n
+			}
+		}
+		if r.Updated.IsZero() {
+			r.Updated = n
+		}
+		s.runs[r.ID] = copyRun(r)
+	}
+	if e.Release != nil {
+		th.lease = store.LeaseState{Fence: th.lease.Fence}
+	}
+	return nil
+}
+
 // Prune removes the runs of a thread that opts selects, their questions,
 // and the records before the snapshot the kept runs fold from; see
 // store.Store.

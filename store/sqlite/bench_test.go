@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/weftlang/weft/store"
 )
@@ -89,4 +90,46 @@ func BenchmarkPutPending(b *testing.B) {
 	cpu = cpuTime() - cpu
 	b.StopTimer()
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
+}
+
+// BenchmarkRunEnd records a waiting run's end per op, after a claim: its
+// question, its row and the lease's release, one write each ("writes")
+// or in one EndRun ("endrun"), and reports the process's CPU time per
+// op (the claim's included).
+func BenchmarkRunEnd(b *testing.B) {
+	for _, mode := range []string{"writes", "endrun"} {
+		b.Run(mode, func(b *testing.B) {
+			s, _ := openTemp(b)
+			ctx := b.Context()
+			if err := s.CreateThread(ctx, &store.Thread{ID: "t"}); err != nil {
+				b.Fatal(err)
+			}
+			q := []byte(`{"question":"Refund order A-0000001 in full? The customer wrote: \"My parcel arrived damaged.\""}`)
+			at := time.Now()
+			b.ReportAllocs()
+			b.ResetTimer()
+			cpu := cpuTime()
+			for range b.N {
+				l, err := s.Claim(ctx, "t", "me", time.Minute)
+				if err != nil {
+					b.Fatal(err)
+				}
+				p := &store.Pending{ID: "q", ThreadID: "t", RunID: "r", Node: "ask", Question: q, Fence: l.Fence}
+				r := &store.Run{ID: "r", ThreadID: "t", Number: 1, Status: store.Waiting, Created: at, Updated: at, Fence: l.Fence}
+				if mode == "endrun" {
+					err = s.EndRun(ctx, &store.RunEnd{Thread: "t", Pending: []*store.Pending{p}, Run: r, Release: &l})
+				} else if err = s.PutPending(ctx, p); err == nil {
+					if err = s.PutRun(ctx, r); err == nil {
+						err = s.Release(ctx, l)
+					}
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			cpu = cpuTime() - cpu
+			b.StopTimer()
+			b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
+		})
+	}
 }

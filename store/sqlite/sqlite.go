@@ -18,6 +18,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -82,6 +83,7 @@ type writeStmts struct {
 	setJob, insertJob, deleteJob             *sql.Stmt
 	claim, release, leaseState, setLease     *sql.Stmt
 	putItem, deleteItem                      *sql.Stmt
+	begin, commit, rollback                  *sql.Stmt
 }
 
 // readStmts are prepared on the reader.
@@ -267,6 +269,10 @@ func (s *Store) statements() (w, r []stmtSQL) {
 			ON CONFLICT (ns, key) DO UPDATE SET value = excluded.value, updated = ?6
 			RETURNING created, updated`)},
 		{&s.w.deleteItem, ifSchema(7, `DELETE FROM items WHERE ns = ? AND key = ?`)},
+		// A transaction of prepared statements (see stmtTx).
+		{&s.w.begin, `BEGIN IMMEDIATE`},
+		{&s.w.commit, `COMMIT`},
+		{&s.w.rollback, `ROLLBACK`},
 	}
 	r = []stmtSQL{
 		{&s.r.thread, s.selectThreads + ` WHERE t.id = ?`},
@@ -667,6 +673,45 @@ func (s *Store) tx(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx)
 		}
 		return tx.Commit()
 	})
+}
+
+// stmtTx runs fn, which executes the writer's prepared statements (s.w)
+// without a context, in one transaction begun and ended by prepared
+// statements too: cheaper than tx's database/sql transaction, whose
+// BEGIN and COMMIT the driver compiles each time. It relies on the
+// writer's one connection, which write holds alone. fn must write
+// nothing when it fails (it is rolled back); a ROLLBACK that fails
+// leaves the connection in the transaction, so that connection is then
+// closed (database/sql opens another).
+func (s *Store) stmtTx(ctx context.Context, fn func() error) error {
+	return s.write(ctx, func() error {
+		bg := context.Background()
+		if _, err := s.w.begin.ExecContext(bg); err != nil {
+			return err
+		}
+		err := fn()
+		if err == nil {
+			if _, err = s.w.commit.ExecContext(bg); err == nil {
+				return nil
+			}
+		}
+		if _, rerr := s.w.rollback.ExecContext(bg); rerr != nil && !strings.Contains(rerr.Error(), "no transaction is active") {
+			return errors.Join(err, s.dropWriterConn(rerr))
+		}
+		return err
+	})
+}
+
+// dropWriterConn closes the writer's connection, which a failed ROLLBACK
+// left inside a transaction: its next use opens a new one.
+func (s *Store) dropWriterConn(cause error) error {
+	c, err := s.writer.Conn(context.Background())
+	if err != nil {
+		return fmt.Errorf("rollback: %w; dropping its connection: %w", cause, err)
+	}
+	_ = c.Raw(func(any) error { return driver.ErrBadConn })
+	_ = c.Close()
+	return fmt.Errorf("rollback: %w (its connection was dropped)", cause)
 }
 
 // exists reports whether the thread exists, inside tx.
@@ -1217,6 +1262,136 @@ func (s *Store) DeletePending(ctx context.Context, threadID, id string) error {
 		return notFound("pending question of thread "+threadID+":", id)
 	}
 	return nil
+}
+
+// EndRun implements store.RunEnder: the questions, the run and the
+// lease's release in one transaction of prepared statements (stmtTx),
+// each judging the lease itself as PutPending's, PutRun's and Release's
+// do; only a statement that writes nothing reads the lease, to say why,
+// and then nothing is written.
+func (s *Store) EndRun(ctx context.Context, e *store.RunEnd) error {
+	if err := store.CheckRunEnd(e); err != nil {
+		return fmt.Errorf("sqlite store: %w", err)
+	}
+	if err := s.leases(); err != nil {
+		return err
+	}
+	t := now()
+	run := e.Run
+	var runCreated, runUpdated time.Time
+	if run != nil {
+		runCreated, runUpdated = run.Created, run.Updated
+		if runCreated.IsZero() || runUpdated.IsZero() {
+			// PutRun's checked path keeps a stored Created; EndRun is
+			// given both times (the engine always gives them).
+			return fmt.Errorf("sqlite store: end run %s without its Created and Updated: %w", run.ID, store.ErrInvalid)
+		}
+	}
+	created := make([]time.Time, len(e.Pending))
+	for i, p := range e.Pending {
+		created[i] = p.Created
+		if created[i].IsZero() {
+			created[i] = t
+		}
+	}
+	bg := context.Background() // stmtTx's statements take none
+	// written runs a statement that writes one row unless the lease
+	// refuses it; when it writes none, judge says why.
+	written := func(st *sql.Stmt, judge func() error, args ...any) error {
+		res, err := st.ExecContext(bg, args...)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 1 {
+			return err
+		}
+		return judge()
+	}
+	err := s.stmtTx(ctx, func() error {
+		if e.Run == nil && len(e.Pending) == 0 && e.Release == nil {
+			// No statement below would find a missing thread.
+			if _, err := s.lease(e.Thread); err != nil {
+				return err
+			}
+		}
+		for _, id := range e.Answered {
+			if _, err := s.w.deletePending.ExecContext(bg, e.Thread, id); err != nil {
+				return err
+			}
+		}
+		for i, p := range e.Pending {
+			if err := written(s.w.upsertPending, func() error {
+				return s.judge("put pending", e.Thread, p.Fence, t, fmt.Errorf("question %s of thread %s not written", p.ID, e.Thread))
+			}, p.ThreadID, p.ID, p.RunID, p.Node, nonNil(p.Question), unix(created[i]), p.Fence, unix(t)); err != nil {
+				return err
+			}
+		}
+		if run != nil {
+			if err := written(s.w.putRun, func() error {
+				return s.judge("put run", e.Thread, run.Fence, t, fmt.Errorf("run %s belongs to another thread than %s: %w", run.ID, run.ThreadID, store.ErrInvalid))
+			}, run.ID, run.ThreadID, run.Number, run.Status, run.Error, unix(runCreated), unix(runUpdated), run.Fence, unix(t)); err != nil {
+				return err
+			}
+		}
+		if l := e.Release; l != nil {
+			if err := written(s.w.release, func() error {
+				st, err := s.lease(l.Thread)
+				if err != nil {
+					return err
+				}
+				if err := store.CheckLease("release", *l, st, t); err != nil {
+					return err
+				}
+				return fmt.Errorf("lease of thread %s not released", l.Thread)
+			}, l.Thread, l.Owner, l.Fence, unix(t)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		var le *store.LeaseError
+		if errors.As(err, &le) || errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalid) {
+			return err
+		}
+		return fmt.Errorf("sqlite store: end run of thread %s: %w", e.Thread, err)
+	}
+	for i, p := range e.Pending {
+		p.Created = created[i]
+	}
+	if run != nil {
+		run.Created, run.Updated = runCreated, runUpdated
+	}
+	return nil
+}
+
+// lease reads a thread's lease with the writer's statement, inside
+// stmtTx; a missing thread is store.ErrNotFound.
+func (s *Store) lease(id string) (store.LeaseState, error) {
+	var (
+		st      store.LeaseState
+		expires int64
+	)
+	err := s.w.leaseState.QueryRowContext(context.Background(), id).Scan(&st.Owner, &st.Fence, &expires)
+	if errors.Is(err, sql.ErrNoRows) {
+		return st, notFound("thread", id)
+	}
+	st.Expires = fromUnix(expires)
+	return st, err
+}
+
+// judge says why a fenced write (op) under fence wrote nothing at time
+// at, inside stmtTx: the lease refused it (store.CheckFence), the thread
+// is missing, or else otherwise.
+func (s *Store) judge(op, id string, fence int64, at time.Time, otherwise error) error {
+	st, err := s.lease(id)
+	if err != nil {
+		return err
+	}
+	if err := store.CheckFence(id, op, fence, st, at); err != nil {
+		return err
+	}
+	return otherwise
 }
 
 // Prune removes the runs of a thread that opts selects, their questions,

@@ -84,6 +84,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Corruption", testCorruption},
 		{"Gap", testGap},
 		{"WriteBatch", testWriteBatch},
+		{"EndRun", testEndRun},
 		{"Sources", testSources},
 		{"ThreadSource", testThreadSource},
 		{"LeaseLifecycle", testLeaseLifecycle},

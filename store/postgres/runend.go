@@ -1,0 +1,136 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/weftlang/weft/store"
+)
+
+var _ store.RunEnder = (*Store)(nil)
+
+// EndRun implements store.RunEnder: in one transaction that holds the
+// thread's row (as Claim, Heartbeat and Release do), the lease is judged
+// at the server's clock for every fenced part, then the answered
+// questions go, the new ones and the run are put and the lease is
+// released, sent together in one batch: one commit instead of one for
+// each write.
+func (s *Store) EndRun(ctx context.Context, e *store.RunEnd) error {
+	if err := store.CheckRunEnd(e); err != nil {
+		return fmt.Errorf("store/postgres: %w", err)
+	}
+	n := now()
+	created := make([]time.Time, len(e.Pending))
+	for i, p := range e.Pending {
+		created[i] = p.Created
+		if created[i].IsZero() {
+			created[i] = n
+		}
+	}
+	run := e.Run
+	var runCreated, runUpdated time.Time
+	if run != nil {
+		runCreated, runUpdated = run.Created, run.Updated
+		if runCreated.IsZero() {
+			runCreated = n
+		}
+		if runUpdated.IsZero() {
+			runUpdated = n
+		}
+	}
+	var stored *time.Time
+	err := s.retry(ctx, func() error {
+		stored = nil
+		return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			var (
+				st      store.LeaseState
+				expires *time.Time
+				at      time.Time
+			)
+			err := tx.QueryRow(ctx, `SELECT lease_owner, lease_fence, lease_expires, clock_timestamp() FROM weft_threads WHERE id = $1 FOR UPDATE`, e.Thread).
+				Scan(&st.Owner, &st.Fence, &expires, &at)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return fmt.Errorf("store/postgres: thread %s: %w", e.Thread, store.ErrNotFound)
+			}
+			if err != nil {
+				return err
+			}
+			if expires != nil {
+				st.Expires = expires.UTC()
+			}
+			at = at.UTC()
+			for _, p := range e.Pending {
+				if err := store.CheckFence(e.Thread, "put pending", p.Fence, st, at); err != nil {
+					return err
+				}
+			}
+			if run != nil {
+				if err := store.CheckFence(e.Thread, "put run", run.Fence, st, at); err != nil {
+					return err
+				}
+			}
+			if l := e.Release; l != nil {
+				if err := store.CheckLease("release", *l, st, at); err != nil {
+					return err
+				}
+			}
+			b := &pgx.Batch{}
+			if len(e.Answered) > 0 {
+				b.Queue(`DELETE FROM weft_pending WHERE thread_id = $1 AND id = ANY($2::text[])`, e.Thread, e.Answered)
+			}
+			for i, p := range e.Pending {
+				q := p.Question
+				if q == nil {
+					q = []byte{}
+				}
+				b.Queue(`INSERT INTO weft_pending (thread_id, id, run_id, node, question, created)
+VALUES ($1, $2, $3, $4, $5, $6)
+ON CONFLICT (thread_id, id) DO UPDATE SET run_id = excluded.run_id, node = excluded.node, question = excluded.question`,
+					p.ThreadID, p.ID, p.RunID, p.Node, q, created[i])
+			}
+			if run != nil {
+				b.Queue(`INSERT INTO weft_runs (id, thread_id, number, status, error, created, updated)
+VALUES ($1, $2, $3, $4, $5, $6, $7)
+ON CONFLICT (id) DO UPDATE SET number = excluded.number, status = excluded.status,
+	error = excluded.error, updated = excluded.updated
+	WHERE weft_runs.thread_id = excluded.thread_id
+RETURNING created`, run.ID, run.ThreadID, int32(run.Number), run.Status, run.Error, runCreated, runUpdated).QueryRow(func(row pgx.Row) error {
+					err := row.Scan(&stored)
+					if errors.Is(err, pgx.ErrNoRows) {
+						return fmt.Errorf("store/postgres: run %s belongs to another thread than %s: %w", run.ID, run.ThreadID, store.ErrInvalid)
+					}
+					return err
+				})
+			}
+			if e.Release != nil {
+				b.Queue(`UPDATE weft_threads SET lease_owner = '', lease_expires = NULL WHERE id = $1`, e.Thread)
+			}
+			if b.Len() == 0 {
+				return nil
+			}
+			return tx.SendBatch(ctx, b).Close()
+		})
+	})
+	var le *store.LeaseError
+	switch {
+	case err == nil:
+	case errors.As(err, &le), errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrInvalid), ctx.Err() != nil && errors.Is(err, ctx.Err()):
+		return err
+	default:
+		return &Error{Op: "end run of thread " + e.Thread, Err: err}
+	}
+	for i, p := range e.Pending {
+		p.Created = created[i]
+	}
+	if run != nil {
+		if stored != nil {
+			runCreated = stored.UTC()
+		}
+		run.Created, run.Updated = runCreated, runUpdated
+	}
+	return nil
+}
