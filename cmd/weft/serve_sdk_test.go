@@ -20,6 +20,7 @@ import (
 
 	"github.com/weftlang/weft/engine"
 	"github.com/weftlang/weft/internal/chinooktest"
+	"github.com/weftlang/weft/internal/sdktest"
 	"github.com/weftlang/weft/llm"
 	"github.com/weftlang/weft/llm/llmtest"
 	"github.com/weftlang/weft/store"
@@ -31,17 +32,7 @@ const sdkDir = "../../test/langgraph-sdk"
 
 // sdkNode returns the node binary, or skips the test when node or the
 // installed client is missing.
-func sdkNode(t *testing.T) string {
-	t.Helper()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("skipped: node is not on PATH; the LangGraph SDK tests need Node.js 20 or newer and `npm ci` in test/langgraph-sdk")
-	}
-	if _, err := os.Stat(filepath.Join(sdkDir, "node_modules", "@langchain", "langgraph-sdk", "package.json")); err != nil {
-		t.Skip("skipped: test/langgraph-sdk/node_modules is missing; run `npm ci` in test/langgraph-sdk to run the LangGraph SDK tests")
-	}
-	return node
-}
+func sdkNode(t *testing.T) string { return sdktest.Node(t, sdkDir) }
 
 // nodeScript is a node script of testdata/sdk started against a server.
 type nodeScript struct {
