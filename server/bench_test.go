@@ -48,21 +48,7 @@ func BenchmarkConversation(b *testing.B) {
 	go hs.Serve(ln)
 	defer hs.Close()
 	base := "http://" + ln.Addr().String()
-	client := &http.Client{}
-	call := func(method, path, body string) string {
-		req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := client.Do(req)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer resp.Body.Close()
-		out, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode != 200 {
-			b.Fatalf("%s %s: %d %s", method, path, resp.StatusCode, out)
-		}
-		return string(out)
-	}
+	call := benchCaller(b, base)
 	b.ReportAllocs()
 	cpu := cpuTime()
 	b.ResetTimer()
@@ -86,3 +72,24 @@ func BenchmarkConversation(b *testing.B) {
 
 // listen listens on a free loopback port.
 func listen() (net.Listener, error) { return net.Listen("tcp", "127.0.0.1:0") }
+
+// benchCaller returns a function that sends a JSON request to the server
+// at base and returns its body, failing b unless the answer is 200.
+func benchCaller(b testing.TB, base string) func(method, path, body string) string {
+	client := &http.Client{}
+	return func(method, path, body string) string {
+		b.Helper()
+		req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := client.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer resp.Body.Close()
+		out, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 200 {
+			b.Fatalf("%s %s: %d %s", method, path, resp.StatusCode, out)
+		}
+		return string(out)
+	}
+}

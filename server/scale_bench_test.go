@@ -3,7 +3,6 @@ package server_test
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -133,22 +132,7 @@ func benchServer(b *testing.B, path string) (call func(method, path, body string
 	go hs.Serve(ln)
 	stops = append(stops, func() { hs.Close() })
 	base := "http://" + ln.Addr().String()
-	client := &http.Client{}
-	return func(method, path, body string) string {
-		b.Helper()
-		req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := client.Do(req)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer resp.Body.Close()
-		out, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode != 200 {
-			b.Fatalf("%s %s: %d %s", method, path, resp.StatusCode, out)
-		}
-		return string(out)
-	}, stop
+	return benchCaller(b, base), stop
 }
 
 // scaleVersion names the cached filled stores: change it when what
