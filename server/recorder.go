@@ -376,7 +376,7 @@ func (r *recorder) checkpoint(source string, step int, ev engine.Event) {
 // the tasks that started after it.
 func (r *recorder) emitCheckpoint() {
 	cp, starts := r.cp, r.starts
-	r.cp, r.starts = nil, r.starts[:0]
+	r.cp, r.starts = nil, nil // a new slice: starts is read below while Observe may append
 	r.flush()
 	next := make([]string, 0, len(starts))
 	tasks := make([]map[string]any, 0, len(starts))
