@@ -53,6 +53,11 @@ type BatchWriter interface {
 type RunEnd struct {
 	// Thread is the run's thread; every part below is of it.
 	Thread string
+	// Records, when not empty, are appended first, as Append appends
+	// them (each the thread's next Seq, fenced by its Fence; a wrong Seq
+	// is a *ConflictError and nothing is written). Append sets their
+	// Checksum and Time.
+	Records []*Record
 	// Answered are the IDs of pending questions removed, as
 	// DeletePending removes them; an ID the thread does not have is
 	// skipped (not an error).
@@ -63,10 +68,30 @@ type RunEnd struct {
 	// Run, when not nil, is put after them, as PutRun puts it (fenced by
 	// its Fence).
 	Run *Run
+	// Job, when not nil, changes a job's status after the run's row,
+	// as Jobs.SetJob changes it, on a store that is also a Jobs (on
+	// another, EndRun wraps ErrInvalid). A job that does not exist or
+	// whose status is not one of Job.From is left as it is, which is
+	// not an error: EndRun sets Job.Done when it made the change.
+	Job *JobChange
 	// Release, when not nil, is the lease released last, as Release
 	// releases it: a lost lease is a *LeaseError wrapping ErrLeaseLost,
 	// and then nothing is written.
 	Release *Lease
+}
+
+// JobChange is a job's status change that a RunEnd carries: the job ID
+// moves from one of From to To, and takes Run and Error when they are
+// not empty, as Jobs.SetJob does.
+type JobChange struct {
+	ID    string
+	From  []JobStatus
+	To    JobStatus
+	Run   string
+	Error string
+	// Done is set by EndRun: the change was made (false: the job was
+	// missing, or not in one of From).
+	Done bool
 }
 
 // RunEnder is implemented by a store that writes a RunEnd in one
@@ -97,6 +122,21 @@ func CheckRunEnd(e *RunEnd) error {
 		}
 		if e.Run.ThreadID != e.Thread {
 			return fmt.Errorf("run end of thread %s: run %s of thread %s: %w", e.Thread, e.Run.ID, e.Run.ThreadID, ErrInvalid)
+		}
+	}
+	for _, r := range e.Records {
+		if r == nil || r.ThreadID != e.Thread {
+			return fmt.Errorf("run end of thread %s: a record of another thread: %w", e.Thread, ErrInvalid)
+		}
+	}
+	if j := e.Job; j != nil {
+		if j.ID == "" || len(j.From) == 0 {
+			return fmt.Errorf("run end of thread %s: a job change without a job ID or a status to move from: %w", e.Thread, ErrInvalid)
+		}
+		for _, s := range append([]JobStatus{j.To}, j.From...) {
+			if !s.Valid() {
+				return fmt.Errorf("run end of thread %s: job %s: status %q is not a job status: %w", e.Thread, j.ID, s, ErrInvalid)
+			}
 		}
 	}
 	if e.Release != nil && e.Release.Thread != e.Thread {
