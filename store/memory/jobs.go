@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/weftlang/weft/store"
 )
@@ -119,6 +120,13 @@ func (s *Store) SetJob(ctx context.Context, id string, from []store.JobStatus, t
 	if err := s.check(ctx); err != nil {
 		return nil, err
 	}
+	return s.setJob(id, from, to, run, errText, s.clock())
+}
+
+// setJob is SetJob's change, with s.mu held, at the store's time n: a
+// missing job is store.ErrNotFound, one not in from a
+// *store.JobConflictError, and then nothing changes.
+func (s *Store) setJob(id string, from []store.JobStatus, to store.JobStatus, run, errText string, n time.Time) (*store.Job, error) {
 	j, ok := s.jobs[id]
 	if !ok {
 		return nil, fmt.Errorf("memory store: job %s: %w", id, store.ErrNotFound)
@@ -133,7 +141,7 @@ func (s *Store) SetJob(ctx context.Context, id string, from []store.JobStatus, t
 	if errText != "" {
 		j.Error = errText
 	}
-	j.Updated = s.clock()
+	j.Updated = n
 	return copyJob(j), nil
 }
 

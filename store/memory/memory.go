@@ -402,12 +402,30 @@ func (s *Store) Append(ctx context.Context, recs ...*store.Record) error {
 		return err
 	}
 	n := s.clock()
+	if err := canAppend(th, recs, n); err != nil {
+		return err
+	}
+	appendTo(th, recs, n)
+	return nil
+}
+
+// canAppend checks, with s.mu held, that recs (which store.CheckAppend
+// accepted) may be appended to th at the store's time n: their fence
+// (store.CheckFence), then their Seq, the log's next.
+func canAppend(th *thread, recs []*store.Record, n time.Time) error {
+	id := recs[0].ThreadID
 	if err := store.CheckFence(id, "append", recs[0].Fence, th.lease, n); err != nil {
 		return err
 	}
 	if recs[0].Seq != th.lastSeq+1 {
 		return &store.ConflictError{ThreadID: id, Want: recs[0].Seq, Got: th.lastSeq}
 	}
+	return nil
+}
+
+// appendTo appends recs, which canAppend accepted, to th at time n,
+// setting their Checksum and Time.
+func appendTo(th *thread, recs []*store.Record, n time.Time) {
 	for _, r := range recs {
 		r.Checksum = store.Sum(r.Data)
 		r.Time = n
@@ -417,7 +435,6 @@ func (s *Store) Append(ctx context.Context, recs ...*store.Record) error {
 	if n.After(th.t.Updated) {
 		th.t.Updated = n
 	}
-	return nil
 }
 
 // verify checks a stored record's checksum.
@@ -569,11 +586,16 @@ func (s *Store) DeletePending(ctx context.Context, threadID, id string) error {
 	return nil
 }
 
-// EndRun implements store.RunEnder: the questions, the run and the
-// lease's release, all or nothing.
+// EndRun implements store.RunEnder: the records, the questions, the
+// run, the job's change and the lease's release, all or nothing.
 func (s *Store) EndRun(ctx context.Context, e *store.RunEnd) error {
 	if err := store.CheckRunEnd(e); err != nil {
 		return fmt.Errorf("memory store: %w", err)
+	}
+	if len(e.Records) > 0 {
+		if err := store.CheckAppend(e.Records); err != nil {
+			return fmt.Errorf("memory store: %w", err)
+		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -586,6 +608,11 @@ func (s *Store) EndRun(ctx context.Context, e *store.RunEnd) error {
 	}
 	n := s.clock()
 	// Every check first: nothing is written unless all pass.
+	if len(e.Records) > 0 {
+		if err := canAppend(th, e.Records, n); err != nil {
+			return err
+		}
+	}
 	for _, p := range e.Pending {
 		if err := store.CheckFence(e.Thread, "put pending", p.Fence, th.lease, n); err != nil {
 			return err
@@ -609,6 +636,9 @@ func (s *Store) EndRun(ctx context.Context, e *store.RunEnd) error {
 			return err
 		}
 	}
+	if len(e.Records) > 0 {
+		appendTo(th, e.Records, n)
+	}
 	for _, id := range e.Answered {
 		delete(th.pending, id)
 	}
@@ -630,6 +660,17 @@ func (s *Store) EndRun(ctx context.Context, e *store.RunEnd) error {
 			r.Updated = n
 		}
 		s.runs[r.ID] = copyRun(r)
+	}
+	if j := e.Job; j != nil {
+		// Nothing after it can fail: Done is set with the change.
+		_, err := s.setJob(j.ID, j.From, j.To, j.Run, j.Error, n)
+		var ce *store.JobConflictError
+		switch {
+		case err == nil:
+			j.Done = true
+		case !errors.Is(err, store.ErrNotFound) && !errors.As(err, &ce):
+			return err
+		}
 	}
 	if e.Release != nil {
 		th.lease = store.LeaseState{Fence: th.lease.Fence}

@@ -85,6 +85,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Gap", testGap},
 		{"WriteBatch", testWriteBatch},
 		{"EndRun", testEndRun},
+		{"EndRunRecords", testEndRunRecords},
+		{"EndRunJob", testEndRunJob},
 		{"Sources", testSources},
 		{"ThreadSource", testThreadSource},
 		{"LeaseLifecycle", testLeaseLifecycle},
