@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/weftlang/weft/store"
 )
@@ -216,20 +217,12 @@ func (s *Store) SetJob(ctx context.Context, id string, from []store.JobStatus, t
 	// One prepared statement on the common path: the status moves only
 	// from one of from. Only when it does not is the job read, to say
 	// why.
-	from = slices.Compact(slices.Sorted(slices.Values(from)))
-	if len(from) > 6 {
-		return nil, fmt.Errorf("sqlite store: set job %s: %d statuses to move from: %w", id, len(from), store.ErrInvalid)
-	}
-	args := []any{id, string(to), run, errText, unix(now())}
-	for i := range 6 {
-		f := from[0]
-		if i < len(from) {
-			f = from[i]
-		}
-		args = append(args, string(f))
+	args, err := setJobArgs(id, from, to, run, errText, now())
+	if err != nil {
+		return nil, fmt.Errorf("sqlite store: %w", err)
 	}
 	var j *store.Job
-	err := s.write(ctx, func() error {
+	err = s.write(ctx, func() error {
 		var err error
 		j, err = scanJob(s.w.setJob.QueryRowContext(context.WithoutCancel(ctx), args...))
 		return err
@@ -251,6 +244,27 @@ func (s *Store) SetJob(ctx context.Context, id string, from []store.JobStatus, t
 	// (A status back in from by now moved after the update refused:
 	// another writer got there first all the same.)
 	return nil, &store.JobConflictError{ID: id, Status: cur, From: slices.Clone(from), To: to}
+}
+
+// setJobArgs are the arguments of the statement setJob (SetJob's, and
+// EndRun's job change) at time t, which CheckSetJob accepted: the
+// statuses to move from, without repeats, padded to six with the first
+// (the statement takes six, so that it stays one prepared statement);
+// more than six is ErrInvalid.
+func setJobArgs(id string, from []store.JobStatus, to store.JobStatus, run, errText string, t time.Time) ([]any, error) {
+	from = slices.Compact(slices.Sorted(slices.Values(from)))
+	if len(from) > 6 {
+		return nil, fmt.Errorf("set job %s: %d statuses to move from: %w", id, len(from), store.ErrInvalid)
+	}
+	args := []any{id, string(to), run, errText, unix(t)}
+	for i := range 6 {
+		f := from[0]
+		if i < len(from) {
+			f = from[i]
+		}
+		args = append(args, string(f))
+	}
+	return args, nil
 }
 
 // pendingJobsSQL selects what PendingJobs lists: pending jobs of threads

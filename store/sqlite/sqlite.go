@@ -934,6 +934,13 @@ func (s *Store) appendTx(ctx context.Context, recs []*store.Record) (t time.Time
 // Seq and lease first so that a refusal says exactly why: the lease
 // (store.CheckFence), then the Seq.
 func (s *Store) appendIn(ctx context.Context, tx *sql.Tx, recs []*store.Record, t time.Time) error {
+	return s.appendWith(ctx, func(st *sql.Stmt) *sql.Stmt { return tx.StmtContext(ctx, st) }, recs, t)
+}
+
+// appendWith is appendIn with the writer's statements as stmt gives
+// them: of a database/sql transaction (appendIn), or as they are inside
+// stmtTx (EndRun, with ctx context.Background()).
+func (s *Store) appendWith(ctx context.Context, stmt func(*sql.Stmt) *sql.Stmt, recs []*store.Record, t time.Time) error {
 	id := recs[0].ThreadID
 	{
 		var (
@@ -941,7 +948,7 @@ func (s *Store) appendIn(ctx context.Context, tx *sql.Tx, recs []*store.Record, 
 			lease   store.LeaseState
 			expires int64
 		)
-		err := tx.StmtContext(ctx, s.w.lastSeq).QueryRowContext(ctx, id).Scan(&last, &lease.Owner, &lease.Fence, &expires)
+		err := stmt(s.w.lastSeq).QueryRowContext(ctx, id).Scan(&last, &lease.Owner, &lease.Fence, &expires)
 		if errors.Is(err, sql.ErrNoRows) {
 			return notFound("thread", id)
 		}
@@ -955,7 +962,7 @@ func (s *Store) appendIn(ctx context.Context, tx *sql.Tx, recs []*store.Record, 
 		if recs[0].Seq != last+1 {
 			return &store.ConflictError{ThreadID: id, Want: recs[0].Seq, Got: last}
 		}
-		ins := tx.StmtContext(ctx, s.w.insertRecord)
+		ins := stmt(s.w.insertRecord)
 		for _, r := range recs {
 			if _, err := ins.ExecContext(ctx, id, r.Seq, r.RunID, r.Step, string(r.Kind), nonNil(r.Data), int64(store.Sum(r.Data)), unix(t), r.Fence); err != nil {
 				return err
@@ -1264,19 +1271,38 @@ func (s *Store) DeletePending(ctx context.Context, threadID, id string) error {
 	return nil
 }
 
-// EndRun implements store.RunEnder: the questions, the run and the
-// lease's release in one transaction of prepared statements (stmtTx),
-// each judging the lease itself as PutPending's, PutRun's and Release's
-// do; only a statement that writes nothing reads the lease, to say why,
-// and then nothing is written.
+// EndRun implements store.RunEnder: the records, the questions, the
+// run, the job's change and the lease's release in one transaction of
+// prepared statements (stmtTx). The records are appended as appendTx
+// appends them (the thread's last Seq and lease read first); the other
+// writes judge the lease themselves as PutPending's, PutRun's and
+// Release's do, and only a statement that writes nothing reads the lease,
+// to say why, and then nothing is written. The job changes with SetJob's
+// statement: when it changes nothing (no such job, or not in From), the
+// rest is still written.
 func (s *Store) EndRun(ctx context.Context, e *store.RunEnd) error {
 	if err := store.CheckRunEnd(e); err != nil {
 		return fmt.Errorf("sqlite store: %w", err)
+	}
+	if len(e.Records) > 0 {
+		if err := store.CheckAppend(e.Records); err != nil {
+			return fmt.Errorf("sqlite store: %w", err)
+		}
 	}
 	if err := s.leases(); err != nil {
 		return err
 	}
 	t := now()
+	var jobArgs []any
+	if j := e.Job; j != nil {
+		if s.schema < 7 {
+			return fmt.Errorf("sqlite store: end run of thread %s: job %s: jobs need schema version 7, the database has %d: %w", e.Thread, j.ID, s.schema, store.ErrInvalid)
+		}
+		var err error
+		if jobArgs, err = setJobArgs(j.ID, j.From, j.To, j.Run, j.Error, t); err != nil {
+			return fmt.Errorf("sqlite store: end run of thread %s: %w", e.Thread, err)
+		}
+	}
 	run := e.Run
 	var runCreated, runUpdated time.Time
 	if run != nil {
@@ -1307,10 +1333,17 @@ func (s *Store) EndRun(ctx context.Context, e *store.RunEnd) error {
 		}
 		return judge()
 	}
+	jobDone := false
 	err := s.stmtTx(ctx, func() error {
-		if e.Run == nil && len(e.Pending) == 0 && e.Release == nil {
+		jobDone = false
+		if len(e.Records) == 0 && e.Run == nil && len(e.Pending) == 0 && e.Release == nil {
 			// No statement below would find a missing thread.
 			if _, err := s.lease(e.Thread); err != nil {
+				return err
+			}
+		}
+		if len(e.Records) > 0 {
+			if err := s.appendWith(bg, func(st *sql.Stmt) *sql.Stmt { return st }, e.Records, t); err != nil {
 				return err
 			}
 		}
@@ -1333,6 +1366,16 @@ func (s *Store) EndRun(ctx context.Context, e *store.RunEnd) error {
 				return err
 			}
 		}
+		if jobArgs != nil {
+			// No row: no such job, or one not in From; left as it is.
+			_, err := scanJob(s.w.setJob.QueryRowContext(bg, jobArgs...))
+			switch {
+			case err == nil:
+				jobDone = true
+			case !errors.Is(err, sql.ErrNoRows):
+				return fmt.Errorf("job %s: %w", e.Job.ID, err)
+			}
+		}
 		if l := e.Release; l != nil {
 			if err := written(s.w.release, func() error {
 				st, err := s.lease(l.Thread)
@@ -1350,11 +1393,21 @@ func (s *Store) EndRun(ctx context.Context, e *store.RunEnd) error {
 		return nil
 	})
 	if err != nil {
-		var le *store.LeaseError
-		if errors.As(err, &le) || errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalid) {
+		var (
+			le *store.LeaseError
+			ce *store.ConflictError
+		)
+		if errors.As(err, &le) || errors.As(err, &ce) || errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalid) {
 			return err
 		}
 		return fmt.Errorf("sqlite store: end run of thread %s: %w", e.Thread, err)
+	}
+	// Committed: only now are the parts told what was written.
+	for _, r := range e.Records {
+		r.Checksum, r.Time = store.Sum(r.Data), t
+	}
+	if e.Job != nil {
+		e.Job.Done = jobDone
 	}
 	for i, p := range e.Pending {
 		p.Created = created[i]
