@@ -218,16 +218,7 @@ func (s *Store) SetJob(ctx context.Context, id string, from []store.JobStatus, t
 	if err := store.CheckSetJob(id, from, to); err != nil {
 		return nil, fmt.Errorf("store/postgres: %w", err)
 	}
-	st := make([]string, len(from))
-	for i, s := range from {
-		st[i] = string(s)
-	}
-	j, err := scanJob(s.pool.QueryRow(ctx, `UPDATE weft_jobs SET status = $2::text,
-	run = CASE WHEN $3::text = '' THEN run ELSE $3::text END,
-	error = CASE WHEN $4::text = '' THEN error ELSE $4::text END,
-	updated = $5
-WHERE id = $1 AND status = ANY($6::text[])
-RETURNING `+jobCols, id, string(to), run, errText, now(), st))
+	j, err := scanJob(s.pool.QueryRow(ctx, setJobSQL, id, string(to), run, errText, now(), jobStatuses(from)))
 	if err == nil {
 		return j, nil
 	}
@@ -245,6 +236,26 @@ RETURNING `+jobCols, id, string(to), run, errText, now(), st))
 		return nil, &Error{Op: "set job " + id, Err: err}
 	}
 	return nil, &store.JobConflictError{ID: id, Status: cur, From: slices.Clone(from), To: to}
+}
+
+// setJobSQL is SetJob's statement, which EndRun's job change runs too:
+// job $1 moves to $2 (taking the run $3 and the error $4 unless empty,
+// updated at $5) only from one of the statuses $6; no row when it did
+// not (no such job, or not in $6).
+const setJobSQL = `UPDATE weft_jobs SET status = $2::text,
+	run = CASE WHEN $3::text = '' THEN run ELSE $3::text END,
+	error = CASE WHEN $4::text = '' THEN error ELSE $4::text END,
+	updated = $5
+WHERE id = $1 AND status = ANY($6::text[])
+RETURNING ` + jobCols
+
+// jobStatuses is from as setJobSQL's $6.
+func jobStatuses(from []store.JobStatus) []string {
+	st := make([]string, len(from))
+	for i, s := range from {
+		st[i] = string(s)
+	}
+	return st
 }
 
 // pendingJobsSQL selects what PendingJobs lists: pending jobs of threads

@@ -35,22 +35,8 @@ func (s *Store) Append(ctx context.Context, recs ...*store.Record) error {
 		return err
 	}
 	tid := recs[0].ThreadID
-	n := len(recs)
-	seqs := make([]int64, n)
-	runs := make([]string, n)
-	steps := make([]int32, n)
-	kinds := make([]string, n)
-	data := make([][]byte, n)
-	sums := make([]int64, n)
-	for i, r := range recs {
-		seqs[i], runs[i], steps[i], kinds[i] = r.Seq, r.RunID, int32(r.Step), string(r.Kind)
-		data[i] = r.Data
-		if data[i] == nil {
-			data[i] = []byte{}
-		}
-		sums[i] = int64(store.Sum(r.Data))
-	}
-	fence := recs[0].Fence
+	a := newAppendArgs(recs)
+	seqs, runs, steps, kinds, data, sums, fence := a.seqs, a.runs, a.steps, a.kinds, a.data, a.sums, a.fence
 	t := now()
 	lost := false
 	err := s.retry(ctx, func() error {
@@ -74,6 +60,34 @@ func (s *Store) Append(ctx context.Context, recs ...*store.Record) error {
 		r.Checksum, r.Time = uint32(sums[i]), t
 	}
 	return nil
+}
+
+// appendArgs are records (which store.CheckAppend accepted) as appendSQL
+// takes them: a column each, and their one fence.
+type appendArgs struct {
+	seqs  []int64
+	runs  []string
+	steps []int32
+	kinds []string
+	data  [][]byte
+	sums  []int64
+	fence int64
+}
+
+// newAppendArgs returns recs (at least one) as appendSQL takes them.
+func newAppendArgs(recs []*store.Record) appendArgs {
+	n := len(recs)
+	a := appendArgs{seqs: make([]int64, n), runs: make([]string, n), steps: make([]int32, n), kinds: make([]string, n),
+		data: make([][]byte, n), sums: make([]int64, n), fence: recs[0].Fence}
+	for i, r := range recs {
+		a.seqs[i], a.runs[i], a.steps[i], a.kinds[i] = r.Seq, r.RunID, int32(r.Step), string(r.Kind)
+		a.data[i] = r.Data
+		if a.data[i] == nil {
+			a.data[i] = []byte{}
+		}
+		a.sums[i] = int64(store.Sum(r.Data))
+	}
+	return a
 }
 
 func (s *Store) appendTx(ctx context.Context, tid string, fence int64, seqs []int64, runs []string, steps []int32,

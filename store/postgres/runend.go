@@ -15,15 +15,26 @@ var _ store.RunEnder = (*Store)(nil)
 
 // EndRun implements store.RunEnder: in one transaction that holds the
 // thread's row (as Claim, Heartbeat and Release do), the lease is judged
-// at the server's clock for every fenced part, then the answered
-// questions go, the new ones and the run are put and the lease is
-// released, sent together in one batch: one commit instead of one for
-// each write.
+// at the server's clock for every fenced part and the records' Seq
+// against the log's end, then the records are appended (with Append's
+// statement), the answered questions go, the new ones and the run are
+// put, the job changes (with SetJob's statement; a job missing or not in
+// From is left as it is) and the lease is released, sent together in one
+// batch: one commit instead of one for each write.
 func (s *Store) EndRun(ctx context.Context, e *store.RunEnd) error {
 	if err := store.CheckRunEnd(e); err != nil {
 		return fmt.Errorf("store/postgres: %w", err)
 	}
+	if len(e.Records) > 0 {
+		if err := store.CheckAppend(e.Records); err != nil {
+			return fmt.Errorf("store/postgres: %w", err)
+		}
+	}
 	n := now()
+	var recs appendArgs
+	if len(e.Records) > 0 {
+		recs = newAppendArgs(e.Records)
+	}
 	created := make([]time.Time, len(e.Pending))
 	for i, p := range e.Pending {
 		created[i] = p.Created
@@ -43,16 +54,18 @@ func (s *Store) EndRun(ctx context.Context, e *store.RunEnd) error {
 		}
 	}
 	var stored *time.Time
+	jobDone := false
 	err := s.retry(ctx, func() error {
-		stored = nil
+		stored, jobDone = nil, false
 		return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 			var (
 				st      store.LeaseState
 				expires *time.Time
 				at      time.Time
+				last    int64
 			)
-			err := tx.QueryRow(ctx, `SELECT lease_owner, lease_fence, lease_expires, clock_timestamp() FROM weft_threads WHERE id = $1 FOR UPDATE`, e.Thread).
-				Scan(&st.Owner, &st.Fence, &expires, &at)
+			err := tx.QueryRow(ctx, `SELECT lease_owner, lease_fence, lease_expires, clock_timestamp(), last_seq FROM weft_threads WHERE id = $1 FOR UPDATE`, e.Thread).
+				Scan(&st.Owner, &st.Fence, &expires, &at, &last)
 			if errors.Is(err, pgx.ErrNoRows) {
 				return fmt.Errorf("store/postgres: thread %s: %w", e.Thread, store.ErrNotFound)
 			}
@@ -63,6 +76,14 @@ func (s *Store) EndRun(ctx context.Context, e *store.RunEnd) error {
 				st.Expires = expires.UTC()
 			}
 			at = at.UTC()
+			if r := recs; len(r.seqs) > 0 {
+				if err := store.CheckFence(e.Thread, "append", r.fence, st, at); err != nil {
+					return err
+				}
+				if r.seqs[0] != last+1 {
+					return &store.ConflictError{ThreadID: e.Thread, Want: r.seqs[0], Got: last}
+				}
+			}
 			for _, p := range e.Pending {
 				if err := store.CheckFence(e.Thread, "put pending", p.Fence, st, at); err != nil {
 					return err
@@ -79,6 +100,21 @@ func (s *Store) EndRun(ctx context.Context, e *store.RunEnd) error {
 				}
 			}
 			b := &pgx.Batch{}
+			if r := recs; len(r.seqs) > 0 {
+				// Append's statement, which judges again what was judged
+				// above, under the row's lock this transaction holds.
+				b.Queue(appendSQL, e.Thread, r.seqs, r.runs, r.steps, r.kinds, r.data, r.sums, n, r.seqs[len(r.seqs)-1], r.seqs[0]-1, r.fence).
+					QueryRow(func(row pgx.Row) error {
+						var refused string
+						if err := row.Scan(&refused); err != nil {
+							return err
+						}
+						if refused != "" {
+							return refusal(e.Thread, r.fence, r.seqs[0], refused)
+						}
+						return nil
+					})
+			}
 			if len(e.Answered) > 0 {
 				b.Queue(`DELETE FROM weft_pending WHERE thread_id = $1 AND id = ANY($2::text[])`, e.Thread, e.Answered)
 			}
@@ -106,6 +142,19 @@ RETURNING created`, run.ID, run.ThreadID, int32(run.Number), run.Status, run.Err
 					return err
 				})
 			}
+			if j := e.Job; j != nil {
+				b.Queue(setJobSQL, j.ID, string(j.To), j.Run, j.Error, n, jobStatuses(j.From)).QueryRow(func(row pgx.Row) error {
+					// No row: no such job, or one not in From; left as it is.
+					_, err := scanJob(row)
+					switch {
+					case err == nil:
+						jobDone = true
+					case !errors.Is(err, pgx.ErrNoRows):
+						return fmt.Errorf("job %s: %w", j.ID, err)
+					}
+					return nil
+				})
+			}
 			if e.Release != nil {
 				b.Queue(`UPDATE weft_threads SET lease_owner = '', lease_expires = NULL WHERE id = $1`, e.Thread)
 			}
@@ -115,13 +164,23 @@ RETURNING created`, run.ID, run.ThreadID, int32(run.Number), run.Status, run.Err
 			return tx.SendBatch(ctx, b).Close()
 		})
 	})
-	var le *store.LeaseError
+	var (
+		le *store.LeaseError
+		ce *store.ConflictError
+	)
 	switch {
 	case err == nil:
-	case errors.As(err, &le), errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrInvalid), ctx.Err() != nil && errors.Is(err, ctx.Err()):
+	case errors.As(err, &le), errors.As(err, &ce), errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrInvalid), ctx.Err() != nil && errors.Is(err, ctx.Err()):
 		return err
 	default:
 		return &Error{Op: "end run of thread " + e.Thread, Err: err}
+	}
+	// Committed: only now are the parts told what was written.
+	for i, r := range e.Records {
+		r.Checksum, r.Time = uint32(recs.sums[i]), n
+	}
+	if e.Job != nil {
+		e.Job.Done = jobDone
 	}
 	for i, p := range e.Pending {
 		p.Created = created[i]
