@@ -72,6 +72,7 @@ type appendArgs struct {
 	data  [][]byte
 	sums  []int64
 	fence int64
+	last  int64 // the log's end, as EndRun reads it
 }
 
 // newAppendArgs returns recs (at least one) as appendSQL takes them.

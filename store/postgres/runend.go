@@ -31,9 +31,10 @@ func (s *Store) EndRun(ctx context.Context, e *store.RunEnd) error {
 		}
 	}
 	n := now()
-	var recs appendArgs
+	var recs *appendArgs // nil without records
 	if len(e.Records) > 0 {
-		recs = newAppendArgs(e.Records)
+		a := newAppendArgs(e.Records)
+		recs = &a
 	}
 	created := make([]time.Time, len(e.Pending))
 	for i, p := range e.Pending {
@@ -53,19 +54,30 @@ func (s *Store) EndRun(ctx context.Context, e *store.RunEnd) error {
 			runUpdated = n
 		}
 	}
-	var stored *time.Time
-	jobDone := false
+	// What the transaction read back, in one variable: the run's stored
+	// Created, and whether the job changed.
+	var got struct {
+		stored  *time.Time
+		jobDone bool
+	}
 	err := s.retry(ctx, func() error {
-		stored, jobDone = nil, false
+		got.stored, got.jobDone = nil, false
 		return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 			var (
 				st      store.LeaseState
 				expires *time.Time
 				at      time.Time
-				last    int64
 			)
-			err := tx.QueryRow(ctx, `SELECT lease_owner, lease_fence, lease_expires, clock_timestamp(), last_seq FROM weft_threads WHERE id = $1 FOR UPDATE`, e.Thread).
-				Scan(&st.Owner, &st.Fence, &expires, &at, &last)
+			var err error
+			if recs == nil {
+				// The log's end is read only for records: pgx plans
+				// the scan of every column anew each time.
+				err = tx.QueryRow(ctx, `SELECT lease_owner, lease_fence, lease_expires, clock_timestamp() FROM weft_threads WHERE id = $1 FOR UPDATE`, e.Thread).
+					Scan(&st.Owner, &st.Fence, &expires, &at)
+			} else {
+				err = tx.QueryRow(ctx, `SELECT lease_owner, lease_fence, lease_expires, clock_timestamp(), last_seq FROM weft_threads WHERE id = $1 FOR UPDATE`, e.Thread).
+					Scan(&st.Owner, &st.Fence, &expires, &at, &recs.last)
+			}
 			if errors.Is(err, pgx.ErrNoRows) {
 				return fmt.Errorf("store/postgres: thread %s: %w", e.Thread, store.ErrNotFound)
 			}
@@ -76,12 +88,12 @@ func (s *Store) EndRun(ctx context.Context, e *store.RunEnd) error {
 				st.Expires = expires.UTC()
 			}
 			at = at.UTC()
-			if r := recs; len(r.seqs) > 0 {
+			if r := recs; r != nil {
 				if err := store.CheckFence(e.Thread, "append", r.fence, st, at); err != nil {
 					return err
 				}
-				if r.seqs[0] != last+1 {
-					return &store.ConflictError{ThreadID: e.Thread, Want: r.seqs[0], Got: last}
+				if r.seqs[0] != r.last+1 {
+					return &store.ConflictError{ThreadID: e.Thread, Want: r.seqs[0], Got: r.last}
 				}
 			}
 			for _, p := range e.Pending {
@@ -100,7 +112,7 @@ func (s *Store) EndRun(ctx context.Context, e *store.RunEnd) error {
 				}
 			}
 			b := &pgx.Batch{}
-			if r := recs; len(r.seqs) > 0 {
+			if r := recs; r != nil {
 				// Append's statement, which judges again what was judged
 				// above, under the row's lock this transaction holds.
 				b.Queue(appendSQL, e.Thread, r.seqs, r.runs, r.steps, r.kinds, r.data, r.sums, n, r.seqs[len(r.seqs)-1], r.seqs[0]-1, r.fence).
@@ -135,7 +147,7 @@ ON CONFLICT (id) DO UPDATE SET number = excluded.number, status = excluded.statu
 	error = excluded.error, updated = excluded.updated
 	WHERE weft_runs.thread_id = excluded.thread_id
 RETURNING created`, run.ID, run.ThreadID, int32(run.Number), run.Status, run.Error, runCreated, runUpdated).QueryRow(func(row pgx.Row) error {
-					err := row.Scan(&stored)
+					err := row.Scan(&got.stored)
 					if errors.Is(err, pgx.ErrNoRows) {
 						return fmt.Errorf("store/postgres: run %s belongs to another thread than %s: %w", run.ID, run.ThreadID, store.ErrInvalid)
 					}
@@ -148,7 +160,7 @@ RETURNING created`, run.ID, run.ThreadID, int32(run.Number), run.Status, run.Err
 					_, err := scanJob(row)
 					switch {
 					case err == nil:
-						jobDone = true
+						got.jobDone = true
 					case !errors.Is(err, pgx.ErrNoRows):
 						return fmt.Errorf("job %s: %w", j.ID, err)
 					}
@@ -164,32 +176,39 @@ RETURNING created`, run.ID, run.ThreadID, int32(run.Number), run.Status, run.Err
 			return tx.SendBatch(ctx, b).Close()
 		})
 	})
-	var (
-		le *store.LeaseError
-		ce *store.ConflictError
-	)
-	switch {
-	case err == nil:
-	case errors.As(err, &le), errors.As(err, &ce), errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrInvalid), ctx.Err() != nil && errors.Is(err, ctx.Err()):
-		return err
-	default:
-		return &Error{Op: "end run of thread " + e.Thread, Err: err}
+	if err != nil {
+		return endRunErr(ctx, e.Thread, err)
 	}
 	// Committed: only now are the parts told what was written.
 	for i, r := range e.Records {
 		r.Checksum, r.Time = uint32(recs.sums[i]), n
 	}
 	if e.Job != nil {
-		e.Job.Done = jobDone
+		e.Job.Done = got.jobDone
 	}
 	for i, p := range e.Pending {
 		p.Created = created[i]
 	}
 	if run != nil {
-		if stored != nil {
-			runCreated = stored.UTC()
+		if got.stored != nil {
+			runCreated = got.stored.UTC()
 		}
 		run.Created, run.Updated = runCreated, runUpdated
 	}
 	return nil
+}
+
+// endRunErr is the error of EndRun's transaction: the store's own errors
+// as they are, any other an *Error.
+func endRunErr(ctx context.Context, thread string, err error) error {
+	var (
+		le *store.LeaseError
+		ce *store.ConflictError
+	)
+	switch {
+	case errors.As(err, &le), errors.As(err, &ce), errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrInvalid), ctx.Err() != nil && errors.Is(err, ctx.Err()):
+		return err
+	default:
+		return &Error{Op: "end run of thread " + thread, Err: err}
+	}
 }
