@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -257,5 +258,223 @@ func TestAsyncDurabilityOneCommitForAFastRun(t *testing.T) {
 	}
 	if len(cs.batches) == 0 || len(cs.batches) > 3 || total != 22 {
 		t.Errorf("batches of %v records; want 22 records in at most 3 batches", cs.batches)
+	}
+}
+
+// exitCounting is a memory store (a store.RunEnder) that counts appends
+// and the records each EndRun carries.
+type exitCounting struct {
+	*memory.Store
+	mu      sync.Mutex
+	appends int
+	ends    []int // records per EndRun
+}
+
+func (c *exitCounting) Append(ctx context.Context, recs ...*store.Record) error {
+	c.mu.Lock()
+	c.appends++
+	c.mu.Unlock()
+	return c.Store.Append(ctx, recs...)
+}
+
+func (c *exitCounting) EndRun(ctx context.Context, e *store.RunEnd) error {
+	c.mu.Lock()
+	c.ends = append(c.ends, len(e.Records))
+	c.mu.Unlock()
+	return c.Store.EndRun(ctx, e)
+}
+
+// TestExitDurabilityWritesTheRunWithItsEnd: with Exit durability (set on
+// the Threads, or on one run over a Sync Threads) a 20-step run makes no
+// append: its snapshot and 21 step records go in the one transaction that
+// records its end, and they are the records Sync writes.
+func TestExitDurabilityWritesTheRunWithItsEnd(t *testing.T) {
+	ctx := context.Background()
+	plan := load(t, "loop.wf", loopWF)
+	hist := func(th *engine.Threads) string {
+		h, err := th.History(ctx, "t", 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, x := range h {
+			out = append(out, fmt.Sprintf("%d:%s", x.Step, x.Node))
+		}
+		return fmt.Sprint(out)
+	}
+	var keys []string
+	var mu sync.Mutex
+	ref := &engine.Threads{Runner: stepRunner(&keys, &mu, nil), Store: memory.New()}
+	if _, err := ref.Run(ctx, plan, "t", nil, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	want := hist(ref)
+	for name, set := range map[string]func(th *engine.Threads) *engine.RunOptions{
+		"threads": func(th *engine.Threads) *engine.RunOptions { th.Durability = engine.Exit; return nil },
+		"run":     func(th *engine.Threads) *engine.RunOptions { return &engine.RunOptions{Durability: engine.Exit} },
+	} {
+		t.Run(name, func(t *testing.T) {
+			st := &exitCounting{Store: memory.New()}
+			th := &engine.Threads{Runner: stepRunner(&keys, &mu, nil), Store: st, Durability: engine.Sync}
+			res, err := th.Run(ctx, plan, "t", nil, nil, set(th))
+			if err != nil || res.Status != engine.Completed {
+				t.Fatalf("run: %v, %v", res, err)
+			}
+			if st.appends != 0 || len(st.ends) != 1 || st.ends[0] != 22 {
+				t.Errorf("%d appends, run ends with %v records; want none, and one end with 22", st.appends, st.ends)
+			}
+			if got := hist(th); got != want {
+				t.Errorf("history\n got %s\nwant %s", got, want)
+			}
+			ts, err := (&engine.Threads{Runner: th.Runner, Store: st.Store}).Load(ctx, "t")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if acc, _ := ts.Value("acc"); acc.Int() != 2470 || ts.Status() != engine.Completed {
+				t.Errorf("loaded: acc %v, status %s", acc, ts.Status())
+			}
+		})
+	}
+	for _, d := range []engine.Durability{engine.DefaultDurability, engine.Sync, engine.Async, engine.Exit} {
+		if p, err := engine.ParseDurability(d.String()); d != engine.DefaultDurability && (err != nil || p != d) {
+			t.Errorf("ParseDurability(%q) = %v, %v", d.String(), p, err)
+		}
+	}
+	if _, err := engine.ParseDurability("fast"); err == nil || !strings.Contains(err.Error(), "sync, async or exit") {
+		t.Errorf("ParseDurability(fast) = %v", err)
+	}
+}
+
+// TestExitDurabilityWaitingRunIsDurable: a run that waits for a person
+// with Exit durability has its records, its question and its row written
+// when Run returns: another Threads resumes it, and the resume's records
+// too go with its end.
+func TestExitDurabilityWaitingRunIsDurable(t *testing.T) {
+	ctx := context.Background()
+	plan := load(t, "ask.wf", askWF)
+	counts := map[string]int{}
+	st := &exitCounting{Store: memory.New()}
+	th := &engine.Threads{Runner: countRunner(counts), Store: st, Durability: engine.Exit}
+	res, err := th.Run(ctx, plan, "t", nil, nil, nil)
+	if err != nil || res.Status != engine.Waiting {
+		t.Fatalf("run: %v, %v", res.Status, err)
+	}
+	if pend, err := st.Pending(ctx, "t"); err != nil || len(pend) != 1 {
+		t.Fatalf("pending: %v, %v", pend, err)
+	}
+	other := &engine.Threads{Runner: countRunner(counts), Store: st, Durability: engine.Exit}
+	res, err = other.Resume(ctx, plan, "t", []engine.Answer{{Outputs: map[string]flow.Value{"year": flow.StringValue("2019")}}}, nil)
+	if err != nil || res.Status != engine.Completed || counts["prepare"] != 1 || counts["answer"] != 1 {
+		t.Fatalf("resume: %v, %v, counts %v", res, err, counts)
+	}
+	if st.appends != 0 || len(st.ends) != 2 || st.ends[0] == 0 || st.ends[1] == 0 {
+		t.Errorf("%d appends, ends with %v records; want none, and both ends with records", st.appends, st.ends)
+	}
+	if pend, err := st.Pending(ctx, "t"); err != nil || len(pend) != 0 {
+		t.Errorf("pending after the answer: %v, %v", pend, err)
+	}
+}
+
+// TestExitDurabilityStoppedRunKeepsItsSteps: a run its caller stops (its
+// context cancelled) writes the steps it completed before Run returns, so
+// a resume goes on from them rather than from the start.
+func TestExitDurabilityStoppedRunKeepsItsSteps(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	plan := load(t, "loop.wf", loopWF)
+	var keys []string
+	var mu sync.Mutex
+	st := &exitCounting{Store: memory.New()}
+	th := &engine.Threads{Runner: stepRunner(&keys, &mu, func(i int64) {
+		if i == 5 {
+			cancel()
+		}
+	}), Store: st, Durability: engine.Exit}
+	if _, err := th.Run(ctx, plan, "t", nil, nil, nil); err == nil {
+		t.Fatal("a stopped run returned no error")
+	}
+	recs, err := st.Records(context.Background(), "t", 1)
+	if err != nil || len(recs) < 5 {
+		t.Fatalf("%d records after the stop, %v; want the completed steps", len(recs), err)
+	}
+	ts, err := th.Load(context.Background(), "t")
+	if err != nil || ts.Status() != engine.Running {
+		t.Fatalf("stopped thread: %v, %v", ts, err)
+	}
+}
+
+// TestOnEndJobChange: the job change a run's OnEnd gives is written with
+// the run's end: made (Done) when the job is in a From status, skipped
+// (not Done, the run still recorded) when it is not.
+func TestOnEndJobChange(t *testing.T) {
+	ctx := context.Background()
+	plan := load(t, "ask.wf", askWF)
+	st := memory.New()
+	for _, id := range []string{"a", "b"} {
+		if err := st.CreateThread(ctx, &store.Thread{ID: id, Workflow: "Ask"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.CreateJob(ctx, &store.Job{ID: "job-" + id, ThreadID: id, Assistant: "Ask"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := st.SetJob(ctx, "job-a", []store.JobStatus{store.JobPending}, store.JobRunning, "", ""); err != nil {
+		t.Fatal(err)
+	}
+	counts := map[string]int{}
+	for _, d := range []engine.Durability{engine.Sync, engine.Async, engine.Exit} {
+		t.Run(d.String(), func(t *testing.T) {
+			th := &engine.Threads{Runner: countRunner(counts), Store: st}
+			var changes []*store.JobChange
+			onEnd := func(id string) func(engine.Status, error) *store.JobChange {
+				return func(s engine.Status, err error) *store.JobChange {
+					if s != engine.Waiting || err != nil {
+						t.Errorf("OnEnd(%s, %v); want waiting, nil", s, err)
+					}
+					c := &store.JobChange{ID: id, From: []store.JobStatus{store.JobRunning}, To: store.JobSuccess, Error: "seen " + d.String()}
+					changes = append(changes, c)
+					return c
+				}
+			}
+			thread := "a-" + d.String()
+			if d == engine.Sync {
+				thread = "a"
+			}
+			if err := st.CreateThread(ctx, &store.Thread{ID: thread, Workflow: "Ask"}); err != nil && !errors.Is(err, store.ErrExists) {
+				t.Fatal(err)
+			}
+			job := "job-a"
+			if d != engine.Sync {
+				job = "job-" + thread
+				if err := st.CreateJob(ctx, &store.Job{ID: job, ThreadID: thread, Assistant: "Ask", Status: store.JobRunning}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			res, err := th.Run(ctx, plan, thread, nil, nil, &engine.RunOptions{Durability: d, OnEnd: onEnd(job)})
+			if err != nil || res.Status != engine.Waiting {
+				t.Fatalf("run: %v, %v", res, err)
+			}
+			j, err := st.Job(ctx, job)
+			if err != nil || len(changes) != 1 || !changes[0].Done || j.Status != store.JobSuccess || j.Error != "seen "+d.String() {
+				t.Errorf("job %+v, %v, changes %+v; want success with its text, Done", j, err, changes)
+			}
+		})
+	}
+	// A job that is not running (still pending) is left as it is; the
+	// run's end is recorded all the same.
+	th := &engine.Threads{Runner: countRunner(counts), Store: st}
+	var change *store.JobChange
+	res, err := th.Run(ctx, plan, "b", nil, nil, &engine.RunOptions{OnEnd: func(engine.Status, error) *store.JobChange {
+		change = &store.JobChange{ID: "job-b", From: []store.JobStatus{store.JobRunning}, To: store.JobSuccess}
+		return change
+	}})
+	if err != nil || res.Status != engine.Waiting || change == nil || change.Done {
+		t.Fatalf("run: %v, %v, change %+v; want waiting and the change not made", res, err, change)
+	}
+	if j, err := st.Job(ctx, "job-b"); err != nil || j.Status != store.JobPending {
+		t.Errorf("job b: %+v, %v; want it pending still", j, err)
+	}
+	if runs, err := st.Runs(ctx, "b"); err != nil || len(runs) != 1 || runs[0].Status != store.Waiting {
+		t.Errorf("runs of b: %+v, %v", runs, err)
 	}
 }

@@ -629,6 +629,37 @@ type RunOptions struct {
 	// (see Breakpoints). A name that is not a node of the plan is a
 	// *ThreadError of KindInvalidInput.
 	Breakpoints *Breakpoints
+	// Durability, when not DefaultDurability, is the run's in place of
+	// the Threads'.
+	Durability Durability
+	// OnEnd, when set, is called as the run's end is recorded, with the
+	// run's status and error: a job change it returns is written in the
+	// same transaction (store.RunEnd.Job, on a store.RunEnder), and its
+	// Done says whether it was made. It is not called when the end is
+	// not recorded that way (the run stopped by its context, a store
+	// without RunEnder, a rollback).
+	OnEnd func(status Status, err error) *store.JobChange
+	// OnCheckpoint, when set, is told of each checkpoint the run adds to
+	// its thread's log (a step or snapshot record: Threads.Checkpoints
+	// lists it, LoadAt reads it) as the record is handed to the store:
+	// with Async or Exit durability before it is written (Run returns
+	// only once it is). It is called in order, from the run's
+	// goroutines, under the run's lock: it must be quick and must not
+	// call the Runner.
+	OnCheckpoint func(CheckpointRef)
+}
+
+// CheckpointRef names a checkpoint a run adds to its thread's log
+// (RunOptions.OnCheckpoint).
+type CheckpointRef struct {
+	Seq  int64 // the record's number in the thread: Checkpoint.Seq
+	Run  int   // the run's number in the thread
+	Step int   // the run's step; 0 for the record that starts the run
+	// Node is the node whose task the record completed; "" for the
+	// start of a run or a snapshot taken in its course.
+	Node string
+	// Start marks the record that starts the run (Source "input").
+	Start bool
 }
 
 // ResumeOptions are the optional settings of Threads.ResumeWith.
@@ -637,6 +668,10 @@ type ResumeOptions struct {
 	// Breakpoints). The tasks a stop held back, which a resume without
 	// answers runs first, do not stop again before their nodes.
 	Breakpoints *Breakpoints
+	// Durability, OnEnd and OnCheckpoint are as in RunOptions.
+	Durability   Durability
+	OnEnd        func(status Status, err error) *store.JobChange
+	OnCheckpoint func(CheckpointRef)
 }
 
 // Run starts a new run of plan in a thread, creating the thread if it does
@@ -664,7 +699,11 @@ func (th *Threads) run(ctx context.Context, plan *flow.Plan, threadID string, pa
 	// the store grants leases: the thread was created to be claimed).
 	var create *store.Thread
 	lazy := (**store.Thread)(nil)
-	if _, ok := th.Store.(store.BatchWriter); ok && th.Durability == Async && fence == 0 {
+	dur := th.Durability.of(Sync)
+	if opts != nil {
+		dur = opts.Durability.of(th.Durability)
+	}
+	if _, ok := th.Store.(store.BatchWriter); ok && dur != Sync && fence == 0 {
 		lazy = &create
 	}
 	ts, err := th.open(ctx, plan, threadID, meta, lazy)
@@ -703,14 +742,16 @@ func (th *Threads) run(ctx context.Context, plan *flow.Plan, threadID string, pa
 		return &Result{Status: Failed, Err: err}, err
 	}
 	d := &durable{th: th, ts: ts, fence: fence, lease: hl, created: time.Now(), info: runInfo{ID: newRunID(), Number: ts.RunNumber + 1, Plan: fp}, origin: ts.Seq}
-	if th.Durability == Async {
-		d.w = newRecordWriter(ctx, th)
+	if dur != Sync {
+		d.w = newRecordWriter(ctx, th, dur)
 		d.w.create = create
 	}
 	if opts != nil {
 		d.bp = newBreakpoints(opts.Breakpoints, false)
+		d.onEnd, d.onCheckpoint = opts.OnEnd, opts.OnCheckpoint
 	}
 	d.prefix = keyPrefix(threadID, d.info)
+	d.starting = true
 	if ts.State == nil || ts.Plan != fp {
 		err = d.snapshot(ctx, m, nil)
 	} else {
@@ -807,11 +848,14 @@ func (th *Threads) resume(ctx context.Context, plan *flow.Plan, threadID string,
 			return nil, err
 		}
 	}
+	dur := th.Durability.of(Sync)
 	if opts != nil {
 		d.bp = newBreakpoints(opts.Breakpoints, len(answers) == 0)
+		d.onEnd, d.onCheckpoint = opts.OnEnd, opts.OnCheckpoint
+		dur = opts.Durability.of(th.Durability)
 	}
-	if th.Durability == Async {
-		d.w = newRecordWriter(ctx, th)
+	if dur != Sync {
+		d.w = newRecordWriter(ctx, th, dur)
 	}
 	d.prefix = keyPrefix(threadID, d.info)
 	switch r, err := th.Store.Run(ctx, ts.Run); {
@@ -910,7 +954,12 @@ type durable struct {
 	delta  []CellValue
 	ctl    Control // its Tasks and Tokens are reused from step to step
 	sd     stepData
-	w      *recordWriter // Async: the background writer; nil for Sync
+	w      *recordWriter // Async, Exit: the records not written yet; nil for Sync
+	onEnd  func(Status, error) *store.JobChange
+	// onCheckpoint is told of each step and snapshot record; starting
+	// marks the next as the run's start.
+	onCheckpoint func(CheckpointRef)
+	starting     bool
 }
 
 // runError completes a writer's *CheckpointError with the run's number.
@@ -1056,6 +1105,14 @@ func (d *durable) append(ctx context.Context, kind store.Kind, step int, v any, 
 	}
 	ts := d.ts
 	ts.Seq = rec.Seq
+	if d.onCheckpoint != nil && (kind == store.Step || kind == store.Snapshot) {
+		ref := CheckpointRef{Seq: rec.Seq, Run: d.info.Number, Step: step, Start: d.starting}
+		if sd, ok := v.(*stepData); ok {
+			ref.Node = sd.Node
+		}
+		d.onCheckpoint(ref)
+	}
+	d.starting = false
 	if kind == store.Snapshot {
 		ts.snapBytes, ts.bytesSince, ts.recsSince = len(data), 0, 0
 		d.lastStatus = v.(*snapshotData).State.Control.Status
@@ -1153,25 +1210,40 @@ func (d *durable) finish(ctx context.Context, res *Result, err error) (*Result, 
 	if m.Err() != nil {
 		run.Error = m.Err().Error()
 	}
-	// A run that ends (no questions to record) hands its row to the
-	// background writer when the store writes batches: it goes in the
-	// same commit as the last records.
-	withRecords := d.w != nil && d.w.bw != nil && d.err == nil && m.Status() != Waiting && !d.resumed && !rollback
-	if withRecords {
-		d.w.setRun(run)
+	ender, _ := d.th.Store.(store.RunEnder)
+	if rollback {
+		ender = nil // a rollback still needs the lease after the row
+	}
+	var recs []*store.Record // the records the run's end writes
+	if d.w != nil && d.err == nil {
+		if ender != nil && !d.w.creating() {
+			var werr error
+			if recs, werr = d.w.take(); werr != nil {
+				d.err = d.runError(werr)
+			}
+			d.w = nil // nothing more to write or settle
+		} else if d.w.bw != nil && m.Status() != Waiting && !d.resumed && !rollback {
+			// A run that ends (no questions to record) hands its row to
+			// the writer: it goes in the same commit as the last
+			// records (and the thread, when the first create it).
+			d.w.setRun(run)
+			d.settle()
+			if d.err != nil {
+				res.Status, res.Err = Failed, d.err
+				return res, d.err
+			}
+			return res, err
+		}
 	}
 	d.settle()
 	if d.err != nil {
 		res.Status, res.Err = Failed, d.err
 		return res, d.err
 	}
-	if withRecords {
-		return res, err
-	}
-	if ender, ok := d.th.Store.(store.RunEnder); ok && !rollback {
-		// The questions, the row and the lease's release in one
-		// transaction (a rollback still needs the lease after them).
-		e := &store.RunEnd{Thread: d.ts.Thread, Run: run}
+	if ender != nil {
+		// The last records, the questions, the row, the caller's job
+		// change and the lease's release in one transaction.
+		e := &store.RunEnd{Thread: d.ts.Thread, Records: recs, Run: run}
 		if m.Status() == Waiting || d.resumed {
 			var perr error
 			if e.Answered, e.Pending, perr = d.pendingDiff(ctx, m); perr != nil {
@@ -1181,7 +1253,31 @@ func (d *durable) finish(ctx context.Context, res *Result, err error) (*Result, 
 		if d.lease != nil && d.lease.held {
 			e.Release = &d.lease.lease
 		}
-		if perr := ender.EndRun(ctx, e); perr != nil {
+		if d.onEnd != nil {
+			rerr := err
+			if rerr == nil {
+				rerr = m.Err()
+			}
+			e.Job = d.onEnd(m.Status(), rerr)
+		}
+		write := func() error {
+			if e.Job != nil {
+				e.Job.Done = false
+			}
+			return ender.EndRun(ctx, e)
+		}
+		var perr error
+		if len(recs) > 0 {
+			perr = d.th.writeRetry(ctx, recs, write)
+		} else {
+			perr = write()
+		}
+		if perr != nil {
+			if len(recs) > 0 {
+				ce := &CheckpointError{Thread: d.ts.Thread, Run: d.info.Number, Seq: recs[0].Seq, Node: "(end)", Err: perr}
+				res.Status, res.Err = Failed, ce
+				return res, ce
+			}
 			return res, fmt.Errorf("thread %s, run %d: recording its end: %w", d.ts.Thread, d.info.Number, perr)
 		}
 		if e.Release != nil {

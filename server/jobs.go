@@ -251,7 +251,8 @@ func (s *Server) execute(ctx context.Context, ref JobRef) error {
 		return err
 	}
 	st := s.streams.open(job.ID)
-	status, final, errText := s.drive(ctx, job, st)
+	var end *store.JobChange // the job's end, when the run's end recorded it
+	status, final, errText := s.drive(ctx, job, st, &end)
 	if errors.Is(context.Cause(ctx), ErrServerClosing) && status != store.JobSuccess {
 		// Left for the next process: the engine recorded every step.
 		if _, err := s.jobs.SetJob(bg, job.ID, []store.JobStatus{store.JobRunning}, store.JobPending, "", ""); err != nil {
@@ -260,8 +261,18 @@ func (s *Server) execute(ctx context.Context, ref JobRef) error {
 		s.closing(st)
 		return nil
 	}
-	if _, err := s.jobs.SetJob(bg, job.ID, []store.JobStatus{store.JobRunning}, status, "", errText); err != nil && !errors.Is(err, store.ErrNotFound) {
-		s.log.Error("recording a run's end", "run", job.ID, "err", err)
+	switch {
+	case end != nil && end.Done && end.To == status && end.Error == errText:
+		// Written with the run's end.
+	case end != nil && end.Done:
+		// The run's end was judged otherwise here: this is the job's end.
+		if _, err := s.jobs.SetJob(bg, job.ID, []store.JobStatus{end.To}, status, "", errText); err != nil && !errors.Is(err, store.ErrNotFound) {
+			s.log.Error("recording a run's end", "run", job.ID, "err", err)
+		}
+	default:
+		if _, err := s.jobs.SetJob(bg, job.ID, []store.JobStatus{store.JobRunning}, status, "", errText); err != nil && !errors.Is(err, store.ErrNotFound) {
+			s.log.Error("recording a run's end", "run", job.ID, "err", err)
+		}
 	}
 	if b := decodeRunBody(job); b != nil && b.OnCompletion == "delete" {
 		if err := s.opts.Store.DeleteThread(bg, job.ThreadID); err != nil {
@@ -295,7 +306,7 @@ func decodeRunBody(j *store.Job) *runBody {
 
 // drive starts or resumes the job's thread and returns the job's end
 // status, the reply of runs.wait and the error text.
-func (s *Server) drive(ctx context.Context, job *store.Job, st *runStream) (store.JobStatus, []byte, string) {
+func (s *Server) drive(ctx context.Context, job *store.Job, st *runStream, end **store.JobChange) (store.JobStatus, []byte, string) {
 	fail := func(err error) (store.JobStatus, []byte, string) {
 		kind := string(engine.KindOf(err))
 		data, _ := json.Marshal(map[string]string{"error": kind, "message": err.Error()})
@@ -358,13 +369,30 @@ func (s *Server) drive(ctx context.Context, job *store.Job, st *runStream) (stor
 		return fail(err)
 	}
 	bp := b.breakpoints()
+	dur := b.durability()
+	if dur == engine.DefaultDurability {
+		dur = s.opts.Durability
+	}
+	if dur == engine.DefaultDurability {
+		dur = engine.Async
+	}
+	// The job's end goes in the transaction that records the run's end,
+	// judged as below.
+	onEnd := func(status engine.Status, err error) *store.JobChange {
+		to, text, ok := jobEnd(ctx, status, err)
+		if !ok {
+			return nil
+		}
+		*end = &store.JobChange{ID: job.ID, From: []store.JobStatus{store.JobRunning}, To: to, Error: text}
+		return *end
+	}
 	switch {
 	case status == engine.Running && (!paused || input == nil && !hasResume):
 		// A run this job began before its process stopped, or one a
 		// breakpoint stopped that this job continues (input null): on
 		// from its last recorded step.
 		rec.start()
-		res, err = s.opts.Service.Resume(ctx, service.ResumeRequest{Thread: job.ThreadID, Observer: rec, Breakpoints: bp})
+		res, err = s.opts.Service.Resume(ctx, service.ResumeRequest{Thread: job.ThreadID, Observer: rec, Breakpoints: bp, Durability: dur, OnEnd: onEnd, OnCheckpoint: rec.checkpointed})
 	case hasResume:
 		pend, perr := s.opts.Store.Pending(ctx, job.ThreadID)
 		if perr != nil {
@@ -375,14 +403,14 @@ func (s *Server) drive(ctx context.Context, job *store.Job, st *runStream) (stor
 			return fail(aerr)
 		}
 		rec.start()
-		res, err = s.opts.Service.Resume(ctx, service.ResumeRequest{Thread: job.ThreadID, Answers: answers, Observer: rec, Breakpoints: bp})
+		res, err = s.opts.Service.Resume(ctx, service.ResumeRequest{Thread: job.ThreadID, Answers: answers, Observer: rec, Breakpoints: bp, Durability: dur, OnEnd: onEnd, OnCheckpoint: rec.checkpointed})
 	case status == engine.Waiting && input == nil:
 		return fail(&Error{Status: http.StatusConflict, Detail: "the thread waits for an answer: resume it with command.resume"})
 	default:
 		if input == nil {
 			input = map[string]flow.Value{}
 		}
-		res, err = s.opts.Service.Start(ctx, service.StartRequest{Workflow: a.Workflow, Thread: job.ThreadID, Components: a.Components, ContextTokens: a.ContextTokens, Input: input, Observer: rec, Breakpoints: bp})
+		res, err = s.opts.Service.Start(ctx, service.StartRequest{Workflow: a.Workflow, Thread: job.ThreadID, Components: a.Components, ContextTokens: a.ContextTokens, Input: input, Observer: rec, Breakpoints: bp, Durability: dur, OnEnd: onEnd, OnCheckpoint: rec.checkpointed})
 	}
 	rec.end()
 	if res == nil {
@@ -444,6 +472,30 @@ func (s *Server) drive(ctx context.Context, job *store.Job, st *runStream) (stor
 		return store.JobPending, nil, ""
 	}
 	return fail(err)
+}
+
+// jobEnd is the job status, and error text, of a run that ended with
+// status and err, as drive judges it; not ok for a run the server's
+// closing stopped (its job goes back to pending).
+func jobEnd(ctx context.Context, status engine.Status, err error) (store.JobStatus, string, bool) {
+	switch status {
+	case engine.Running, engine.Waiting, engine.Completed:
+		// (Running: stopped at a breakpoint.)
+		return store.JobSuccess, "", true
+	case engine.Cancelled:
+		cause := context.Cause(ctx)
+		if cause == nil {
+			cause = errCancelledByClient
+		}
+		return store.JobInterrupted, cause.Error(), true
+	}
+	if errors.Is(context.Cause(ctx), ErrServerClosing) {
+		return "", "", false
+	}
+	if err == nil {
+		err = errors.New("the run failed")
+	}
+	return store.JobError, err.Error(), true
 }
 
 // stream answers a run's stream from its start (after < 0) or after an

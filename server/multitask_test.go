@@ -251,7 +251,10 @@ func TestRollback(t *testing.T) {
 		}
 	}
 	var b map[string]any
-	f.json("POST", "/threads/r/runs", `{"assistant_id":"Sleepy","input":{"input_text":"b"}}`, 200, &b)
+	// b's steps are written as they complete ("sync"), so that its state
+	// read while it runs is its own checkpoint (with the default, async,
+	// it may not be written yet): the rollback must make it unknown.
+	f.json("POST", "/threads/r/runs", `{"assistant_id":"Sleepy","input":{"input_text":"b"},"durability":"sync"}`, 200, &b)
 	bid := b["run_id"].(string)
 	n.waitStarted(t, "b")
 	var during struct {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -50,6 +51,34 @@ type recorder struct {
 	ctx    context.Context // of the run, for log reads
 	run    int             // the weft run's number in the thread, from its events
 	parent *checkpointJSON
+	// The checkpoints the run added, as the engine handed them to the
+	// store (checkpointed): its start's, and each step's newest, with
+	// the checkpoint before each (0: look it up in the log).
+	cpMu    sync.Mutex
+	cpStart cpSeqs
+	cpSteps map[int]cpSeqs
+	cpLast  int64
+}
+
+// cpSeqs are a checkpoint's seq and its parent's.
+type cpSeqs struct{ seq, parent int64 }
+
+// checkpointed is the run's engine.RunOptions.OnCheckpoint: it keeps the
+// seqs that name the checkpoints the run streams.
+func (r *recorder) checkpointed(ref engine.CheckpointRef) {
+	r.cpMu.Lock()
+	defer r.cpMu.Unlock()
+	c := cpSeqs{seq: ref.Seq, parent: r.cpLast}
+	r.cpLast = ref.Seq
+	switch {
+	case ref.Start:
+		r.cpStart = c
+	case ref.Node != "":
+		if r.cpSteps == nil {
+			r.cpSteps = map[int]cpSeqs{}
+		}
+		r.cpSteps[ref.Step] = c
+	}
 }
 
 // checkpointLog lists a thread's checkpoints (engine.Threads.Checkpoints),
@@ -443,13 +472,30 @@ func (r *recorder) config(checkpointID any) map[string]any {
 	return map[string]any{"configurable": conf, "metadata": r.meta, "tags": []string{}}
 }
 
-// checkpointSeq finds a checkpoint of the run among the thread's newest:
-// its input (step 0) or the newest of its step, as GET
-// /threads/{id}/state/{checkpoint_id} and the history know them (their
-// record seqs), and the checkpoint before it. When it is not found (not
-// written yet, as with async durability), the checkpoint is not named
-// rather than named wrong.
+// checkpointSeq finds a checkpoint of the run: its input (step 0) or the
+// newest of its step, as GET /threads/{id}/state/{checkpoint_id} and the
+// history know them (their record seqs), and the checkpoint before it:
+// from what the engine told checkpointed (the record may not be written
+// yet, with async durability: it is when the run ends), else among the
+// thread's newest checkpoints in the log. When it is not found, the
+// checkpoint is not named rather than named wrong.
 func (r *recorder) checkpointSeq(ctx context.Context, step int) (seq, parent int64, ok bool) {
+	r.cpMu.Lock()
+	c, known := r.cpSteps[step]
+	if step == 0 {
+		c, known = r.cpStart, r.cpStart.seq > 0
+	}
+	r.cpMu.Unlock()
+	if known {
+		if c.parent == 0 && r.log != nil {
+			// The drive's first: its parent is the thread's checkpoint
+			// before it, written before the drive began.
+			if cps, err := r.log(ctx, r.thread, engine.CheckpointOptions{Before: c.seq, Limit: 1}); err == nil && len(cps) == 1 {
+				c.parent = cps[0].Seq
+			}
+		}
+		return c.seq, c.parent, true
+	}
 	if r.log == nil || r.run == 0 {
 		return 0, 0, false
 	}

@@ -69,6 +69,8 @@ type runBody struct {
 	OnCompletion      string          `json:"on_completion,omitempty"`
 	Webhook           string          `json:"webhook,omitempty"`
 	AfterSeconds      float64         `json:"after_seconds,omitempty"`
+	Durability        string          `json:"durability,omitempty"`
+	CheckpointDuring  *bool           `json:"checkpoint_during,omitempty"`
 }
 
 // commandBody is a run's command: resume answers the waiting node.
@@ -193,6 +195,22 @@ func checkBreakpoints(plan *flow.Plan, b *runBody) error {
 	return nil
 }
 
+// durability is the run's durability as its request names it, or
+// DefaultDurability: "durability" (checked), else "checkpoint_during"
+// (false is "exit", true "async", as LangGraph maps it).
+func (b *runBody) durability() engine.Durability {
+	if d, err := engine.ParseDurability(b.Durability); err == nil && d != engine.DefaultDurability {
+		return d
+	}
+	if b.CheckpointDuring != nil {
+		if *b.CheckpointDuring {
+			return engine.Async
+		}
+		return engine.Exit
+	}
+	return engine.DefaultDurability
+}
+
 // modes are the stream modes the run streams.
 func (b *runBody) modes() []string {
 	if len(b.StreamMode) == 0 {
@@ -211,6 +229,9 @@ func (b *runBody) check() error {
 		if !slices.Contains(validStreamModes, m) {
 			return invalid(fmt.Sprintf("$.stream_mode[%d]", i), "%q is not a stream mode (want one of %s)", m, strings.Join(validStreamModes, ", "))
 		}
+	}
+	if _, err := engine.ParseDurability(b.Durability); err != nil {
+		return invalid("$.durability", "must be sync, async or exit, not %q", b.Durability)
 	}
 	switch b.MultitaskStrategy {
 	case "", strategyReject, strategyEnqueue, strategyInterrupt, strategyRollback:

@@ -49,6 +49,12 @@ type Options struct {
 	MaxBody int64
 	// Executor carries out runs; nil is a Pool of DefaultPoolSize.
 	Executor Executor
+	// Durability is when the step records of a run whose request names
+	// no durability reach the store; engine.DefaultDurability is
+	// engine.Async, LangGraph's default. A request's "durability"
+	// ("sync", "async", "exit"), or its deprecated "checkpoint_during"
+	// (false: "exit"), chooses its own.
+	Durability engine.Durability
 	// Version is what GET /info reports as the server's version; ""
 	// is "weft".
 	Version string

@@ -234,5 +234,9 @@ func TestConversationWrites(t *testing.T) {
 
 // maxConversationWrites is the most write transactions a conversation may
 // cost (22 before the run's end was written in one transaction, 18
-// before the thread's spec was written with its labels).
-const maxConversationWrites = 17
+// before the thread's spec was written with its labels, 17 before the
+// server's runs took async durability, whose records go with the run's
+// end, and the job's end was written there too). A run's records may
+// take an append of their own when the machine is slow (the writer
+// lingers a millisecond), which the margin of 2 allows.
+const maxConversationWrites = 12

@@ -446,6 +446,15 @@ type StartRequest struct {
 	// Breakpoints, when set, stop the run once before or after nodes
 	// (engine.Breakpoints); Resume without answers continues it.
 	Breakpoints *engine.Breakpoints
+	// Durability, when not engine.DefaultDurability, is the run's in
+	// place of Options.Durability.
+	Durability engine.Durability
+	// OnEnd, when set, adds a job change to the transaction that records
+	// the run's end (engine.RunOptions.OnEnd).
+	OnEnd func(status engine.Status, err error) *store.JobChange
+	// OnCheckpoint, when set, is told of each checkpoint the run adds to
+	// its thread (engine.RunOptions.OnCheckpoint).
+	OnCheckpoint func(engine.CheckpointRef)
 	// Observer, when set, sees the run's events as they happen, besides
 	// the Service's subscribers.
 	Observer engine.Observer
@@ -485,7 +494,7 @@ func (s *Service) Start(ctx context.Context, req StartRequest) (*Result, error) 
 	}
 	params, init := SplitInput(wf.Plan, req.Input)
 	return s.drive(ctx, id, req.Observer, func(ctx context.Context, obs engine.Observer) (*engine.Result, error) {
-		return rt.threads.Run(ctx, wf.Plan, id, params, obs, &engine.RunOptions{Meta: req.Meta, Init: init, Update: req.Update, Breakpoints: req.Breakpoints})
+		return rt.threads.Run(ctx, wf.Plan, id, params, obs, &engine.RunOptions{Meta: req.Meta, Init: init, Update: req.Update, Breakpoints: req.Breakpoints, Durability: req.Durability, OnEnd: req.OnEnd, OnCheckpoint: req.OnCheckpoint})
 	})
 }
 
@@ -727,6 +736,10 @@ type ResumeRequest struct {
 	// Breakpoints, when set, stop the resumed run once before or after
 	// nodes (engine.Breakpoints).
 	Breakpoints *engine.Breakpoints
+	// Durability, OnEnd and OnCheckpoint are as in StartRequest.
+	Durability   engine.Durability
+	OnEnd        func(status engine.Status, err error) *store.JobChange
+	OnCheckpoint func(engine.CheckpointRef)
 	// Observer, when set, sees the run's events as they happen.
 	Observer engine.Observer
 }
@@ -788,7 +801,7 @@ func (s *Service) Resume(ctx context.Context, req ResumeRequest) (*Result, error
 		}
 	}
 	return s.drive(ctx, thr.ID, req.Observer, func(ctx context.Context, obs engine.Observer) (*engine.Result, error) {
-		return rt.threads.ResumeWith(ctx, wf.Plan, thr.ID, answers, obs, &engine.ResumeOptions{Breakpoints: req.Breakpoints})
+		return rt.threads.ResumeWith(ctx, wf.Plan, thr.ID, answers, obs, &engine.ResumeOptions{Breakpoints: req.Breakpoints, Durability: req.Durability, OnEnd: req.OnEnd, OnCheckpoint: req.OnCheckpoint})
 	})
 }
 

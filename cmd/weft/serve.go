@@ -32,6 +32,7 @@ type serveOptions struct {
 	maxBody   int64
 	workers   int
 	drain     time.Duration
+	durable   string
 }
 
 // defaultServeAddr is where `weft serve` listens unless told: LangGraph's
@@ -71,6 +72,7 @@ recorded step. See docs/server.md.`,
 	f.StringSliceVar(&o.cors, "cors", nil, "let browser pages of these `ORIGINS` call the server (\"*\" for any; none by default)")
 	f.Int64Var(&o.maxBody, "max-body", server.DefaultMaxBody, "the largest request body read, in `BYTES`")
 	f.IntVar(&o.workers, "workers", server.DefaultPoolSize, "how many runs execute at once (`N`)")
+	f.StringVar(&o.durable, "durability", "async", "when a run's steps reach the store, for runs whose request names none: `MODE` sync (each step before the next), async (in the background, LangGraph's default) or exit (with the run's end)")
 	f.DurationVar(&o.drain, "drain", 30*time.Second, "on SIGTERM, how long runs in progress get to reach their next checkpoint (`DURATION`)")
 	f.StringVar(&o.workflow, "workflow", "", "serve the workflow called `NAME` of a file of several, instead of its first")
 	f.StringVar(&o.llm, "llm", "", "the model of LLM actions that name none: `SPEC` ollama:MODEL, openai:MODEL, anthropic:MODEL or replay:FILE (default $WEFT_LLM)")
@@ -231,9 +233,14 @@ func serve(ctx context.Context, e env, cmd *cobra.Command, args []string, o *ser
 		}
 		assistants = append(assistants, server.Assistant{GraphID: pr.t.graphID, Description: pr.t.description, Workflow: pr.p.wf, Components: pr.specs.components, ContextTokens: pr.o.contextTokens})
 	}
+	dur, err := engine.ParseDurability(o.durable)
+	if err != nil || dur == engine.DefaultDurability {
+		return usageErrorf("--durability %q: want sync, async or exit", o.durable)
+	}
 	log := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	srv, err := server.New(server.Options{
-		Service: svc, Store: st, Assistants: assistants, APIKey: apiKey, CORSOrigins: o.cors,
+		Durability: dur,
+		Service:    svc, Store: st, Assistants: assistants, APIKey: apiKey, CORSOrigins: o.cors,
 		MaxBody: o.maxBody, Executor: server.NewPool(o.workers), Logger: log, Version: versionString(),
 	})
 	if err != nil {
