@@ -73,14 +73,17 @@ type hub[E any] struct {
 
 	mu     sync.Mutex
 	topics map[string]*topic[E]
-	clock  uint64 // orders topics by last use
+	// lru lists the topics by last use, the one used longest ago first
+	// (a ring through a sentinel): evict drops from its front.
+	lru topic[E]
 }
 
 // topic is one thread's events and subscribers.
 type topic[E any] struct {
-	ring ring[E] // the last events, at most keep
-	subs map[*subscriber[E]]struct{}
-	used uint64
+	id         string
+	ring       ring[E] // the last events, at most keep
+	subs       map[*subscriber[E]]struct{}
+	prev, next *topic[E] // in hub.lru
 }
 
 // subscriber is one subscription's buffer.
@@ -90,7 +93,9 @@ type subscriber[E any] struct {
 }
 
 func newHub[E any](pos func(E) int64, follows func(prev, next int64) bool, keep, buffer, maxTopics int) *hub[E] {
-	return &hub[E]{pos: pos, follows: follows, keep: keep, buffer: buffer, maxTopics: maxTopics, topics: map[string]*topic[E]{}}
+	h := &hub[E]{pos: pos, follows: follows, keep: keep, buffer: buffer, maxTopics: maxTopics, topics: map[string]*topic[E]{}}
+	h.lru.prev, h.lru.next = &h.lru, &h.lru
+	return h
 }
 
 // publish records e as the next event of thread and sends it to the
@@ -130,34 +135,36 @@ func (h *hub[E]) send(t *topic[E], e E) {
 	}
 }
 
-// topic returns thread's topic, made if needed. h.mu is held.
+// topic returns thread's topic, made if needed, as the one used last.
+// h.mu is held.
 func (h *hub[E]) topic(thread string) *topic[E] {
-	h.clock++
 	t := h.topics[thread]
 	if t == nil {
 		h.evict()
-		t = &topic[E]{subs: map[*subscriber[E]]struct{}{}}
+		t = &topic[E]{id: thread, subs: map[*subscriber[E]]struct{}{}}
 		h.topics[thread] = t
+	} else {
+		t.prev.next, t.next.prev = t.next, t.prev // out of the list
 	}
-	t.used = h.clock
+	t.prev, t.next = h.lru.prev, &h.lru // at its back
+	h.lru.prev.next = t
+	h.lru.prev = t
 	return t
 }
 
-// evict drops the idle topic used longest ago when there are maxTopics.
-// h.mu is held.
+// evict drops the idle topic used longest ago when there are maxTopics:
+// the first of the list with no subscriber (those with one are few: one
+// per live stream). h.mu is held.
 func (h *hub[E]) evict() {
 	if len(h.topics) < h.maxTopics {
 		return
 	}
-	var oldest string
-	var at uint64
-	for id, t := range h.topics {
-		if len(t.subs) == 0 && (oldest == "" || t.used < at) {
-			oldest, at = id, t.used
+	for t := h.lru.next; t != &h.lru; t = t.next {
+		if len(t.subs) == 0 {
+			t.prev.next, t.next.prev = t.next, t.prev
+			delete(h.topics, t.id)
+			return
 		}
-	}
-	if oldest != "" {
-		delete(h.topics, oldest)
 	}
 }
 

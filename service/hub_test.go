@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -218,6 +220,65 @@ func TestHubEvictsIdleThreadsOnly(t *testing.T) {
 	h.mu.Unlock()
 	if !w || i1 || !i2 || n != 2 {
 		t.Fatalf("topics: watched %v idle1 %v idle2 %v (%d)", w, i1, i2, n)
+	}
+}
+
+// TestHubEvictsTheThreadUsedLongestAgo: with room for 3 threads, a
+// fourth evicts the one used longest ago (b: a was used again since),
+// then the next (c), never a thread with a subscriber.
+func TestHubEvictsTheThreadUsedLongestAgo(t *testing.T) {
+	h := newTestHub(10, 10, 3)
+	publishN(h, "a", 1, 1)
+	publishN(h, "b", 1, 1)
+	publishN(h, "c", 1, 1)
+	publishN(h, "a", 2, 2)
+	keys := func() string {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		var out []string
+		for t := h.lru.next; t != &h.lru; t = t.next {
+			out = append(out, t.id)
+		}
+		if len(out) != len(h.topics) {
+			t.Fatalf("lru %v, topics %d", out, len(h.topics))
+		}
+		return strings.Join(out, ",")
+	}
+	publishN(h, "d", 1, 1)
+	if got := keys(); got != "c,a,d" {
+		t.Fatalf("after d: %s; want c,a,d (b evicted)", got)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	next, stop := pull(h, ctx, "c", 0) // c is watched: it stays
+	defer stop()
+	if _, _, ok := next(); !ok {
+		t.Fatal("no event")
+	}
+	publishN(h, "e", 1, 1)
+	if got := keys(); got != "c,d,e" && got != "d,c,e" {
+		t.Fatalf("after e: %s; want a evicted, c kept", got)
+	}
+}
+
+// BenchmarkHubNewThread publishes the first event of a new thread to a
+// hub that keeps 1024 threads' events, all idle: each evicts the thread
+// used longest ago.
+func BenchmarkHubNewThread(b *testing.B) {
+	h := newTestHub(16, 64, 1024)
+	for i := range 1024 {
+		publishN(h, "t"+strconv.Itoa(i), 1, 1)
+	}
+	ids := make([]string, 4096)
+	for i := range ids {
+		ids[i] = "n" + strconv.Itoa(i)
+	}
+	e := ev{seq: 1, text: "x"}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		h.publish(ids[i%len(ids)], e)
+		i++
 	}
 }
 
