@@ -22,7 +22,8 @@
 // clock.
 //
 // The Item and Job subtests check a store.Items and a store.Jobs (each
-// skipped for a store that is not one).
+// skipped for a store that is not one), and the RunEvents subtests a
+// store.RunEvents; RunEventsAcross checks two stores on one database.
 package storetest
 
 import (
@@ -104,6 +105,12 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"JobClaimRace", testJobClaimRace},
 		{"PendingJobs", testPendingJobs},
 		{"LeaseRunsAndPending", testLeaseRunsAndPending},
+		{"RunEventsAppend", testRunEventsAppend},
+		{"RunEventsRefused", testRunEventsRefused},
+		{"RunEventsConcurrent", testRunEventsConcurrent},
+		{"RunEventsWait", testRunEventsWait},
+		{"RunEventsPrune", testRunEventsPrune},
+		{"RunEventsDelete", testRunEventsDelete},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
