@@ -95,7 +95,7 @@ func (s *Store) Jobs(ctx context.Context, q store.JobQuery) ([]*store.Job, error
 	return out, nil
 }
 
-// DeleteJob removes a job.
+// DeleteJob removes a job and its events.
 func (s *Store) DeleteJob(ctx context.Context, id string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -106,6 +106,7 @@ func (s *Store) DeleteJob(ctx context.Context, id string) error {
 		return fmt.Errorf("memory store: job %s: %w", id, store.ErrNotFound)
 	}
 	delete(s.jobs, id)
+	s.dropRunEvents(id)
 	return nil
 }
 

@@ -27,7 +27,11 @@ type Store struct {
 	sources map[string][]byte     // by digest
 	items   map[itemKey]*store.Item
 	jobs    map[string]*store.Job // by job ID
-	closed  bool
+	// events are the jobs' run events, by job ID, in Seq order;
+	// evWake the channels their waiters wait on, closed by an append.
+	events map[string][]*store.RunEvent
+	evWake map[string]chan struct{}
+	closed bool
 }
 
 type thread struct {
@@ -56,7 +60,8 @@ func WithClock(now func() time.Time) Option {
 // New returns an empty store.
 func New(opts ...Option) *Store {
 	s := &Store{now: time.Now, threads: map[string]*thread{}, runs: map[string]*store.Run{}, sources: map[string][]byte{},
-		items: map[itemKey]*store.Item{}, jobs: map[string]*store.Job{}}
+		items: map[itemKey]*store.Item{}, jobs: map[string]*store.Job{},
+		events: map[string][]*store.RunEvent{}, evWake: map[string]chan struct{}{}}
 	for _, o := range opts {
 		o(s)
 	}
@@ -271,7 +276,7 @@ func (s *Store) withLastRun(t *store.Thread) *store.Thread {
 }
 
 // DeleteThread removes a thread with its runs, records, questions and
-// jobs.
+// jobs (with their events).
 func (s *Store) DeleteThread(ctx context.Context, id string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -290,6 +295,7 @@ func (s *Store) DeleteThread(ctx context.Context, id string) error {
 	for jid, j := range s.jobs {
 		if j.ThreadID == id {
 			delete(s.jobs, jid)
+			s.dropRunEvents(jid)
 		}
 	}
 	return nil
@@ -747,6 +753,10 @@ func (s *Store) Close() error {
 	s.sources = nil
 	s.items = nil
 	s.jobs = nil
+	s.events = nil
+	for id := range s.evWake {
+		s.wakeRunEvents(id) // its waiters find the store closed
+	}
 	return nil
 }
 
