@@ -190,7 +190,7 @@ func (s *Store) Jobs(ctx context.Context, q store.JobQuery) ([]*store.Job, error
 	return out, nil
 }
 
-// DeleteJob removes a job.
+// DeleteJob removes a job; its events go with it (ON DELETE CASCADE).
 func (s *Store) DeleteJob(ctx context.Context, id string) error {
 	var res sql.Result
 	err := s.write(ctx, func() (err error) {
@@ -205,6 +205,7 @@ func (s *Store) DeleteJob(ctx context.Context, id string) error {
 	} else if n == 0 {
 		return notFound("job", id)
 	}
+	s.wakeRunEvents(id) // its waiters find it gone
 	return nil
 }
 

@@ -170,8 +170,8 @@ func TestMigrateFromV7RunningJobs(t *testing.T) {
 		t.Fatalf("Open of a v7 database: %v", err)
 	}
 	defer s.Close()
-	if v, _ := version(ctx, s.writer); v != 8 || SchemaVersion != 8 {
-		t.Fatalf("after Open, version %d (SchemaVersion %d), want 8", v, SchemaVersion)
+	if v, _ := version(ctx, s.writer); v != SchemaVersion {
+		t.Fatalf("after Open, version %d, want %d", v, SchemaVersion)
 	}
 	checkSchema(t, s)
 	js, err := s.Jobs(ctx, store.JobQuery{Status: []store.JobStatus{store.JobRunning}})

@@ -194,6 +194,24 @@ func migrations() []migration {
 		{Version: 8, Name: "running jobs index", SQL: []string{
 			`CREATE INDEX jobs_running ON jobs (created DESC, id) WHERE status = 'running'`,
 		}},
+		// The event streams of jobs (store.RunEvents), deleted with
+		// their job (and so with its thread) by the foreign key's
+		// cascade. A rowid table, as records is since version 4 (an
+		// event's data is often a few KB: a values event carries the
+		// whole state); the unique index run_events_key serves reads
+		// after a seq, the append's max(seq) and the cascade.
+		{Version: 9, Name: "run events", SQL: []string{
+			`CREATE TABLE run_events (
+				job_id  TEXT NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
+				seq     INTEGER NOT NULL,
+				attempt TEXT NOT NULL,
+				n       INTEGER NOT NULL,
+				event   TEXT NOT NULL,
+				data    BLOB NOT NULL,
+				time    INTEGER NOT NULL
+			) STRICT`,
+			`CREATE UNIQUE INDEX run_events_key ON run_events (job_id, seq)`,
+		}},
 	}
 }
 
@@ -202,7 +220,7 @@ func migrations() []migration {
 const updateGrain = time.Second
 
 // SchemaVersion is the version of the schema this package writes.
-const SchemaVersion = 8
+const SchemaVersion = 9
 
 // ErrNewerSchema is returned by Open for a database written by a newer
 // weft than this one.

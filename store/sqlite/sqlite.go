@@ -26,6 +26,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"modernc.org/sqlite" // registers the "sqlite" driver
@@ -67,6 +68,12 @@ type Store struct {
 	cache *stmtCache
 	// selectThreads selects threads (t) with their latest runs (r).
 	selectThreads string
+	// evWake holds, by job, the channel the waiters of WaitRunEvents in
+	// this process wait on, closed by an append of the job's events;
+	// closed is closed by Close.
+	evMu   sync.Mutex
+	evWake map[string]chan struct{}
+	closed chan struct{}
 }
 
 var _ store.Store = (*Store)(nil)
@@ -81,6 +88,7 @@ type writeStmts struct {
 	pruneRuns, pruneLog, deleteRecordsBefore *sql.Stmt
 	deleteRun, deleteRunPending              *sql.Stmt
 	setJob, insertJob, deleteJob             *sql.Stmt
+	lastEvent, insertEvent, pruneEvents      *sql.Stmt
 	claim, release, leaseState, setLease     *sql.Stmt
 	putItem, deleteItem                      *sql.Stmt
 	begin, commit, rollback                  *sql.Stmt
@@ -94,6 +102,7 @@ type readStmts struct {
 	records, lastSnapshot, head *sql.Stmt
 	pending                     *sql.Stmt
 	job, jobStatus, item        *sql.Stmt
+	runEvents                   *sql.Stmt
 }
 
 // dsn builds a modernc.org/sqlite data source name for path: a file: URI
@@ -130,7 +139,8 @@ func open(ctx context.Context, path string, steps []migration) (*Store, error) {
 	writer.SetMaxIdleConns(1)
 	writer.SetConnMaxLifetime(0)
 	writer.SetConnMaxIdleTime(0)
-	s := &Store{path: path, schema: steps[len(steps)-1].Version, writer: writer, reader: writer, wlock: make(chan struct{}, 1)}
+	s := &Store{path: path, schema: steps[len(steps)-1].Version, writer: writer, reader: writer, wlock: make(chan struct{}, 1),
+		evWake: map[string]chan struct{}{}, closed: make(chan struct{})}
 	if path != ":memory:" {
 		s.reader, err = sql.Open("sqlite", dsn(path, false))
 		if err != nil {
@@ -256,6 +266,12 @@ func (s *Store) statements() (w, r []stmtSQL) {
 		{&s.w.insertJob, ifSchema(7, `INSERT INTO jobs (`+jobCols+`) SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11
 			WHERE EXISTS (SELECT 1 FROM threads WHERE id = ?2) ON CONFLICT (id) DO NOTHING`)},
 		{&s.w.deleteJob, ifSchema(7, `DELETE FROM jobs WHERE id = ?`)},
+		// AppendRunEvents' check: the job's last event seq (0: none), no
+		// row for a missing job.
+		{&s.w.lastEvent, ifSchema(9, `SELECT coalesce((SELECT max(seq) FROM run_events WHERE job_id = j.id), 0) FROM jobs j WHERE j.id = ?`)},
+		{&s.w.insertEvent, ifSchema(9, `INSERT INTO run_events (job_id, seq, attempt, n, event, data, time) VALUES (?, ?, ?, ?, ?, ?, ?)`)},
+		{&s.w.pruneEvents, ifSchema(9, `DELETE FROM run_events WHERE job_id IN
+			(SELECT id FROM jobs WHERE status NOT IN ('pending', 'running') AND updated < ?)`)},
 		// Claim's and Release's common case, in one statement each: the
 		// lease moves only if store.CheckFence (a claim, fence 0) or
 		// store.CheckLease (a release) allows it at the time given (?4).
@@ -291,6 +307,8 @@ func (s *Store) statements() (w, r []stmtSQL) {
 		{&s.r.job, ifSchema(7, `SELECT `+jobCols+` FROM jobs WHERE id = ?`)},
 		{&s.r.jobStatus, ifSchema(7, `SELECT status FROM jobs WHERE id = ?`)},
 		{&s.r.item, ifSchema(7, `SELECT `+itemCols+` FROM items WHERE ns = ? AND key = ?`)},
+		{&s.r.runEvents, ifSchema(9, `SELECT seq, attempt, n, event, data, time FROM run_events
+			WHERE job_id = ? AND seq > ? ORDER BY seq LIMIT ? + 0`)},
 	}
 	return w, r
 }
@@ -325,6 +343,13 @@ func (s *Store) prepare(ctx context.Context) error {
 
 // Close closes the statements and the database.
 func (s *Store) Close() error {
+	s.evMu.Lock()
+	select {
+	case <-s.closed:
+	default:
+		close(s.closed) // waiters of WaitRunEvents return
+	}
+	s.evMu.Unlock()
 	if s.cache != nil {
 		s.cache.close()
 	}
@@ -635,8 +660,8 @@ func (s *Store) Threads(ctx context.Context, opts store.ListOptions) ([]*store.T
 	return out, nil
 }
 
-// DeleteThread removes a thread; its runs, records and questions go with
-// it (ON DELETE CASCADE).
+// DeleteThread removes a thread; its runs, records, questions and jobs
+// (with their events) go with it (ON DELETE CASCADE).
 func (s *Store) DeleteThread(ctx context.Context, id string) error {
 	var res sql.Result
 	err := s.write(ctx, func() (err error) {

@@ -178,6 +178,7 @@ func checkSchema(t *testing.T, s *Store) {
 		{"index", "threads_updated"}, {"index", "runs_thread"}, {"index", "records_snapshots"},
 		{"index", "records_key"}, {"trigger", "records_append"}, {"index", "threads_source"}, {"table", "sources"},
 		{"table", "items"}, {"index", "items_key"}, {"table", "jobs"}, {"index", "jobs_thread"}, {"index", "jobs_pending"}, {"index", "jobs_created"},
+		{"index", "jobs_running"}, {"table", "run_events"}, {"index", "run_events_key"},
 	} {
 		var n int
 		if err := s.writer.QueryRowContext(t.Context(), `SELECT count(*) FROM sqlite_schema WHERE type = ? AND name = ?`, obj.typ, obj.name).Scan(&n); err != nil || n != 1 {
