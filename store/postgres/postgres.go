@@ -82,6 +82,9 @@ var ErrSchemaTooNew = errors.New("schema newer than this weft")
 type Store struct {
 	pool   *pgxpool.Pool
 	schema int // the schema version opened (SchemaVersion, but for tests)
+	// listener is the LISTEN connection of WaitRunEvents, started by
+	// the first waiter.
+	listener *listener
 }
 
 var _ store.Store = (*Store)(nil)
@@ -124,7 +127,7 @@ func openAt(ctx context.Context, cfg *pgxpool.Config, version int) (*Store, erro
 	if err != nil {
 		return nil, &Error{Op: "open", Err: err}
 	}
-	s := &Store{pool: pool, schema: version}
+	s := &Store{pool: pool, schema: version, listener: newListener(pool)}
 	if err := s.retry(ctx, func() error { return migrate(ctx, pool, version) }); err != nil {
 		pool.Close()
 		return nil, err
@@ -132,8 +135,10 @@ func openAt(ctx context.Context, cfg *pgxpool.Config, version int) (*Store, erro
 	return s, nil
 }
 
-// Close closes the pool.
+// Close stops the listener of WaitRunEvents, waiting for it, and closes
+// the pool.
 func (s *Store) Close() error {
+	s.listener.close()
 	s.pool.Close()
 	return nil
 }

@@ -127,6 +127,22 @@ CREATE INDEX weft_jobs_created ON weft_jobs (created DESC, id);
 	`
 CREATE INDEX weft_jobs_running ON weft_jobs (created DESC, id) WHERE status = 'running';
 `,
+	// v7: the event streams of jobs (store.RunEvents), deleted with
+	// their job (and so with its thread) by the foreign key's cascade.
+	// The primary key serves reads after a seq, the append's max(seq)
+	// and the cascade, and refuses a second writer of one seq.
+	`
+CREATE TABLE weft_run_events (
+	job_id  text COLLATE "C" NOT NULL REFERENCES weft_jobs (id) ON DELETE CASCADE,
+	seq     bigint NOT NULL,
+	attempt text NOT NULL,
+	n       bigint NOT NULL,
+	event   text NOT NULL,
+	data    bytea NOT NULL,
+	time    timestamptz NOT NULL,
+	PRIMARY KEY (job_id, seq)
+);
+`,
 }
 
 // SchemaVersion is the schema version this package writes.
