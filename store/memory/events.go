@@ -17,12 +17,19 @@ func copyRunEvent(e *store.RunEvent) *store.RunEvent {
 	return &c
 }
 
-// wakeRunEvents wakes the waiters of job (s.mu held): it closes the job's
-// channel; the next waiter makes a new one.
+// evWaiters are the waiters of one job's events: the channel they wait
+// on, closed and replaced by an append, and how many they are (the entry
+// goes when the last leaves).
+type evWaiters struct {
+	ch chan struct{}
+	n  int
+}
+
+// wakeRunEvents wakes the waiters of job (s.mu held).
 func (s *Store) wakeRunEvents(job string) {
-	if ch, ok := s.evWake[job]; ok {
-		close(ch)
-		delete(s.evWake, job)
+	if w, ok := s.evWake[job]; ok {
+		close(w.ch)
+		w.ch = make(chan struct{})
 	}
 }
 
@@ -110,6 +117,16 @@ func (s *Store) WaitRunEvents(ctx context.Context, job string, after int64, limi
 	if limit < 0 {
 		return nil, fmt.Errorf("memory store: run events of job %s: limit %d: negative: %w", job, limit, store.ErrInvalid)
 	}
+	var w *evWaiters
+	defer func() {
+		if w != nil {
+			s.mu.Lock()
+			if w.n--; w.n == 0 && s.evWake[job] == w {
+				delete(s.evWake, job)
+			}
+			s.mu.Unlock()
+		}
+	}()
 	for {
 		s.mu.Lock()
 		if err := s.check(ctx); err != nil {
@@ -121,11 +138,14 @@ func (s *Store) WaitRunEvents(ctx context.Context, job string, after int64, limi
 			s.mu.Unlock()
 			return out, err
 		}
-		ch, ok := s.evWake[job]
-		if !ok {
-			ch = make(chan struct{})
-			s.evWake[job] = ch
+		if w == nil {
+			if w = s.evWake[job]; w == nil {
+				w = &evWaiters{ch: make(chan struct{})}
+				s.evWake[job] = w
+			}
+			w.n++
 		}
+		ch := w.ch
 		s.mu.Unlock()
 		select {
 		case <-ch:

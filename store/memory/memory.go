@@ -30,7 +30,7 @@ type Store struct {
 	// events are the jobs' run events, by job ID, in Seq order;
 	// evWake the channels their waiters wait on, closed by an append.
 	events map[string][]*store.RunEvent
-	evWake map[string]chan struct{}
+	evWake map[string]*evWaiters
 	closed bool
 }
 
@@ -61,7 +61,7 @@ func WithClock(now func() time.Time) Option {
 func New(opts ...Option) *Store {
 	s := &Store{now: time.Now, threads: map[string]*thread{}, runs: map[string]*store.Run{}, sources: map[string][]byte{},
 		items: map[itemKey]*store.Item{}, jobs: map[string]*store.Job{},
-		events: map[string][]*store.RunEvent{}, evWake: map[string]chan struct{}{}}
+		events: map[string][]*store.RunEvent{}, evWake: map[string]*evWaiters{}}
 	for _, o := range opts {
 		o(s)
 	}

@@ -113,6 +113,12 @@ func TestRunEventsListenAgain(t *testing.T) {
 			t.Errorf("wake %d after the listener came back: %v, %v; want a notification (< 500 ms)", i, d, err)
 		}
 	}
+	b.listener.mu.Lock()
+	left := len(b.listener.waiters)
+	b.listener.mu.Unlock()
+	if left != 0 {
+		t.Errorf("%d jobs left in the listener's map of waiters, want 0", left)
+	}
 }
 
 // TestRunEventsCloseStopsListener: Close ends the waiters and the

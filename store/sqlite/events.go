@@ -93,13 +93,40 @@ func (s *Store) AppendRunEvents(ctx context.Context, job string, evs []*store.Ru
 	return nil
 }
 
+// evWaiters are this process's waiters of one job's events: the channel
+// they wait on, closed and replaced by an append, and how many they are
+// (the entry goes when the last leaves).
+type evWaiters struct {
+	ch chan struct{}
+	n  int
+}
+
 // wakeRunEvents wakes this process's waiters of job.
 func (s *Store) wakeRunEvents(job string) {
 	s.evMu.Lock()
 	defer s.evMu.Unlock()
-	if ch, ok := s.evWake[job]; ok {
-		close(ch)
-		delete(s.evWake, job)
+	if w, ok := s.evWake[job]; ok {
+		close(w.ch)
+		w.ch = make(chan struct{})
+	}
+}
+
+// waitRunEvents counts a waiter of job in; the channel of job's waiters
+// is read with w.ch under evMu, and leave counts the waiter out.
+func (s *Store) waitRunEvents(job string) (w *evWaiters, leave func()) {
+	s.evMu.Lock()
+	defer s.evMu.Unlock()
+	if w = s.evWake[job]; w == nil {
+		w = &evWaiters{ch: make(chan struct{})}
+		s.evWake[job] = w
+	}
+	w.n++
+	return w, func() {
+		s.evMu.Lock()
+		defer s.evMu.Unlock()
+		if w.n--; w.n == 0 {
+			delete(s.evWake, job)
+		}
 	}
 }
 
@@ -162,15 +189,13 @@ func (s *Store) readRunEvents(ctx context.Context, job string, after, limit int6
 // processes' are seen by reading again, at most maxEventPoll apart.
 func (s *Store) WaitRunEvents(ctx context.Context, job string, after int64, limit int) ([]*store.RunEvent, error) {
 	wait := firstEventPoll
+	w, leave := s.waitRunEvents(job)
+	defer leave()
 	for {
-		// Subscribe before reading, so that an append between the
-		// read and the wait is not missed.
+		// The channel is taken before reading, so that an append
+		// between the read and the wait is not missed.
 		s.evMu.Lock()
-		ch, ok := s.evWake[job]
-		if !ok {
-			ch = make(chan struct{})
-			s.evWake[job] = ch
-		}
+		ch := w.ch
 		s.evMu.Unlock()
 		out, err := s.RunEvents(ctx, job, after, limit)
 		if err != nil || len(out) > 0 {

@@ -1,6 +1,8 @@
 package sqlite
 
 import (
+	"context"
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -104,5 +106,43 @@ func TestWaitRunEventsClosed(t *testing.T) {
 		}
 	case <-time.After(2 * time.Second):
 		t.Fatal("WaitRunEvents not ended by Close")
+	}
+}
+
+// TestRunEventWaitersForgotten: a waiter that leaves (woken, or its
+// context ended) leaves nothing behind in the store's map of waiters.
+func TestRunEventWaitersForgotten(t *testing.T) {
+	s, _ := openTemp(t)
+	ctx := t.Context()
+	if err := s.CreateThread(ctx, &store.Thread{ID: "t", Workflow: "w"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"j1", "j2"} {
+		if err := s.CreateJob(ctx, &store.Job{ID: id, ThreadID: "t"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	if _, err := s.WaitRunEvents(cctx, "j1", 0, 0); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("WaitRunEvents = %v, want its deadline", err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.WaitRunEvents(ctx, "j2", 0, 0)
+		done <- err
+	}()
+	time.Sleep(20 * time.Millisecond)
+	if err := s.AppendRunEvents(ctx, "j2", []*store.RunEvent{{Seq: 1, Event: "e"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	s.evMu.Lock()
+	n := len(s.evWake)
+	s.evMu.Unlock()
+	if n != 0 {
+		t.Errorf("%d jobs left in the map of waiters, want 0", n)
 	}
 }

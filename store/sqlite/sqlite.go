@@ -72,7 +72,7 @@ type Store struct {
 	// this process wait on, closed by an append of the job's events;
 	// closed is closed by Close.
 	evMu   sync.Mutex
-	evWake map[string]chan struct{}
+	evWake map[string]*evWaiters
 	closed chan struct{}
 }
 
@@ -140,7 +140,7 @@ func open(ctx context.Context, path string, steps []migration) (*Store, error) {
 	writer.SetConnMaxLifetime(0)
 	writer.SetConnMaxIdleTime(0)
 	s := &Store{path: path, schema: steps[len(steps)-1].Version, writer: writer, reader: writer, wlock: make(chan struct{}, 1),
-		evWake: map[string]chan struct{}{}, closed: make(chan struct{})}
+		evWake: map[string]*evWaiters{}, closed: make(chan struct{})}
 	if path != ":memory:" {
 		s.reader, err = sql.Open("sqlite", dsn(path, false))
 		if err != nil {
