@@ -172,11 +172,23 @@ func New(opts Options) (*Server, error) {
 	if err := s.exec.Start(s.execute); err != nil {
 		return nil, err
 	}
-	if err := s.recover(context.Background()); err != nil {
-		_ = s.exec.Close(context.Background())
-		return nil, err
+	if sh, ok := s.exec.(SharedExecutor); !ok || !sh.Shared() {
+		if err := s.recover(context.Background()); err != nil {
+			_ = s.exec.Close(context.Background())
+			return nil, err
+		}
 	}
 	return s, nil
+}
+
+// SharedExecutor is implemented by an Executor whose queue outlives the
+// process and is shared by the servers of a deployment (riverexec): at
+// start, a server leaves the runs it finds in the store to that queue
+// instead of submitting them again (which the in-process Pool needs).
+type SharedExecutor interface {
+	Executor
+	// Shared reports whether the queue is shared.
+	Shared() bool
 }
 
 // Handler returns the server's HTTP handler.

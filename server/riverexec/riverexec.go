@@ -1,0 +1,282 @@
+// Package riverexec is a server.Executor that spreads a server's runs over
+// processes and machines through River (github.com/riverqueue/river), a
+// job queue in PostgreSQL: the database that already keeps weft's threads
+// and jobs (store/postgres) keeps the queue too.
+//
+// Every process of a deployment makes an Executor on the same database:
+// an API process with Workers 0 only queues runs; a worker process (or a
+// process that does both) with Workers > 0 also takes them off the queue
+// and carries them out. A run is a River job whose arguments name the
+// weft job (the LangGraph run) and its thread; the weft job's row, in the
+// store, stays the record of its status.
+//
+// River's own timeouts are off (a run's limits are the workflow's:
+// max_time, node timeouts), so a run may last minutes or hours. A worker
+// that dies is not detected by River within seconds: weft's thread
+// leases (engine.Threads.LeaseTTL) fence a run's writes, and the server
+// picks up the runs whose lease ran out.
+package riverexec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivermigrate"
+
+	"github.com/weftlang/weft/engine"
+	"github.com/weftlang/weft/server"
+)
+
+// Options configure an Executor.
+type Options struct {
+	// Pool is the PostgreSQL database of the deployment (the store's:
+	// postgres.Store.Pool). Required.
+	Pool *pgxpool.Pool
+	// Workers is how many runs this process carries out at once; 0
+	// makes an Executor that only queues runs (an API process).
+	Workers int
+	// Queue is the River queue the runs go to and are taken from; ""
+	// is River's default queue.
+	Queue string
+	// PollInterval is how often a worker looks for runs besides being
+	// told of new ones (LISTEN/NOTIFY); 0 is DefaultPollInterval.
+	PollInterval time.Duration
+	// Logger logs River's and the executor's events; nil discards.
+	Logger *slog.Logger
+}
+
+// DefaultPollInterval is how often a worker looks for runs it was not
+// told of (a run put back to wait for its thread's turn, a notification
+// lost across a reconnect).
+const DefaultPollInterval = 100 * time.Millisecond
+
+// migrateLock is the key of the advisory lock held while River's
+// migrations run: River's migrator takes none, and processes that start
+// together would apply the same version at once.
+const migrateLock = 0x77656674_72697672 // "weftrivr"
+
+// runArgs are a River job's arguments: the weft job it carries out.
+type runArgs struct {
+	Job    string `json:"job_id"`
+	Thread string `json:"thread_id"`
+}
+
+// Kind names weft's runs in River.
+func (runArgs) Kind() string { return "weft_run" }
+
+// Executor is a server.Executor on River. Make one with New.
+type Executor struct {
+	opts   Options
+	client *river.Client[pgx.Tx]
+	queue  string
+	log    *slog.Logger
+
+	mu      sync.Mutex
+	work    server.Work
+	running map[string]context.CancelCauseFunc // the runs carried out here, by job id
+	closed  bool
+}
+
+// New migrates River's tables in opts.Pool's database (holding an
+// advisory lock, so that processes starting together take turns) and
+// makes an Executor.
+func New(ctx context.Context, opts Options) (*Executor, error) {
+	if opts.Pool == nil {
+		return nil, errors.New("riverexec: no PostgreSQL pool")
+	}
+	if opts.Workers < 0 {
+		return nil, fmt.Errorf("riverexec: %d workers", opts.Workers)
+	}
+	if opts.PollInterval <= 0 {
+		opts.PollInterval = DefaultPollInterval
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if err := migrate(ctx, opts.Pool, log); err != nil {
+		return nil, err
+	}
+	e := &Executor{opts: opts, queue: opts.Queue, log: log, running: map[string]context.CancelCauseFunc{}}
+	if e.queue == "" {
+		e.queue = river.QueueDefault
+	}
+	cfg := &river.Config{
+		Logger:            log,
+		JobTimeout:        -1, // a run's limits are the workflow's
+		FetchCooldown:     10 * time.Millisecond,
+		FetchPollInterval: opts.PollInterval,
+		MaxAttempts:       1000, // a run is put back, never given up by River
+	}
+	if opts.Workers > 0 {
+		workers := river.NewWorkers()
+		if err := river.AddWorkerSafely(workers, &runWorker{e: e}); err != nil {
+			return nil, fmt.Errorf("riverexec: %w", err)
+		}
+		cfg.Workers = workers
+		cfg.Queues = map[string]river.QueueConfig{e.queue: {MaxWorkers: opts.Workers}}
+	}
+	client, err := river.NewClient(riverpgxv5.New(opts.Pool), cfg)
+	if err != nil {
+		return nil, fmt.Errorf("riverexec: %w", err)
+	}
+	e.client = client
+	return e, nil
+}
+
+// migrate brings River's tables up to date under an advisory lock.
+func migrate(ctx context.Context, pool *pgxpool.Pool, log *slog.Logger) error {
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("riverexec: migrating River's tables: %w", err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, int64(migrateLock)); err != nil {
+		return fmt.Errorf("riverexec: migrating River's tables: %w", err)
+	}
+	defer func() {
+		_, _ = conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, int64(migrateLock))
+	}()
+	m, err := rivermigrate.New(riverpgxv5.New(pool), &rivermigrate.Config{Logger: log})
+	if err != nil {
+		return fmt.Errorf("riverexec: migrating River's tables: %w", err)
+	}
+	res, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil)
+	if err != nil {
+		return fmt.Errorf("riverexec: migrating River's tables: %w", err)
+	}
+	if len(res.Versions) > 0 {
+		log.Info("River's tables migrated", "versions", len(res.Versions))
+	}
+	return nil
+}
+
+// Start sets the work and, with workers, starts taking runs.
+func (e *Executor) Start(work server.Work) error {
+	e.mu.Lock()
+	if e.work != nil {
+		e.mu.Unlock()
+		return errors.New("riverexec: started twice")
+	}
+	e.work = work
+	e.mu.Unlock()
+	if e.opts.Workers == 0 {
+		return nil
+	}
+	// The client lives until Close, not as long as a request's context.
+	if err := e.client.Start(context.Background()); err != nil {
+		return fmt.Errorf("riverexec: %w", err)
+	}
+	return nil
+}
+
+// Submit queues a run.
+func (e *Executor) Submit(ctx context.Context, job server.JobRef) error {
+	e.mu.Lock()
+	closed := e.closed
+	e.mu.Unlock()
+	if closed {
+		return server.ErrServerClosing
+	}
+	if _, err := e.client.Insert(ctx, runArgs{Job: job.ID, Thread: job.Thread}, &river.InsertOpts{Queue: e.queue}); err != nil {
+		return fmt.Errorf("riverexec: queueing run %s: %w", job.ID, err)
+	}
+	return nil
+}
+
+// Cancel cancels a run carried out in this process, with cause, and
+// reports whether it did.
+func (e *Executor) Cancel(id string, cause error) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	cancel, ok := e.running[id]
+	if ok {
+		cancel(cause)
+	}
+	return ok
+}
+
+// Close stops taking runs, cancels those in progress here with
+// server.ErrServerClosing (they go back to the queue, for this or another
+// process) and waits for them to return, or for ctx.
+func (e *Executor) Close(ctx context.Context) error {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return nil
+	}
+	e.closed = true
+	e.mu.Unlock()
+	if e.opts.Workers == 0 {
+		return nil
+	}
+	// River cancels the runs' River contexts, which cancels theirs with
+	// server.ErrServerClosing (Work), and waits for them.
+	return e.client.StopAndCancel(ctx)
+}
+
+// Shared reports that the executor's queue outlives this process: the
+// server leaves the runs it finds in the store at start to the queue.
+func (e *Executor) Shared() bool { return true }
+
+// runWorker carries out weft_run jobs with the executor's work.
+type runWorker struct {
+	river.WorkerDefaults[runArgs]
+	e *Executor
+}
+
+// Work runs the weft job. The work records the run's outcome in the
+// store; what River keeps is only whether the run is done here. The run's
+// context is the executor's, not River's: River stopping (Close) cancels
+// it with server.ErrServerClosing, and the job goes back to River's queue
+// without an attempt counted; a cancel from another process (River's
+// JobCancel) cancels it as a client's cancel does.
+func (w *runWorker) Work(ctx context.Context, job *river.Job[runArgs]) error {
+	e := w.e
+	rctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer cancel(nil)
+	stop := context.AfterFunc(ctx, func() {
+		if errors.Is(context.Cause(ctx), river.ErrJobCancelledRemotely) {
+			cancel(ErrCancelledElsewhere)
+			return
+		}
+		cancel(server.ErrServerClosing)
+	})
+	defer stop()
+	e.mu.Lock()
+	work, closed := e.work, e.closed
+	if !closed {
+		e.running[job.Args.Job] = cancel
+	}
+	e.mu.Unlock()
+	if closed || work == nil {
+		return context.Canceled // back to the queue
+	}
+	defer func() {
+		e.mu.Lock()
+		delete(e.running, job.Args.Job)
+		e.mu.Unlock()
+	}()
+	err := work(rctx, server.JobRef{ID: job.Args.Job, Thread: job.Args.Thread})
+	if errors.Is(context.Cause(rctx), server.ErrServerClosing) {
+		// River's soft stop (StopAndCancel) puts a job back to its
+		// queue when it returns its context's error.
+		return ctx.Err()
+	}
+	if err != nil {
+		e.log.Error("a run's work failed", "run", job.Args.Job, "err", err)
+	}
+	return nil
+}
+
+// ErrCancelledElsewhere is the cause of the cancellation of a run that a
+// process other than the one carrying it out cancelled.
+var ErrCancelledElsewhere = fmt.Errorf("riverexec: cancelled by another process: %w", engine.ErrRunCancelled)

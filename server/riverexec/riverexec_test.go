@@ -1,0 +1,179 @@
+package riverexec_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/weftlang/weft/internal/pgtest"
+	"github.com/weftlang/weft/server"
+	"github.com/weftlang/weft/server/riverexec"
+	"github.com/weftlang/weft/service"
+	"github.com/weftlang/weft/store/postgres"
+)
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+
+// openStore opens a PostgreSQL store on a fresh database.
+func openStore(t *testing.T) (*postgres.Store, string) {
+	t.Helper()
+	db := pgtest.New(t)
+	st, err := postgres.Open(context.Background(), db.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st, db.DSN
+}
+
+// TestServerRunsThroughRiver serves the Approval workflow on PostgreSQL
+// with its runs queued in River and carried out by the executor's
+// workers: a conversation (a run to the question, the state, the resume)
+// gives the same results as with the in-process pool, and each run's job
+// ends success.
+func TestServerRunsThroughRiver(t *testing.T) {
+	ctx := context.Background()
+	st, _ := openStore(t)
+	ex, err := riverexec.New(ctx, riverexec.Options{Pool: st.Pool(), Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := service.New(service.Options{Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Close()
+	wf, err := svc.Open(ctx, service.Source{Name: "../testdata/approval.wf"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(server.Options{Service: svc, Store: st, Executor: ex, Assistants: []server.Assistant{{Workflow: wf}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close(ctx)
+	hs := httptest.NewServer(srv.Handler())
+	defer hs.Close()
+	call := func(method, path, body string) string {
+		t.Helper()
+		req, _ := http.NewRequest(method, hs.URL+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		out, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 200 {
+			t.Fatalf("%s %s: %d %s", method, path, resp.StatusCode, out)
+		}
+		return string(out)
+	}
+	for i, text := range []string{"doc A", "doc B", "doc C"} {
+		id := "river-" + string(rune('a'+i))
+		call("POST", "/threads", `{"thread_id":"`+id+`"}`)
+		if r := call("POST", "/threads/"+id+"/runs/wait", `{"assistant_id":"Approval","input":{"input_text":"`+text+`"}}`); !strings.Contains(r, "Approve this draft?") {
+			t.Fatalf("first run: %s", r)
+		}
+		if s := call("GET", "/threads/"+id+"/state", ""); !strings.Contains(s, `"next":["review"]`) {
+			t.Fatalf("state: %s", s)
+		}
+		if r := call("POST", "/threads/"+id+"/runs/wait", `{"assistant_id":"Approval","command":{"resume":"yes"}}`); !strings.Contains(r, `"published":"`+text+`"`) {
+			t.Fatalf("resume: %s", r)
+		}
+		var runs []struct {
+			Status string `json:"status"`
+		}
+		if err := json.Unmarshal([]byte(call("GET", "/threads/"+id+"/runs", "")), &runs); err != nil || len(runs) != 2 || runs[0].Status != "success" || runs[1].Status != "success" {
+			t.Fatalf("runs: %+v, %v", runs, err)
+		}
+	}
+}
+
+// TestQueueOnlyAndWorker: a run queued by an executor with no workers (an
+// API process) is carried out by another executor's worker on the same
+// database (a worker process), with the job and thread it was queued with.
+// Closing the worker while the run is in progress cancels the run with
+// server.ErrServerClosing and puts it back on the queue: a second worker
+// carries it out again.
+func TestQueueOnlyAndWorker(t *testing.T) {
+	ctx := context.Background()
+	st, _ := openStore(t)
+	api, err := riverexec.New(ctx, riverexec.Options{Pool: st.Pool()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := api.Start(func(context.Context, server.JobRef) error {
+		t.Error("the queue-only executor carried out a run")
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	defer api.Close(ctx)
+
+	type seen struct {
+		worker string
+		job    server.JobRef
+		cause  error
+	}
+	var mu sync.Mutex
+	var got []seen
+	started := make(chan struct{}, 4)
+	worker := func(name string, block bool) *riverexec.Executor {
+		ex, err := riverexec.New(ctx, riverexec.Options{Pool: st.Pool(), Workers: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ex.Start(func(ctx context.Context, job server.JobRef) error {
+			started <- struct{}{}
+			var cause error
+			if block {
+				<-ctx.Done()
+				cause = context.Cause(ctx)
+			}
+			mu.Lock()
+			got = append(got, seen{name, job, cause})
+			mu.Unlock()
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return ex
+	}
+	w1 := worker("w1", true)
+	if err := api.Submit(ctx, server.JobRef{ID: "job-1", Thread: "thread-1"}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the queued run did not start on the worker")
+	}
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := w1.Close(cctx); err != nil {
+		t.Fatalf("closing w1: %v", err)
+	}
+	w2 := worker("w2", false)
+	defer w2.Close(ctx)
+	select {
+	case <-started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the run put back by w1's close did not start on w2")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	want := server.JobRef{ID: "job-1", Thread: "thread-1"}
+	if len(got) != 2 || got[0].worker != "w1" || got[0].job != want || !errors.Is(got[0].cause, server.ErrServerClosing) ||
+		got[1].worker != "w2" || got[1].job != want || got[1].cause != nil {
+		t.Fatalf("runs carried out: %+v", got)
+	}
+}
