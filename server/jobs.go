@@ -142,6 +142,18 @@ func (s *Server) createRun(ctx context.Context, thread string, r *http.Request) 
 		return nil, err
 	}
 	job := &store.Job{ID: uuid.NewString(), ThreadID: thread, Assistant: a.ID, Strategy: strategy, Request: req, Meta: meta}
+	if q, ok := s.exec.(JobQueuer); ok {
+		// The job's row and its queue entry in one transaction: the
+		// run may start at once, so the thread is labelled first.
+		if err := s.labelThread(ctx, thread, thr, a); err != nil {
+			return nil, err
+		}
+		st := s.streams.open(job.ID)
+		if err := q.CreateAndSubmit(ctx, job); err != nil {
+			return nil, err
+		}
+		return &newRun{job: job, body: &b, stream: st}, nil
+	}
 	if err := s.jobs.CreateJob(ctx, job); err != nil {
 		return nil, err
 	}

@@ -181,6 +181,17 @@ func New(opts Options) (*Server, error) {
 	return s, nil
 }
 
+// JobQueuer is implemented by an Executor that stores a new job and
+// queues it in one transaction (riverexec), so that a job is never
+// stored without being queued, nor queued without its row: the server
+// calls CreateAndSubmit in place of store.Jobs.CreateJob and Submit.
+type JobQueuer interface {
+	Executor
+	// CreateAndSubmit stores j (as store.Jobs.CreateJob does) and
+	// queues it, or does neither.
+	CreateAndSubmit(ctx context.Context, j *store.Job) error
+}
+
 // SharedExecutor is implemented by an Executor whose queue outlives the
 // process and is shared by the servers of a deployment (riverexec): at
 // start, a server leaves the runs it finds in the store to that queue

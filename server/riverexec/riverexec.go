@@ -33,13 +33,16 @@ import (
 
 	"github.com/weftlang/weft/engine"
 	"github.com/weftlang/weft/server"
+	"github.com/weftlang/weft/store"
+	"github.com/weftlang/weft/store/postgres"
 )
 
 // Options configure an Executor.
 type Options struct {
-	// Pool is the PostgreSQL database of the deployment (the store's:
-	// postgres.Store.Pool). Required.
-	Pool *pgxpool.Pool
+	// Store is the deployment's PostgreSQL store: River's tables go in
+	// its database, and a job's row and its queue entry are written in
+	// one transaction (CreateAndSubmit). Required.
+	Store *postgres.Store
 	// Workers is how many runs this process carries out at once; 0
 	// makes an Executor that only queues runs (an API process).
 	Workers int
@@ -89,8 +92,8 @@ type Executor struct {
 // advisory lock, so that processes starting together take turns) and
 // makes an Executor.
 func New(ctx context.Context, opts Options) (*Executor, error) {
-	if opts.Pool == nil {
-		return nil, errors.New("riverexec: no PostgreSQL pool")
+	if opts.Store == nil {
+		return nil, errors.New("riverexec: no PostgreSQL store")
 	}
 	if opts.Workers < 0 {
 		return nil, fmt.Errorf("riverexec: %d workers", opts.Workers)
@@ -102,7 +105,7 @@ func New(ctx context.Context, opts Options) (*Executor, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	if err := migrate(ctx, opts.Pool, log); err != nil {
+	if err := migrate(ctx, opts.Store.Pool(), log); err != nil {
 		return nil, err
 	}
 	e := &Executor{opts: opts, queue: opts.Queue, log: log, running: map[string]context.CancelCauseFunc{}}
@@ -124,7 +127,7 @@ func New(ctx context.Context, opts Options) (*Executor, error) {
 		cfg.Workers = workers
 		cfg.Queues = map[string]river.QueueConfig{e.queue: {MaxWorkers: opts.Workers}}
 	}
-	client, err := river.NewClient(riverpgxv5.New(opts.Pool), cfg)
+	client, err := river.NewClient(riverpgxv5.New(opts.Store.Pool()), cfg)
 	if err != nil {
 		return nil, fmt.Errorf("riverexec: %w", err)
 	}
@@ -188,6 +191,33 @@ func (e *Executor) Submit(ctx context.Context, job server.JobRef) error {
 	}
 	if _, err := e.client.Insert(ctx, runArgs{Job: job.ID, Thread: job.Thread}, &river.InsertOpts{Queue: e.queue}); err != nil {
 		return fmt.Errorf("riverexec: queueing run %s: %w", job.ID, err)
+	}
+	return nil
+}
+
+// CreateAndSubmit stores a new job and queues its run in one
+// transaction (server.JobQueuer): a run is never queued without its row,
+// nor stored without its queue entry.
+func (e *Executor) CreateAndSubmit(ctx context.Context, j *store.Job) error {
+	e.mu.Lock()
+	closed := e.closed
+	e.mu.Unlock()
+	if closed {
+		return server.ErrServerClosing
+	}
+	tx, err := e.opts.Store.Pool().Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("riverexec: queueing run %s: %w", j.ID, err)
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }() // after Commit: nothing
+	if err := e.opts.Store.CreateJobTx(ctx, tx, j); err != nil {
+		return err
+	}
+	if _, err := e.client.InsertTx(ctx, tx, runArgs{Job: j.ID, Thread: j.ThreadID}, &river.InsertOpts{Queue: e.queue}); err != nil {
+		return fmt.Errorf("riverexec: queueing run %s: %w", j.ID, err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("riverexec: queueing run %s: %w", j.ID, err)
 	}
 	return nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/weftlang/weft/server"
 	"github.com/weftlang/weft/server/riverexec"
 	"github.com/weftlang/weft/service"
+	"github.com/weftlang/weft/store"
 	"github.com/weftlang/weft/store/postgres"
 )
 
@@ -42,7 +43,7 @@ func openStore(t *testing.T) (*postgres.Store, string) {
 func TestServerRunsThroughRiver(t *testing.T) {
 	ctx := context.Background()
 	st, _ := openStore(t)
-	ex, err := riverexec.New(ctx, riverexec.Options{Pool: st.Pool(), Workers: 2})
+	ex, err := riverexec.New(ctx, riverexec.Options{Store: st, Workers: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +108,7 @@ func TestServerRunsThroughRiver(t *testing.T) {
 func TestQueueOnlyAndWorker(t *testing.T) {
 	ctx := context.Background()
 	st, _ := openStore(t)
-	api, err := riverexec.New(ctx, riverexec.Options{Pool: st.Pool()})
+	api, err := riverexec.New(ctx, riverexec.Options{Store: st})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +129,7 @@ func TestQueueOnlyAndWorker(t *testing.T) {
 	var got []seen
 	started := make(chan struct{}, 4)
 	worker := func(name string, block bool) *riverexec.Executor {
-		ex, err := riverexec.New(ctx, riverexec.Options{Pool: st.Pool(), Workers: 1})
+		ex, err := riverexec.New(ctx, riverexec.Options{Store: st, Workers: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -175,5 +176,51 @@ func TestQueueOnlyAndWorker(t *testing.T) {
 	if len(got) != 2 || got[0].worker != "w1" || got[0].job != want || !errors.Is(got[0].cause, server.ErrServerClosing) ||
 		got[1].worker != "w2" || got[1].job != want || got[1].cause != nil {
 		t.Fatalf("runs carried out: %+v", got)
+	}
+}
+
+// TestCreateAndSubmitIsOneTransaction: a job's row and its River job are
+// written together: a job of a missing thread is store.ErrNotFound and
+// leaves no River job; a job that exists already is store.ErrExists and
+// queues nothing more; a good one is stored and queued once.
+func TestCreateAndSubmitIsOneTransaction(t *testing.T) {
+	ctx := context.Background()
+	st, _ := openStore(t)
+	ex, err := riverexec.New(ctx, riverexec.Options{Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ex.Start(func(context.Context, server.JobRef) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	defer ex.Close(ctx)
+	queued := func() int {
+		t.Helper()
+		var n int
+		if err := st.Pool().QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = 'weft_run'`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if err := ex.CreateAndSubmit(ctx, &store.Job{ID: "j0", ThreadID: "missing", Assistant: "a"}); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("a job of a missing thread: %v; want store.ErrNotFound", err)
+	}
+	if n := queued(); n != 0 {
+		t.Fatalf("%d River jobs after a refused job; want 0", n)
+	}
+	if err := st.CreateThread(ctx, &store.Thread{ID: "t"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ex.CreateAndSubmit(ctx, &store.Job{ID: "j1", ThreadID: "t", Assistant: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ex.CreateAndSubmit(ctx, &store.Job{ID: "j1", ThreadID: "t", Assistant: "a"}); !errors.Is(err, store.ErrExists) {
+		t.Fatalf("the same job again: %v; want store.ErrExists", err)
+	}
+	if j, err := st.Job(ctx, "j1"); err != nil || j.Status != store.JobPending || j.ThreadID != "t" {
+		t.Fatalf("job j1: %+v, %v", j, err)
+	}
+	if n := queued(); n != 1 {
+		t.Fatalf("%d River jobs; want 1", n)
 	}
 }

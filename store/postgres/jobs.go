@@ -88,6 +88,39 @@ ON CONFLICT (id) DO NOTHING`, j.ID, j.ThreadID, j.Assistant, string(j.Status), j
 	return nil
 }
 
+// CreateJobTx stores a new job of an existing thread in the caller's
+// transaction tx (of this store's database), as CreateJob does, without
+// its retries: the caller commits or rolls back, so that the job is
+// written with whatever else tx writes (a queue's entry for it), or not
+// at all.
+func (s *Store) CreateJobTx(ctx context.Context, tx pgx.Tx, j *store.Job) error {
+	if j != nil && j.Status == "" {
+		j.Status = store.JobPending
+	}
+	if err := store.CheckJob(j); err != nil {
+		return fmt.Errorf("store/postgres: create job: %w", err)
+	}
+	created, updated := j.Created, j.Updated
+	if created.IsZero() {
+		created = now()
+	}
+	if updated.IsZero() {
+		updated = created
+	}
+	tag, err := tx.Exec(ctx, `INSERT INTO weft_jobs (`+jobCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+ON CONFLICT (id) DO NOTHING`, j.ID, j.ThreadID, j.Assistant, string(j.Status), j.Run, j.Strategy, nonNil(j.Request), nonNil(j.Meta), j.Error, created, updated)
+	switch {
+	case pgCode(err) == foreignKeyViolation:
+		return fmt.Errorf("store/postgres: job %s: thread %s: %w", j.ID, j.ThreadID, store.ErrNotFound)
+	case err != nil:
+		return &Error{Op: "create job " + j.ID, Err: err}
+	case tag.RowsAffected() == 0:
+		return fmt.Errorf("store/postgres: job %s: %w", j.ID, store.ErrExists)
+	}
+	j.Created, j.Updated = created, updated
+	return nil
+}
+
 // Job returns a job.
 func (s *Store) Job(ctx context.Context, id string) (*store.Job, error) {
 	var j *store.Job
