@@ -148,9 +148,15 @@ func (s *Server) createRun(ctx context.Context, thread string, r *http.Request) 
 		if err := s.labelThread(ctx, thread, thr, a); err != nil {
 			return nil, err
 		}
-		st := s.streams.open(job.ID)
+		var st *runStream
+		if !s.shared {
+			st = s.streams.open(job.ID)
+		}
 		if err := q.CreateAndSubmit(ctx, job); err != nil {
 			return nil, err
+		}
+		if s.shared {
+			st = s.mirror(job.ID)
 		}
 		return &newRun{job: job, body: &b, stream: st}, nil
 	}
@@ -159,6 +165,12 @@ func (s *Server) createRun(ctx context.Context, thread string, r *http.Request) 
 	}
 	if err := s.labelThread(ctx, thread, thr, a); err != nil {
 		return nil, err
+	}
+	if s.shared {
+		if err := s.exec.Submit(ctx, JobRef{ID: job.ID, Thread: thread}); err != nil {
+			return nil, err
+		}
+		return &newRun{job: job, body: &b, stream: s.mirror(job.ID)}, nil
 	}
 	st := s.streams.open(job.ID)
 	if err := s.exec.Submit(ctx, JobRef{ID: job.ID, Thread: thread}); err != nil {
@@ -217,7 +229,7 @@ func (s *Server) cancelJob(ctx context.Context, j *store.Job, cause error, remov
 		if p, ok := s.exec.(interface{ Drop(JobRef) bool }); ok {
 			p.Drop(JobRef{ID: j.ID, Thread: j.ThreadID})
 		}
-		if st := s.streams.get(j.ID); st != nil {
+		if st := s.streams.get(j.ID); st != nil && !s.shared {
 			st.finish(s.interruptedReply(cause), s.now())
 		}
 	case !errors.As(err, &conflict):
@@ -227,7 +239,7 @@ func (s *Server) cancelJob(ctx context.Context, j *store.Job, cause error, remov
 	case s.exec.Cancel(j.ID, cause):
 		// The job's work ends it; wait for that, so that the next run
 		// finds the thread free.
-		if st := s.streams.get(j.ID); st != nil {
+		if st := s.streamOf(j.ID); st != nil {
 			if _, err := st.wait(ctx); err != nil {
 				return err
 			}
@@ -262,13 +274,26 @@ func (s *Server) execute(ctx context.Context, ref JobRef) error {
 		s.log.Error("claiming a run", "run", ref.ID, "err", err)
 		return err
 	}
-	st := s.streams.open(job.ID)
+	var st *runStream
+	if s.shared {
+		// Its readers, in any process, follow the store's log.
+		st = newRunStream(job.ID)
+		st.log = newEventLog(s.events, job.ID, st.epoch, s.log)
+	} else {
+		st = s.streams.open(job.ID)
+	}
 	var end *store.JobChange // the job's end, when the run's end recorded it
 	status, final, errText := s.drive(ctx, job, st, &end)
 	if errors.Is(context.Cause(ctx), ErrServerClosing) && status != store.JobSuccess {
 		// Left for the next process: the engine recorded every step.
 		if _, err := s.jobs.SetJob(bg, job.ID, []store.JobStatus{store.JobRunning}, store.JobPending, "", ""); err != nil {
 			s.log.Error("returning a run to the queue", "run", job.ID, "err", err)
+		}
+		if st.log != nil {
+			// Another process goes on with it, in a new attempt its
+			// readers follow: this one's frames are written, no end.
+			st.log.drain()
+			return nil
 		}
 		s.closing(st)
 		return nil
@@ -541,8 +566,12 @@ func (s *Server) waitRun(w http.ResponseWriter, r *http.Request, st *runStream, 
 	defer tick.Stop()
 	for {
 		st.mu.Lock()
-		done, final, ch := st.done, st.final, st.changed
+		done, final, ch, next := st.done, st.final, st.changed, st.succ
 		st.mu.Unlock()
+		if next != nil {
+			st = next // a mirror's next attempt
+			continue
+		}
 		if done {
 			_, _ = w.Write(final)
 			return nil
@@ -683,7 +712,11 @@ func (s *Server) joinRun(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	st := s.streams.get(j.ID)
+	if s.shared && j.Status != store.JobPending && j.Status != store.JobRunning {
+		// Ended: the thread's state (the log's end may be pruned).
+		return s.finalOf(w, r, j)
+	}
+	st := s.streamOf(j.ID)
 	if st == nil {
 		// Ended before this process kept its stream: the thread's state.
 		return s.finalOf(w, r, j)
@@ -711,33 +744,41 @@ func (s *Server) finalOf(w http.ResponseWriter, r *http.Request, j *store.Job) e
 	if j.Status == store.JobPending || j.Status == store.JobRunning {
 		return errorf(http.StatusConflict, "run %s is %s in another process: join it there", j.ID, j.Status)
 	}
-	ctx := r.Context()
-	thr, err := s.opts.Store.Thread(ctx, j.ThreadID)
-	if err != nil {
-		return threadErr(j.ThreadID, err)
-	}
-	ts, err := s.threadState(ctx, j.ThreadID)
+	body, err := s.finalReply(r.Context(), j)
 	if err != nil {
 		return err
 	}
+	w.Header().Set("Content-Type", "application/json")
+	_, err = w.Write(body)
+	return err
+}
+
+// finalReply is the reply of an ended run: the thread's values now, or
+// its questions.
+func (s *Server) finalReply(ctx context.Context, j *store.Job) ([]byte, error) {
+	thr, err := s.opts.Store.Thread(ctx, j.ThreadID)
+	if err != nil {
+		return nil, threadErr(j.ThreadID, err)
+	}
+	ts, err := s.threadState(ctx, j.ThreadID)
+	if err != nil {
+		return nil, err
+	}
 	if ts != nil && ts.Status() == engine.Running && len(ts.Paused) > 0 {
-		writeJSON(w, http.StatusOK, map[string]any{"__interrupt__": []interruptJSON{}})
-		return nil
+		return json.Marshal(map[string]any{"__interrupt__": []interruptJSON{}})
 	}
 	if ts != nil && ts.Status() == engine.Waiting {
 		qs, err := s.interrupts(ctx, thr)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		writeJSON(w, http.StatusOK, map[string]any{"__interrupt__": qs})
-		return nil
+		return json.Marshal(map[string]any{"__interrupt__": qs})
 	}
 	vals, err := ValuesOf(ts)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	writeJSON(w, http.StatusOK, vals)
-	return nil
+	return json.Marshal(vals)
 }
 
 // joinStream is GET /threads/{id}/runs/{rid}/stream: the run's events
@@ -754,7 +795,7 @@ func (s *Server) joinStream(w http.ResponseWriter, r *http.Request) error {
 			return invalid("Last-Event-ID", "must be an event id the stream sent, not %q", v)
 		}
 	}
-	st := s.streams.get(j.ID)
+	st := s.streamOf(j.ID)
 	if st == nil {
 		if j.Status == store.JobPending || j.Status == store.JobRunning {
 			return errorf(http.StatusConflict, "run %s is %s in another process: join it there", j.ID, j.Status)

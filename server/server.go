@@ -110,6 +110,13 @@ type Server struct {
 	exec       Executor
 	streams    streams
 	admit      threadLocks // admits a thread's new runs one at a time (createRun)
+	// With a shared executor, runs' streams go through the store's log
+	// of run events (eventlog.go); bg lives until Close, for the
+	// goroutines that follow it.
+	shared bool
+	events store.RunEvents
+	bg     context.Context
+	stop   context.CancelFunc
 }
 
 // New makes a Server. It checks the options: a Service, assistants with a
@@ -140,6 +147,13 @@ func New(opts Options) (*Server, error) {
 	if s.exec == nil {
 		s.exec = NewPool(DefaultPoolSize)
 	}
+	if sh, ok := s.exec.(SharedExecutor); ok && sh.Shared() {
+		if s.events, ok = opts.Store.(store.RunEvents); !ok {
+			return nil, fmt.Errorf("server: the executor is shared by several processes, and the store (%T) keeps no run events (store.RunEvents) to stream runs between them", opts.Store)
+		}
+		s.shared = true
+	}
+	s.bg, s.stop = context.WithCancel(context.Background())
 	seen := map[string]bool{}
 	for i, a := range opts.Assistants {
 		if a.Workflow == nil || a.Workflow.Plan == nil {
@@ -172,11 +186,13 @@ func New(opts Options) (*Server, error) {
 	if err := s.exec.Start(s.execute); err != nil {
 		return nil, err
 	}
-	if sh, ok := s.exec.(SharedExecutor); !ok || !sh.Shared() {
+	if !s.shared {
 		if err := s.recover(context.Background()); err != nil {
 			_ = s.exec.Close(context.Background())
 			return nil, err
 		}
+	} else {
+		go s.pruneEvents()
 	}
 	return s, nil
 }
@@ -407,6 +423,7 @@ func (s *Server) info(w http.ResponseWriter, r *http.Request) error {
 // Close waits for them, or for ctx.
 func (s *Server) Close(ctx context.Context) error {
 	err := s.exec.Close(ctx)
+	s.stop()
 	// Runs queued here and not started are pending in the store: their
 	// clients are told so rather than left waiting.
 	s.streams.mu.Lock()

@@ -46,10 +46,22 @@ type runStream struct {
 	final   []byte        // what runs.wait and join answer, once done
 	changed chan struct{} // closed and replaced when a frame is added or the run ends
 	ended   time.Time
+	// log, when set, is where the frames also go (the store's log of run
+	// events, for readers in other processes).
+	log *eventLog
+	// succ, in a mirror of the log, is the stream of the attempt that
+	// came after this one (which then is done): readers go on there.
+	succ *runStream
 }
 
 func newRunStream(runID string) *runStream {
-	return &runStream{runID: runID, epoch: newEpoch(), attempt: 1, changed: make(chan struct{})}
+	return newRunStreamAt(runID, newEpoch())
+}
+
+// newRunStreamAt makes the stream of an attempt whose epoch is known (a
+// mirror's, from the log).
+func newRunStreamAt(runID, epoch string) *runStream {
+	return &runStream{runID: runID, epoch: epoch, attempt: 1, changed: make(chan struct{})}
 }
 
 // newEpoch draws the epoch of a stream's event ids: 8 random base-36
@@ -92,11 +104,23 @@ func (st *runStream) addLocked(event string, data []byte) {
 		meta, _ := json.Marshal(map[string]any{"run_id": st.runID, "attempt": st.attempt})
 		st.frames = append(st.frames, frame{"metadata", meta})
 		st.bytes += len(meta) + len("metadata")
+		if st.log != nil {
+			st.log.add(st.first+len(st.frames)-1, "metadata", meta)
+		}
 	}
 	if event != "" {
 		st.frames = append(st.frames, frame{event, data})
+		if st.log != nil {
+			st.log.add(st.first+len(st.frames)-1, event, data)
+		}
 	}
-	st.bytes += len(data) + len(event)
+	st.push(len(data) + len(event))
+}
+
+// push bounds the frames kept after one of size bytes was added, and
+// tells the readers; st.mu is held.
+func (st *runStream) push(size int) {
+	st.bytes += size
 	for st.bytes > maxStreamBytes && len(st.frames) > 1 {
 		st.bytes -= len(st.frames[0].data) + len(st.frames[0].event)
 		st.frames[0] = frame{}
@@ -107,8 +131,51 @@ func (st *runStream) addLocked(event string, data []byte) {
 	st.changed = make(chan struct{})
 }
 
-// finish ends the stream with the reply runs.wait gives.
+// feed appends a frame read from the log to a mirror (the log has its
+// metadata frame).
+func (st *runStream) feed(event string, data []byte) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.done {
+		return
+	}
+	st.began = true
+	st.frames = append(st.frames, frame{event, data})
+	st.push(len(data) + len(event))
+}
+
+// supersede ends a mirror's stream of an attempt with the stream of the
+// next: its readers go on there.
+func (st *runStream) supersede(next *runStream, now time.Time) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.done {
+		return
+	}
+	st.succ, st.done, st.ended = next, true, now
+	close(st.changed)
+}
+
+// successor returns the stream that superseded st, or nil.
+func (st *runStream) successor() *runStream {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.succ
+}
+
+// finish ends the stream with the reply runs.wait gives (and, with a
+// log, writes what is left of it there, and its end, first).
 func (st *runStream) finish(final []byte, now time.Time) {
+	st.mu.Lock()
+	if st.done {
+		st.mu.Unlock()
+		return
+	}
+	log := st.log
+	st.mu.Unlock()
+	if log != nil {
+		log.end(final)
+	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if st.done {
@@ -175,12 +242,17 @@ func (st *runStream) next(after int) ([]frame, int, bool, <-chan struct{}, error
 	return st.frames[i:], st.first + i, st.done, st.changed, nil
 }
 
-// wait waits for the end of the stream and returns its final reply.
+// wait waits for the end of the stream (of the last attempt, in a
+// mirror) and returns its final reply.
 func (st *runStream) wait(ctx context.Context) ([]byte, error) {
 	for {
 		st.mu.Lock()
-		done, final, ch := st.done, st.final, st.changed
+		done, final, ch, next := st.done, st.final, st.changed, st.succ
 		st.mu.Unlock()
+		if next != nil {
+			st = next
+			continue
+		}
 		if done {
 			return final, nil
 		}
@@ -228,6 +300,16 @@ func (ss *streams) open(id string) *runStream {
 		}
 	}
 	return st
+}
+
+// replace makes next the stream of job id in place of st (a mirror's
+// next attempt).
+func (ss *streams) replace(id string, st, next *runStream) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.byID[id] == st {
+		ss.byID[id] = next
+	}
 }
 
 // get returns the stream of job id, or nil.
@@ -334,9 +416,17 @@ func (s *sse) stream(ctx context.Context, st *runStream, c eventCursor) error {
 			}
 			after = id
 			id++
+			c = eventCursor{epoch: st.epoch, n: after}
 		}
 		if done {
-			return nil
+			next := st.successor()
+			if next == nil {
+				return nil
+			}
+			// A mirror's next attempt: from where the client is in it
+			// (its start, when what it saw was of another attempt).
+			st, after = next, c.after(next)
+			continue
 		}
 		select {
 		case <-more:

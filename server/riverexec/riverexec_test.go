@@ -224,3 +224,133 @@ func TestCreateAndSubmitIsOneTransaction(t *testing.T) {
 		t.Fatalf("%d River jobs; want 1", n)
 	}
 }
+
+// node is one process of a deployment in a test: its own store on the
+// shared database, its own service and server.
+type node struct {
+	srv *server.Server
+	url string
+}
+
+func startNode(t *testing.T, dsn string, workers int) *node {
+	t.Helper()
+	ctx := context.Background()
+	st, err := postgres.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	ex, err := riverexec.New(ctx, riverexec.Options{Store: st, Workers: workers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := service.New(service.Options{Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { svc.Close() })
+	wf, err := svc.Open(ctx, service.Source{Name: "../testdata/approval.wf"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(server.Options{Service: svc, Store: st, Executor: ex, Assistants: []server.Assistant{{Workflow: wf}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	t.Cleanup(func() {
+		hs.Close()
+		srv.Close(context.Background())
+	})
+	return &node{srv: srv, url: hs.URL}
+}
+
+func (n *node) do(t *testing.T, method, path, body string, hdr ...string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(method, n.url+path, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(out)
+}
+
+// sseEvents parses a stream's events: (event, data, id) triples.
+func sseEvents(body string) [][3]string {
+	var out [][3]string
+	for _, block := range strings.Split(body, "\n\n") {
+		var ev [3]string
+		for _, line := range strings.Split(block, "\n") {
+			switch {
+			case strings.HasPrefix(line, "event: "):
+				ev[0] = line[len("event: "):]
+			case strings.HasPrefix(line, "data: "):
+				ev[1] = line[len("data: "):]
+			case strings.HasPrefix(line, "id: "):
+				ev[2] = line[len("id: "):]
+			}
+		}
+		if ev[0] != "" {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+// TestAPIAndWorkerProcesses: an API process (no workers) and a worker
+// process on one database. Every request goes to the API process; the
+// runs are carried out by the worker, and their results and streams reach
+// the API's clients through the store's log of run events: runs.wait
+// answers the question, then the final values; runs.stream sends the
+// values and updates frames and ends; a join of the stream with a
+// Last-Event-ID sends exactly the events after it; the thread's state and
+// runs are the worker's doing.
+func TestAPIAndWorkerProcesses(t *testing.T) {
+	db := pgtest.New(t)
+	api := startNode(t, db.DSN, 0)
+	startNode(t, db.DSN, 2)
+
+	if code, body := api.do(t, "POST", "/threads", `{"thread_id":"t1"}`); code != 200 {
+		t.Fatal(code, body)
+	}
+	code, body := api.do(t, "POST", "/threads/t1/runs/wait", `{"assistant_id":"Approval","input":{"input_text":"doc W"}}`)
+	if code != 200 || !strings.Contains(body, "Approve this draft?") {
+		t.Fatalf("first run: %d %s", code, body)
+	}
+	if _, st := api.do(t, "GET", "/threads/t1/state", ""); !strings.Contains(st, `"next":["review"]`) {
+		t.Fatalf("state: %s", st)
+	}
+	code, body = api.do(t, "POST", "/threads/t1/runs/stream", `{"assistant_id":"Approval","command":{"resume":"yes"},"stream_mode":["values","updates"]}`)
+	evs := sseEvents(body)
+	if code != 200 || len(evs) < 3 || evs[0][0] != "metadata" {
+		t.Fatalf("resume stream: %d %q", code, evs)
+	}
+	last := evs[len(evs)-1]
+	if last[0] != "values" || !strings.Contains(last[1], `"published":"doc W"`) {
+		t.Fatalf("the stream's last event: %q; want the final values", last)
+	}
+	var run struct {
+		RunID string `json:"run_id"`
+	}
+	if err := json.Unmarshal([]byte(evs[0][1]), &run); err != nil || run.RunID == "" {
+		t.Fatalf("metadata: %s", evs[0][1])
+	}
+	// Rejoin after the second event: the rest, exactly.
+	_, rest := api.do(t, "GET", "/threads/t1/runs/"+run.RunID+"/stream", "", "Last-Event-ID", evs[1][2])
+	if got, want := sseEvents(rest), evs[2:]; len(got) != len(want) || got[0] != want[0] || got[len(got)-1] != want[len(want)-1] {
+		t.Fatalf("rejoined after %s:\n got %q\nwant %q", evs[1][2], got, want)
+	}
+	_, runs := api.do(t, "GET", "/threads/t1/runs", "")
+	if strings.Count(runs, `"status":"success"`) != 2 {
+		t.Fatalf("runs: %s", runs)
+	}
+	if _, j := api.do(t, "GET", "/threads/t1/runs/"+run.RunID+"/join", ""); !strings.Contains(j, `"published":"doc W"`) {
+		t.Fatalf("join: %s", j)
+	}
+}
