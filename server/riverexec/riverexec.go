@@ -19,6 +19,7 @@ package riverexec
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -222,16 +223,80 @@ func (e *Executor) CreateAndSubmit(ctx context.Context, j *store.Job) error {
 	return nil
 }
 
-// Cancel cancels a run carried out in this process, with cause, and
-// reports whether it did.
+// Cancel cancels a run, with cause, and reports whether it did: one
+// carried out in this process at once; one carried out by another
+// process through River (JobCancel), which that process's worker sees
+// within milliseconds and cancels with a cause of the same text that
+// wraps the same engine error (engine.ErrRunRolledBack or
+// engine.ErrRunCancelled), so that a rollback rolls back there too.
 func (e *Executor) Cancel(id string, cause error) bool {
 	e.mu.Lock()
-	defer e.mu.Unlock()
 	cancel, ok := e.running[id]
+	e.mu.Unlock()
 	if ok {
 		cancel(cause)
+		return true
 	}
-	return ok
+	ctx, stop := context.WithTimeout(context.Background(), cancelTimeout)
+	defer stop()
+	reason, _ := json.Marshal(cancelReason{Reason: cause.Error(), Rollback: errors.Is(cause, engine.ErrRunRolledBack)})
+	// The running River job of the weft job, told why it is cancelled
+	// (River's cancel carries no reason of its own).
+	var rid int64
+	err := e.opts.Store.Pool().QueryRow(ctx, `UPDATE river_job SET metadata = metadata || jsonb_build_object('weft_cancel', $2::jsonb)
+WHERE kind = 'weft_run' AND args->>'job_id' = $1 AND state = 'running' RETURNING id`, id, string(reason)).Scan(&rid)
+	if err != nil {
+		if !errors.Is(err, pgx.ErrNoRows) {
+			e.log.Error("cancelling a run carried out elsewhere", "run", id, "err", err)
+		}
+		return false
+	}
+	if _, err := e.client.JobCancel(ctx, rid); err != nil {
+		e.log.Error("cancelling a run carried out elsewhere", "run", id, "err", err)
+		return false
+	}
+	return true
+}
+
+// cancelTimeout bounds the database work of a cancel of a run carried out
+// elsewhere.
+const cancelTimeout = 10 * time.Second
+
+// cancelReason is why a run carried out elsewhere was cancelled, in its
+// River job's metadata ("weft_cancel").
+type cancelReason struct {
+	Reason   string `json:"reason"`
+	Rollback bool   `json:"rollback"`
+}
+
+// remoteCause is the cause of a run cancelled from another process: the
+// text that process gave, wrapping the engine error it stood for.
+type remoteCause struct {
+	reason string
+	err    error
+}
+
+func (c *remoteCause) Error() string { return c.reason }
+func (c *remoteCause) Unwrap() error { return c.err }
+
+// causeOf reads why River job id was cancelled from another process.
+func (e *Executor) causeOf(id int64) error {
+	ctx, stop := context.WithTimeout(context.Background(), cancelTimeout)
+	defer stop()
+	row, err := e.client.JobGet(ctx, id)
+	if err != nil {
+		return ErrCancelledElsewhere
+	}
+	var md struct {
+		Cancel *cancelReason `json:"weft_cancel"`
+	}
+	if json.Unmarshal(row.Metadata, &md) != nil || md.Cancel == nil {
+		return ErrCancelledElsewhere
+	}
+	if md.Cancel.Rollback {
+		return &remoteCause{md.Cancel.Reason, engine.ErrRunRolledBack}
+	}
+	return &remoteCause{md.Cancel.Reason, engine.ErrRunCancelled}
 }
 
 // Close stops taking runs, cancels those in progress here with
@@ -275,7 +340,7 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[runArgs]) error {
 	defer cancel(nil)
 	stop := context.AfterFunc(ctx, func() {
 		if errors.Is(context.Cause(ctx), river.ErrJobCancelledRemotely) {
-			cancel(ErrCancelledElsewhere)
+			cancel(e.causeOf(job.ID))
 			return
 		}
 		cancel(server.ErrServerClosing)

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weftlang/weft/engine"
+	"github.com/weftlang/weft/flow"
 	"github.com/weftlang/weft/internal/pgtest"
 	"github.com/weftlang/weft/server"
 	"github.com/weftlang/weft/server/riverexec"
@@ -234,6 +236,12 @@ type node struct {
 
 func startNode(t *testing.T, dsn string, workers int) *node {
 	t.Helper()
+	return startNodeOf(t, dsn, workers, "../testdata/approval.wf", nil)
+}
+
+// startNodeOf starts a node serving the workflow at path, with actions.
+func startNodeOf(t *testing.T, dsn string, workers int, path string, actions *engine.Registry) *node {
+	t.Helper()
 	ctx := context.Background()
 	st, err := postgres.Open(ctx, dsn)
 	if err != nil {
@@ -244,12 +252,12 @@ func startNode(t *testing.T, dsn string, workers int) *node {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := service.New(service.Options{Store: st})
+	svc, err := service.New(service.Options{Store: st, Actions: actions})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { svc.Close() })
-	wf, err := svc.Open(ctx, service.Source{Name: "../testdata/approval.wf"})
+	wf, err := svc.Open(ctx, service.Source{Name: path})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -352,5 +360,104 @@ func TestAPIAndWorkerProcesses(t *testing.T) {
 	}
 	if _, j := api.do(t, "GET", "/threads/t1/runs/"+run.RunID+"/join", ""); !strings.Contains(j, `"published":"doc W"`) {
 		t.Fatalf("join: %s", j)
+	}
+}
+
+// napper is an action that waits for the gate or its context.
+type napper struct {
+	started chan string
+	gate    chan struct{}
+}
+
+func (n *napper) registry() *engine.Registry {
+	reg := engine.NewRegistry()
+	reg.Replace("nap", engine.ActionFunc(func(ctx context.Context, c *engine.Call) error {
+		text := c.Inputs[0].Text()
+		n.started <- text
+		select {
+		case <-n.gate:
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+		c.Outputs[0] = flow.StringValue("slept " + text)
+		return nil
+	}))
+	return reg
+}
+
+func (n *napper) waitStarted(t *testing.T, text string) {
+	t.Helper()
+	select {
+	case got := <-n.started:
+		if got != text {
+			t.Fatalf("nap %q started, want %q", got, text)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("nap %q never started", text)
+	}
+}
+
+// TestCancelAcrossProcesses: a run carried out by the worker process is
+// cancelled through the API process: with action interrupt it ends
+// interrupted and the thread takes a new run; with action rollback it is
+// deleted and the thread is back to its state before the run, on the
+// worker, as with one process.
+func TestCancelAcrossProcesses(t *testing.T) {
+	db := pgtest.New(t)
+	n := &napper{started: make(chan string, 4), gate: make(chan struct{})}
+	api := startNodeOf(t, db.DSN, 0, "../testdata/sleepy.wf", n.registry())
+	startNodeOf(t, db.DSN, 2, "../testdata/sleepy.wf", n.registry())
+	api.do(t, "POST", "/threads", `{"thread_id":"c"}`)
+
+	// a completes; b is cancelled (interrupt); c is rolled back.
+	go func() { n.waitStarted(t, "a"); n.gate <- struct{}{} }()
+	if code, body := api.do(t, "POST", "/threads/c/runs/wait", `{"assistant_id":"Sleepy","input":{"input_text":"a"}}`); code != 200 || !strings.Contains(body, "slept a") {
+		t.Fatalf("a: %d %s", code, body)
+	}
+	for _, c := range []struct{ text, action, status string }{{"b", "interrupt", "interrupted"}, {"c", "rollback", ""}} {
+		_, body := api.do(t, "POST", "/threads/c/runs", `{"assistant_id":"Sleepy","input":{"input_text":"`+c.text+`"},"durability":"sync"}`)
+		var run struct {
+			RunID string `json:"run_id"`
+		}
+		if err := json.Unmarshal([]byte(body), &run); err != nil {
+			t.Fatal(body)
+		}
+		n.waitStarted(t, c.text)
+		var before string
+		if c.action == "rollback" {
+			// c's first step is written before its nap starts (sync).
+			_, before = api.do(t, "POST", "/threads/c/history", `{}`)
+		}
+		start := time.Now()
+		if code, body := api.do(t, "POST", "/threads/c/runs/"+run.RunID+"/cancel?wait=1&action="+c.action, ""); code != 204 {
+			t.Fatalf("cancel %s (%s): %d %s", c.text, c.action, code, body)
+		}
+		if d := time.Since(start); d > 5*time.Second {
+			t.Errorf("cancel %s took %v", c.text, d)
+		}
+		code, r := api.do(t, "GET", "/threads/c/runs/"+run.RunID, "")
+		switch c.action {
+		case "interrupt":
+			if code != 200 || !strings.Contains(r, `"status":"interrupted"`) {
+				t.Fatalf("%s after its cancel: %d %s", c.text, code, r)
+			}
+		case "rollback":
+			if code != 404 {
+				t.Fatalf("%s after its rollback: %d %s; want 404", c.text, code, r)
+			}
+			// The history is as it was before c began: c's own
+			// checkpoints are gone.
+			if !strings.Contains(before, `"input_text":"c"`) {
+				t.Fatalf("history while c runs: %s", before)
+			}
+			if _, after := api.do(t, "POST", "/threads/c/history", `{}`); strings.Contains(after, `"input_text":"c"`) || !strings.Contains(after, `"slept a"`) {
+				t.Fatalf("history after the rollback: %s", after)
+			}
+		}
+	}
+	// The thread takes a new run.
+	go func() { n.waitStarted(t, "d"); n.gate <- struct{}{} }()
+	if code, body := api.do(t, "POST", "/threads/c/runs/wait", `{"assistant_id":"Sleepy","input":{"input_text":"d"}}`); code != 200 || !strings.Contains(body, "slept d") {
+		t.Fatalf("d: %d %s", code, body)
 	}
 }
