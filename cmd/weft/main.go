@@ -250,6 +250,7 @@ language: graphs of steps that call LLMs, tools and people.
 		newRunCmd(e),
 		newResumeCmd(e),
 		newServeCmd(e),
+		newWorkerCmd(e),
 		newThreadsCmd(e),
 		newValidateCmd(e),
 		newFmtCmd(e),

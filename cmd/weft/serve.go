@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -19,7 +20,9 @@ import (
 	"github.com/weftlang/weft/component"
 	"github.com/weftlang/weft/engine"
 	"github.com/weftlang/weft/server"
+	"github.com/weftlang/weft/server/riverexec"
 	"github.com/weftlang/weft/store"
+	"github.com/weftlang/weft/store/postgres"
 )
 
 // serveOptions are the flags of `weft serve`.
@@ -33,6 +36,8 @@ type serveOptions struct {
 	workers   int
 	drain     time.Duration
 	durable   string
+	queue     string
+	worker    bool // weft worker: carry out runs, serve no API
 }
 
 // defaultServeAddr is where `weft serve` listens unless told: LangGraph's
@@ -71,7 +76,8 @@ recorded step. See docs/server.md.`,
 	f.StringVar(&o.apiKeyEnv, "api-key-env", "", "require every request (but GET /ok) to carry the API key held in the environment variable `NAME`, in its x-api-key header")
 	f.StringSliceVar(&o.cors, "cors", nil, "let browser pages of these `ORIGINS` call the server (\"*\" for any; none by default)")
 	f.Int64Var(&o.maxBody, "max-body", server.DefaultMaxBody, "the largest request body read, in `BYTES`")
-	f.IntVar(&o.workers, "workers", server.DefaultPoolSize, "how many runs execute at once (`N`)")
+	f.IntVar(&o.workers, "workers", server.DefaultPoolSize, "how many runs execute at once in this process (`N`); with a PostgreSQL store, 0 serves the API and only queues runs, for `weft worker` processes to carry out")
+	f.StringVar(&o.queue, "queue", "", "with a PostgreSQL store, the River queue runs go to (`NAME`; default River's)")
 	f.StringVar(&o.durable, "durability", "async", "when a run's steps reach the store, for runs whose request names none: `MODE` sync (each step before the next), async (in the background, LangGraph's default) or exit (with the run's end)")
 	f.DurationVar(&o.drain, "drain", 30*time.Second, "on SIGTERM, how long runs in progress get to reach their next checkpoint (`DURATION`)")
 	f.StringVar(&o.workflow, "workflow", "", "serve the workflow called `NAME` of a file of several, instead of its first")
@@ -238,20 +244,47 @@ func serve(ctx context.Context, e env, cmd *cobra.Command, args []string, o *ser
 		return usageErrorf("--durability %q: want sync, async or exit", o.durable)
 	}
 	log := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	var exec server.Executor
+	if pg, ok := st.(*postgres.Store); ok {
+		// Runs go through River's queue in the database: any number of
+		// weft serve and weft worker processes share them.
+		rx, err := riverexec.New(ctx, riverexec.Options{Store: pg, Workers: o.workers, Queue: o.queue, Logger: log})
+		if err != nil {
+			return storeFailed(err)
+		}
+		exec = rx
+	} else {
+		if o.worker {
+			return usageErrorf("weft worker needs a PostgreSQL store (--store postgres://...): runs reach workers through its queue")
+		}
+		if o.workers < 1 {
+			return usageErrorf("--workers %d: with a SQLite store the runs are carried out in this process; give 1 or more (0 needs a PostgreSQL store and weft worker processes)", o.workers)
+		}
+		if o.queue != "" {
+			return usageErrorf("--queue needs a PostgreSQL store")
+		}
+		exec = server.NewPool(o.workers)
+	}
 	srv, err := server.New(server.Options{
 		Durability: dur,
 		Service:    svc, Store: st, Assistants: assistants, APIKey: apiKey, CORSOrigins: o.cors,
-		MaxBody: o.maxBody, Executor: server.NewPool(o.workers), Logger: log, Version: versionString(),
+		MaxBody: o.maxBody, Executor: exec, Logger: log, Version: versionString(),
 	})
 	if err != nil {
+		_ = exec.Close(context.Background())
 		return usageErrorf("%v", err)
+	}
+	handler := srv.Handler()
+	if o.worker {
+		// A worker serves no API: its health only.
+		handler = workerHandler(exec)
 	}
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
 		_ = srv.Close(context.Background())
 		return usageErrorf("--addr %s: %v", o.addr, err)
 	}
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	hs := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	var names []string
 	for _, a := range assistants {
 		names = append(names, a.GraphID)
@@ -259,7 +292,11 @@ func serve(ctx context.Context, e env, cmd *cobra.Command, args []string, o *ser
 			names[len(names)-1] = a.Workflow.Name
 		}
 	}
-	log.Info("serving", "url", "http://"+ln.Addr().String(), "assistants", strings.Join(names, ","), "store", where)
+	if o.worker {
+		log.Info("carrying out runs", "health", "http://"+ln.Addr().String()+"/ok", "assistants", strings.Join(names, ","), "store", where, "concurrency", o.workers)
+	} else {
+		log.Info("serving", "url", "http://"+ln.Addr().String(), "assistants", strings.Join(names, ","), "store", where)
+	}
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 	select {
@@ -285,4 +322,68 @@ func serve(ctx context.Context, e env, cmd *cobra.Command, args []string, o *ser
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// workerHandler is what weft worker answers: GET /ok, and GET /status
+// with the runs it carries out and the queue's depth.
+func workerHandler(exec server.Executor) http.Handler {
+	m := http.NewServeMux()
+	m.HandleFunc("GET /ok", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"ok":true}`))
+	})
+	m.HandleFunc("GET /status", func(w http.ResponseWriter, r *http.Request) {
+		out := map[string]any{}
+		if rx, ok := exec.(*riverexec.Executor); ok {
+			out["running"] = rx.Running()
+			n, err := rx.Queued(r.Context())
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusServiceUnavailable)
+				return
+			}
+			out["queued"] = n
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(out)
+	})
+	return m
+}
+
+// newWorkerCmd builds `weft worker`.
+func newWorkerCmd(e env) *cobra.Command {
+	var o serveOptions
+	cmd := &cobra.Command{
+		Use:   "worker [FILE|DIR ...]",
+		Short: "Carry out the runs weft serve queues, on a PostgreSQL store",
+		Long: `Worker carries out the runs that weft serve processes queue in a PostgreSQL
+store (River's queue in the same database), with the workflows and
+components given as to weft serve (files, a directory, or --config, and the
+run flags). Any number of workers on any number of machines share the
+runs; each thread is driven by one at a time, under its lease. A run's
+clients, connected to any weft serve, follow it through the store.
+SIGTERM or Ctrl-C stops taking runs and hands those in progress back to
+the queue, with every step they took recorded. See docs/deploy.md.`,
+		Example: `  weft worker flows/ --store postgres://weft@db/weft --concurrency 8
+  weft worker --config weft.json --store postgres://weft@db/weft`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.worker = true
+			return serve(cmd.Context(), e, cmd, args, &o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.addr, "addr", "127.0.0.1:0", "answer health checks (GET /ok, GET /status) on `HOST:PORT`")
+	f.StringVar(&o.store, "store", "", "the PostgreSQL store: a postgres:// `URL` (default $WEFT_STORE)")
+	f.StringVar(&o.config, "config", "", "the workflows, components and settings of a JSON config `FILE`, as weft serve's")
+	f.IntVar(&o.workers, "concurrency", server.DefaultPoolSize, "how many runs this worker carries out at once (`N`)")
+	f.StringVar(&o.queue, "queue", "", "the River queue to take runs from (`NAME`; default River's)")
+	f.StringVar(&o.durable, "durability", "async", "when a run's steps reach the store, for runs whose request names none: `MODE` sync, async or exit")
+	f.DurationVar(&o.drain, "drain", 30*time.Second, "on SIGTERM, how long runs in progress get to reach their next checkpoint (`DURATION`)")
+	f.StringVar(&o.workflow, "workflow", "", "the workflow called `NAME` of a file of several, instead of its first")
+	f.StringVar(&o.llm, "llm", "", "the model of LLM actions that name none: `SPEC` ollama:MODEL, openai:MODEL, anthropic:MODEL or replay:FILE (default $WEFT_LLM)")
+	f.DurationVar(&o.llmTimeout, "llm-timeout", defaultPolicy.Timeout, "bound on each LLM call (`DURATION`); failed calls are retried twice")
+	f.StringVar(&o.embed, "embed", "", "the embedding model `SPEC` (ollama:MODEL or openai:MODEL) (default $WEFT_EMBED)")
+	f.StringVar(&o.stubs, "stubs", "", "answer actions from a stubs `FILE` (YAML, as in workflow tests)")
+	toolFlags(f, &o.runOptions)
+	modelFlags(f, &o.runOptions)
+	return cmd
 }

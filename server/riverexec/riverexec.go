@@ -318,6 +318,23 @@ func (e *Executor) Close(ctx context.Context) error {
 	return e.client.StopAndCancel(ctx)
 }
 
+// Running returns how many runs this process carries out now.
+func (e *Executor) Running() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.running)
+}
+
+// Queued returns how many runs wait in the executor's queue.
+func (e *Executor) Queued(ctx context.Context) (int, error) {
+	var n int
+	err := e.opts.Store.Pool().QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = 'weft_run' AND queue = $1 AND state IN ('available', 'scheduled', 'retryable', 'pending')`, e.queue).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("riverexec: counting the queued runs: %w", err)
+	}
+	return n, nil
+}
+
 // Shared reports that the executor's queue outlives this process: the
 // server leaves the runs it finds in the store at start to the queue.
 func (e *Executor) Shared() bool { return true }
