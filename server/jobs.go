@@ -284,6 +284,13 @@ func (s *Server) execute(ctx context.Context, ref JobRef) error {
 	}
 	var end *store.JobChange // the job's end, when the run's end recorded it
 	status, final, errText := s.drive(ctx, job, st, &end)
+	if status == jobLost {
+		s.log.Warn("a run's thread was taken over by another process, which goes on with it", "run", job.ID, "thread", job.ThreadID, "err", errText)
+		if st.log != nil {
+			st.log.drain()
+		}
+		return nil
+	}
 	if errors.Is(context.Cause(ctx), ErrServerClosing) && status != store.JobSuccess {
 		// Left for the next process: the engine recorded every step.
 		if _, err := s.jobs.SetJob(bg, job.ID, []store.JobStatus{store.JobRunning}, store.JobPending, "", ""); err != nil {
@@ -508,8 +515,17 @@ func (s *Server) drive(ctx context.Context, job *store.Job, st *runStream, end *
 	if errors.Is(context.Cause(ctx), ErrServerClosing) {
 		return store.JobPending, nil, ""
 	}
+	if errors.Is(err, store.ErrLeaseLost) {
+		// Another process took the thread over (this one stalled past
+		// its lease): the job is that process's now.
+		return jobLost, nil, err.Error()
+	}
 	return fail(err)
 }
+
+// jobLost is drive's status of a job another process took over: execute
+// leaves it alone.
+const jobLost store.JobStatus = ""
 
 // jobEnd is the job status, and error text, of a run that ended with
 // status and err, as drive judges it; not ok for a run the server's

@@ -55,7 +55,21 @@ type Options struct {
 	PollInterval time.Duration
 	// Logger logs River's and the executor's events; nil discards.
 	Logger *slog.Logger
+	// LeaseTTL is the service's thread lease TTL
+	// (service.Options.LeaseTTL): a run whose job is running but whose
+	// thread no process has held a lease on for that long is taken to
+	// be a dead worker's, and is queued again (Sweep). 0 is
+	// DefaultLeaseTTL.
+	LeaseTTL time.Duration
+	// SweepEvery is how often a process with workers sweeps for the runs
+	// of dead workers; 0 is LeaseTTL/2, negative never (tests call
+	// Sweep).
+	SweepEvery time.Duration
 }
+
+// DefaultLeaseTTL is the lease TTL an Executor assumes when Options give
+// none: weft's commands' default.
+const DefaultLeaseTTL = 10 * time.Second
 
 // DefaultPollInterval is how often a worker looks for runs it was not
 // told of (a run put back to wait for its thread's turn, a notification
@@ -87,6 +101,8 @@ type Executor struct {
 	work    server.Work
 	running map[string]context.CancelCauseFunc // the runs carried out here, by job id
 	closed  bool
+	stop    context.CancelFunc // ends the sweeper
+	swept   chan struct{}      // closed when the sweeper has returned
 }
 
 // New migrates River's tables in opts.Pool's database (holding an
@@ -101,6 +117,12 @@ func New(ctx context.Context, opts Options) (*Executor, error) {
 	}
 	if opts.PollInterval <= 0 {
 		opts.PollInterval = DefaultPollInterval
+	}
+	if opts.LeaseTTL <= 0 {
+		opts.LeaseTTL = DefaultLeaseTTL
+	}
+	if opts.SweepEvery == 0 {
+		opts.SweepEvery = opts.LeaseTTL / 2
 	}
 	log := opts.Logger
 	if log == nil {
@@ -179,7 +201,108 @@ func (e *Executor) Start(work server.Work) error {
 	if err := e.client.Start(context.Background()); err != nil {
 		return fmt.Errorf("riverexec: %w", err)
 	}
+	if e.opts.SweepEvery > 0 {
+		ctx, stop := context.WithCancel(context.Background())
+		e.mu.Lock()
+		e.stop, e.swept = stop, make(chan struct{})
+		e.mu.Unlock()
+		go e.sweeper(ctx)
+	}
 	return nil
+}
+
+// sweeper sweeps every SweepEvery until ctx ends.
+func (e *Executor) sweeper(ctx context.Context) {
+	defer close(e.swept)
+	t := time.NewTicker(e.opts.SweepEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if n, err := e.Sweep(ctx); err != nil && ctx.Err() == nil {
+			e.log.Error("sweeping for the runs of dead workers", "err", err)
+		} else if n > 0 {
+			e.log.Warn("runs of a dead worker queued again", "runs", n)
+		}
+	}
+}
+
+// Sweep queues again the runs of dead workers: jobs running for longer
+// than LeaseTTL whose thread no process holds a lease on (a worker
+// renews its lease every LeaseTTL/3 while it runs). In one transaction
+// each goes back to pending with a new River job; the dead worker's River
+// job is cancelled (River finalizes it). The next worker to take the run
+// goes on from its last recorded step, as a new attempt. Sweeps of several
+// processes at once take each run once. It returns how many it queued.
+func (e *Executor) Sweep(ctx context.Context) (int, error) {
+	pool := e.opts.Store.Pool()
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("riverexec: sweep: %w", err)
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	rows, err := tx.Query(ctx, `UPDATE weft_jobs j SET status = 'pending', updated = clock_timestamp()
+FROM (
+	SELECT j.id FROM weft_jobs j JOIN weft_threads t ON t.id = j.thread_id
+	WHERE j.status = 'running' AND j.updated < clock_timestamp() - make_interval(secs => $1)
+		AND NOT (t.lease_owner <> '' AND coalesce(t.lease_expires > clock_timestamp(), false))
+	FOR UPDATE OF j SKIP LOCKED
+) dead
+WHERE j.id = dead.id AND j.status = 'running'
+RETURNING j.id, j.thread_id`, e.opts.LeaseTTL.Seconds())
+	if err != nil {
+		return 0, fmt.Errorf("riverexec: sweep: %w", err)
+	}
+	var dead []runArgs
+	for rows.Next() {
+		var a runArgs
+		if err := rows.Scan(&a.Job, &a.Thread); err != nil {
+			rows.Close()
+			return 0, fmt.Errorf("riverexec: sweep: %w", err)
+		}
+		dead = append(dead, a)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, fmt.Errorf("riverexec: sweep: %w", err)
+	}
+	if len(dead) == 0 {
+		return 0, nil
+	}
+	var orphans []int64
+	for _, a := range dead {
+		var ids []int64
+		r, err := tx.Query(ctx, `SELECT id FROM river_job WHERE kind = 'weft_run' AND args->>'job_id' = $1 AND state = 'running'`, a.Job)
+		if err == nil {
+			for r.Next() {
+				var id int64
+				if r.Scan(&id) == nil {
+					ids = append(ids, id)
+				}
+			}
+			r.Close()
+			err = r.Err()
+		}
+		if err != nil {
+			return 0, fmt.Errorf("riverexec: sweep: %w", err)
+		}
+		orphans = append(orphans, ids...)
+		if _, err := e.client.InsertTx(ctx, tx, a, &river.InsertOpts{Queue: e.queue}); err != nil {
+			return 0, fmt.Errorf("riverexec: sweep: queueing run %s again: %w", a.Job, err)
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return 0, fmt.Errorf("riverexec: sweep: %w", err)
+	}
+	for _, id := range orphans {
+		if _, err := e.client.JobCancel(ctx, id); err != nil {
+			e.log.Warn("cancelling a dead worker's River job", "river_job", id, "err", err)
+		}
+	}
+	return len(dead), nil
 }
 
 // Submit queues a run.
@@ -309,7 +432,12 @@ func (e *Executor) Close(ctx context.Context) error {
 		return nil
 	}
 	e.closed = true
+	stop, swept := e.stop, e.swept
 	e.mu.Unlock()
+	if stop != nil {
+		stop()
+		<-swept
+	}
 	if e.opts.Workers == 0 {
 		return nil
 	}

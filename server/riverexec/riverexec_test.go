@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/weftlang/weft/engine"
 	"github.com/weftlang/weft/flow"
 	"github.com/weftlang/weft/internal/pgtest"
@@ -231,6 +233,7 @@ func TestCreateAndSubmitIsOneTransaction(t *testing.T) {
 // shared database, its own service and server.
 type node struct {
 	srv *server.Server
+	ex  *riverexec.Executor
 	url string
 }
 
@@ -242,13 +245,20 @@ func startNode(t *testing.T, dsn string, workers int) *node {
 // startNodeOf starts a node serving the workflow at path, with actions.
 func startNodeOf(t *testing.T, dsn string, workers int, path string, actions *engine.Registry) *node {
 	t.Helper()
+	return startNodeWith(t, dsn, riverexec.Options{Workers: workers}, path, actions)
+}
+
+// startNodeWith starts a node with the executor's options (Store set here).
+func startNodeWith(t *testing.T, dsn string, eo riverexec.Options, path string, actions *engine.Registry) *node {
+	t.Helper()
 	ctx := context.Background()
 	st, err := postgres.Open(ctx, dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	ex, err := riverexec.New(ctx, riverexec.Options{Store: st, Workers: workers})
+	eo.Store = st
+	ex, err := riverexec.New(ctx, eo)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,7 +280,7 @@ func startNodeOf(t *testing.T, dsn string, workers int, path string, actions *en
 		hs.Close()
 		srv.Close(context.Background())
 	})
-	return &node{srv: srv, url: hs.URL}
+	return &node{srv: srv, ex: ex, url: hs.URL}
 }
 
 func (n *node) do(t *testing.T, method, path, body string, hdr ...string) (int, string) {
@@ -459,5 +469,50 @@ func TestCancelAcrossProcesses(t *testing.T) {
 	go func() { n.waitStarted(t, "d"); n.gate <- struct{}{} }()
 	if code, body := api.do(t, "POST", "/threads/c/runs/wait", `{"assistant_id":"Sleepy","input":{"input_text":"d"}}`); code != 200 || !strings.Contains(body, "slept d") {
 		t.Fatalf("d: %d %s", code, body)
+	}
+}
+
+// TestSweepQueuesADeadWorkersRun: a job left running by a worker that
+// died (its thread unleased, the job claimed long ago, its River job
+// gone) is queued again by a sweep, once, and carried out by a live
+// worker as a new attempt; a sweep finds nothing to do with a live run.
+func TestSweepQueuesADeadWorkersRun(t *testing.T) {
+	ctx := context.Background()
+	db := pgtest.New(t)
+	api := startNode(t, db.DSN, 0)
+	api.do(t, "POST", "/threads", `{"thread_id":"s"}`)
+	code, body := api.do(t, "POST", "/threads/s/runs", `{"assistant_id":"Approval","input":{"input_text":"doc S"}}`)
+	var run struct {
+		RunID string `json:"run_id"`
+	}
+	if err := json.Unmarshal([]byte(body), &run); code != 200 || err != nil {
+		t.Fatalf("run: %d %s", code, body)
+	}
+	// A worker claimed it, and died: running since long ago, no lease,
+	// no River job left.
+	pool, err := pgxpool.New(ctx, db.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	if _, err := pool.Exec(ctx, `UPDATE weft_jobs SET status = 'running', updated = now() - interval '1 hour' WHERE id = $1`, run.RunID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `DELETE FROM river_job`); err != nil {
+		t.Fatal(err)
+	}
+	w := startNodeWith(t, db.DSN, riverexec.Options{Workers: 1, LeaseTTL: time.Second, SweepEvery: -1}, "../testdata/approval.wf", nil)
+	n1, err := w.ex.Sweep(ctx)
+	if err != nil || n1 != 1 {
+		t.Fatalf("sweep: %d, %v; want 1", n1, err)
+	}
+	if n2, err := w.ex.Sweep(ctx); err != nil || n2 != 0 {
+		t.Fatalf("second sweep: %d, %v; want 0", n2, err)
+	}
+	if _, j := api.do(t, "GET", "/threads/s/runs/"+run.RunID+"/join", ""); !strings.Contains(j, "Approve this draft?") {
+		t.Fatalf("join after the sweep: %s", j)
+	}
+	if _, r := api.do(t, "GET", "/threads/s/runs/"+run.RunID, ""); !strings.Contains(r, `"status":"success"`) {
+		t.Fatalf("the swept run: %s", r)
 	}
 }
