@@ -248,7 +248,11 @@ func serve(ctx context.Context, e env, cmd *cobra.Command, args []string, o *ser
 	if pg, ok := st.(*postgres.Store); ok {
 		// Runs go through River's queue in the database: any number of
 		// weft serve and weft worker processes share them.
-		rx, err := riverexec.New(ctx, riverexec.Options{Store: pg, Workers: o.workers, Queue: o.queue, Logger: log})
+		ttl, err := leaseTTL(e)
+		if err != nil {
+			return err
+		}
+		rx, err := riverexec.New(ctx, riverexec.Options{Store: pg, Workers: o.workers, Queue: o.queue, Logger: log, LeaseTTL: ttl})
 		if err != nil {
 			return storeFailed(err)
 		}
