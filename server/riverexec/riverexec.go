@@ -505,6 +505,13 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[runArgs]) error {
 		delete(e.running, job.Args.Job)
 		e.mu.Unlock()
 	}()
+	// A thread's runs go one at a time, oldest first: a run whose turn
+	// has not come waits in River's queue.
+	if ok, err := e.turn(ctx, job.Args); err != nil {
+		return err // River tries again later
+	} else if !ok {
+		return river.JobSnooze(turnWait)
+	}
 	err := work(rctx, server.JobRef{ID: job.Args.Job, Thread: job.Args.Thread})
 	if errors.Is(context.Cause(rctx), server.ErrServerClosing) {
 		// River's soft stop (StopAndCancel) puts a job back to its
@@ -515,6 +522,30 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[runArgs]) error {
 		e.log.Error("a run's work failed", "run", job.Args.Job, "err", err)
 	}
 	return nil
+}
+
+// turnWait is how long a run whose thread is busy waits before it looks
+// again (River's poll adds up to PollInterval).
+const turnWait = 200 * time.Millisecond
+
+// turn reports whether it is a's turn in its thread: no other run of the
+// thread is running, and no older one is pending. (Of a thread's pending
+// runs only the oldest passes, and it is then claimed, so two never pass
+// at once; the thread's lease fences the rest.) A job that no longer
+// exists passes: the work finds it gone.
+func (e *Executor) turn(ctx context.Context, a runArgs) (bool, error) {
+	var ok bool
+	err := e.opts.Store.Pool().QueryRow(ctx, `SELECT NOT EXISTS (
+	SELECT 1 FROM weft_jobs o WHERE o.thread_id = j.thread_id AND o.id <> j.id
+		AND (o.status = 'running' OR o.status = 'pending' AND (o.created, o.id) < (j.created, j.id)))
+FROM weft_jobs j WHERE j.id = $1`, a.Job).Scan(&ok)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return true, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("riverexec: is it run %s's turn: %w", a.Job, err)
+	}
+	return ok, nil
 }
 
 // ErrCancelledElsewhere is the cause of the cancellation of a run that a

@@ -516,3 +516,53 @@ func TestSweepQueuesADeadWorkersRun(t *testing.T) {
 		t.Fatalf("the swept run: %s", r)
 	}
 }
+
+// TestThreadRunsInOrderAcrossWorkers: runs enqueued on one thread, with
+// two worker processes free, are carried out one at a time in the order
+// they were queued; runs of another thread go on meanwhile.
+func TestThreadRunsInOrderAcrossWorkers(t *testing.T) {
+	db := pgtest.New(t)
+	n := &napper{started: make(chan string, 8), gate: make(chan struct{})}
+	api := startNodeOf(t, db.DSN, 0, "../testdata/sleepy.wf", n.registry())
+	startNodeOf(t, db.DSN, 2, "../testdata/sleepy.wf", n.registry())
+	startNodeOf(t, db.DSN, 2, "../testdata/sleepy.wf", n.registry())
+	api.do(t, "POST", "/threads", `{"thread_id":"o"}`)
+	api.do(t, "POST", "/threads", `{"thread_id":"p"}`)
+	for _, text := range []string{"a", "b", "c"} {
+		if code, body := api.do(t, "POST", "/threads/o/runs", `{"assistant_id":"Sleepy","input":{"input_text":"`+text+`"}}`); code != 200 {
+			t.Fatalf("run %s: %d %s", text, code, body)
+		}
+	}
+	n.waitStarted(t, "a")
+	// Another thread's run starts while a holds thread o; b does not.
+	api.do(t, "POST", "/threads/p/runs", `{"assistant_id":"Sleepy","input":{"input_text":"x"}}`)
+	n.waitStarted(t, "x")
+	n.gate <- struct{}{} // one of a and x ends
+	n.gate <- struct{}{} // the other
+	for _, text := range []string{"b", "c"} {
+		n.waitStarted(t, text)
+		select {
+		case got := <-n.started:
+			t.Fatalf("%s started while %s runs", got, text)
+		case <-time.After(500 * time.Millisecond):
+		}
+		n.gate <- struct{}{}
+	}
+	var runs []struct {
+		Status string `json:"status"`
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, body := api.do(t, "GET", "/threads/o/runs", "")
+		if err := json.Unmarshal([]byte(body), &runs); err != nil {
+			t.Fatal(body)
+		}
+		if strings.Count(body, `"status":"success"`) == 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("runs of o: %s", body)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
