@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -114,5 +115,30 @@ func TestRunDurability(t *testing.T) {
 	code, body = f.do("POST", "/threads/x/runs/wait", `{"assistant_id":"Approval","input":{"input_text":"x"},"durability":"fast"}`)
 	if code != 422 || !strings.Contains(body, "$.durability") || !strings.Contains(body, "sync, async or exit") {
 		t.Errorf("durability fast: %d %s; want a 422 naming $.durability", code, body)
+	}
+}
+
+// TestMountsBehindAPIKey: a handler mounted on the server (River's UI) is
+// served under its prefix only with the API key, as the API is; a mount
+// that is not a prefix is refused by New.
+func TestMountsBehindAPIKey(t *testing.T) {
+	ui := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ui " + r.URL.Path)) })
+	f := newFixture(t, func(o *server.Options) {
+		o.APIKey = "k3y"
+		o.Mounts = []server.Mount{{Prefix: "/riverui/", Handler: ui}}
+	})
+	if code, body := f.do("GET", "/riverui/jobs", ""); code != 401 && code != 403 {
+		t.Fatalf("without the key: %d %s", code, body)
+	}
+	if code, body := f.do("GET", "/riverui/jobs", "", "x-api-key", "k3y"); code != 200 || body != "ui /riverui/jobs" {
+		t.Fatalf("with the key: %d %s", code, body)
+	}
+	svc, err := service.New(service.Options{Store: memory.New()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Close()
+	if _, err := server.New(server.Options{Service: svc, Store: memory.New(), Mounts: []server.Mount{{Prefix: "/riverui", Handler: ui}}}); err == nil || !strings.Contains(err.Error(), "mount") {
+		t.Fatalf("a mount that is not a prefix: %v", err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -58,11 +59,22 @@ type Options struct {
 	// Version is what GET /info reports as the server's version; ""
 	// is "weft".
 	Version string
+	// Mounts are more handlers the server serves, each under its path
+	// prefix ("/riverui/"), behind the same API key and CORS as the
+	// API's endpoints.
+	Mounts []Mount
 	// Logger logs requests that fail on the server's side and runs'
 	// ends; nil discards.
 	Logger *slog.Logger
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
+}
+
+// Mount is a handler served under a path prefix (a pattern of
+// net/http's ServeMux ending in "/").
+type Mount struct {
+	Prefix  string
+	Handler http.Handler
 }
 
 // Assistant is a workflow served as a LangGraph assistant.
@@ -183,6 +195,12 @@ func New(opts Options) (*Server, error) {
 		s.assistants = append(s.assistants, &a)
 	}
 	s.routes()
+	for _, m := range opts.Mounts {
+		if !strings.HasPrefix(m.Prefix, "/") || !strings.HasSuffix(m.Prefix, "/") || m.Handler == nil {
+			return nil, fmt.Errorf("server: mount %q: want a path that starts and ends with / and a handler", m.Prefix)
+		}
+		s.mux.Handle(m.Prefix, m.Handler)
+	}
 	if err := s.exec.Start(s.execute); err != nil {
 		return nil, err
 	}

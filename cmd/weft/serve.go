@@ -245,6 +245,7 @@ func serve(ctx context.Context, e env, cmd *cobra.Command, args []string, o *ser
 	}
 	log := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	var exec server.Executor
+	var mounts []server.Mount
 	if pg, ok := st.(*postgres.Store); ok {
 		// Runs go through River's queue in the database: any number of
 		// weft serve and weft worker processes share them.
@@ -257,6 +258,15 @@ func serve(ctx context.Context, e env, cmd *cobra.Command, args []string, o *ser
 			return storeFailed(err)
 		}
 		exec = rx
+		if !o.worker {
+			// River's UI, behind the API key.
+			ui, err := rx.UI(ctx, "/riverui")
+			if err != nil {
+				_ = rx.Close(context.Background())
+				return internal(err)
+			}
+			mounts = append(mounts, server.Mount{Prefix: "/riverui/", Handler: ui})
+		}
 	} else {
 		if o.worker {
 			return usageErrorf("weft worker needs a PostgreSQL store (--store postgres://...): runs reach workers through its queue")
@@ -272,7 +282,7 @@ func serve(ctx context.Context, e env, cmd *cobra.Command, args []string, o *ser
 	srv, err := server.New(server.Options{
 		Durability: dur,
 		Service:    svc, Store: st, Assistants: assistants, APIKey: apiKey, CORSOrigins: o.cors,
-		MaxBody: o.maxBody, Executor: exec, Logger: log, Version: versionString(),
+		MaxBody: o.maxBody, Executor: exec, Mounts: mounts, Logger: log, Version: versionString(),
 	})
 	if err != nil {
 		_ = exec.Close(context.Background())

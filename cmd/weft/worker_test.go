@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -80,6 +81,20 @@ func TestServeAndWorkers(t *testing.T) {
 		if pub, _ := final["publish"].(map[string]any); pub == nil || pub["published"] != text {
 			t.Fatalf("resume of %s: %v", id, final)
 		}
+	}
+	// River's UI, on the API process.
+	resp, err := http.Get(api.url + "/riverui/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(resp.Header.Get("Content-Type"), "text/html") || !strings.Contains(string(page), "/riverui/") {
+		t.Fatalf("GET /riverui/: %d %s\n%.300s", resp.StatusCode, resp.Header.Get("Content-Type"), page)
+	}
+	var jobs map[string]any
+	if code := api.call(t, "GET", "/riverui/api/jobs?state=completed", "", &jobs); code != 200 || !strings.Contains(fmt.Sprint(jobs), "weft_run") {
+		t.Fatalf("GET /riverui/api/jobs: %d %v", code, jobs)
 	}
 	var status map[string]any
 	if code := w1.call(t, "GET", "/status", "", &status); code != 200 || status["running"] != float64(0) || status["queued"] != float64(0) {

@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"sync"
 	"time"
 
@@ -31,6 +32,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivermigrate"
+	"riverqueue.com/riverui"
 
 	"github.com/weftlang/weft/engine"
 	"github.com/weftlang/weft/server"
@@ -461,6 +463,26 @@ func (e *Executor) Queued(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("riverexec: counting the queued runs: %w", err)
 	}
 	return n, nil
+}
+
+// UI returns River's web UI (riverqueue.com/riverui) for the
+// executor's queue, served under prefix ("/riverui"), with its background
+// work running until ctx ends. It can cancel, retry and delete runs'
+// River jobs and pause queues: mount it behind the API key
+// (server.Options.Mounts does).
+func (e *Executor) UI(ctx context.Context, prefix string) (http.Handler, error) {
+	h, err := riverui.NewHandler(&riverui.HandlerOpts{
+		Endpoints: riverui.NewEndpoints(e.client, nil),
+		Logger:    e.log,
+		Prefix:    prefix,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("riverexec: River's UI: %w", err)
+	}
+	if err := h.Start(ctx); err != nil {
+		return nil, fmt.Errorf("riverexec: River's UI: %w", err)
+	}
+	return h, nil
 }
 
 // Shared reports that the executor's queue outlives this process: the
