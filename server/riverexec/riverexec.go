@@ -237,7 +237,9 @@ func (e *Executor) sweeper(ctx context.Context) {
 // renews its lease every LeaseTTL/3 while it runs). In one transaction
 // each goes back to pending with a new River job; the dead worker's River
 // job is cancelled (River finalizes it). The next worker to take the run
-// goes on from its last recorded step, as a new attempt. Sweeps of several
+// goes on from its last recorded step, as a new attempt. It also queues
+// pending runs that have no River job (queued before River carried a
+// deployment's runs, or whose River job was deleted). Sweeps of several
 // processes at once take each run once. It returns how many it queued.
 func (e *Executor) Sweep(ctx context.Context) (int, error) {
 	pool := e.opts.Store.Pool()
@@ -246,7 +248,37 @@ func (e *Executor) Sweep(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("riverexec: sweep: %w", err)
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
-	rows, err := tx.Query(ctx, `UPDATE weft_jobs j SET status = 'pending', updated = clock_timestamp()
+	// Pending runs with no River job to carry them out: queued by a
+	// weft before River (the in-process pool), or whose River job was
+	// deleted (River's UI).
+	// (Before the dead ones go back to pending, which get their own.)
+	rows, err := tx.Query(ctx, `SELECT j.id, j.thread_id FROM weft_jobs j
+WHERE j.status = 'pending' AND NOT EXISTS (SELECT 1 FROM river_job r WHERE r.kind = 'weft_run' AND r.args->>'job_id' = j.id
+	AND r.state IN ('available', 'pending', 'running', 'retryable', 'scheduled'))
+ORDER BY j.created, j.id
+FOR UPDATE OF j SKIP LOCKED`)
+	if err != nil {
+		return 0, fmt.Errorf("riverexec: sweep: %w", err)
+	}
+	var unqueued []runArgs
+	for rows.Next() {
+		var a runArgs
+		if err := rows.Scan(&a.Job, &a.Thread); err != nil {
+			rows.Close()
+			return 0, fmt.Errorf("riverexec: sweep: %w", err)
+		}
+		unqueued = append(unqueued, a)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, fmt.Errorf("riverexec: sweep: %w", err)
+	}
+	for _, a := range unqueued {
+		if _, err := e.client.InsertTx(ctx, tx, a, &river.InsertOpts{Queue: e.queue}); err != nil {
+			return 0, fmt.Errorf("riverexec: sweep: queueing run %s: %w", a.Job, err)
+		}
+	}
+	rows, err = tx.Query(ctx, `UPDATE weft_jobs j SET status = 'pending', updated = clock_timestamp()
 FROM (
 	SELECT j.id FROM weft_jobs j JOIN weft_threads t ON t.id = j.thread_id
 	WHERE j.status = 'running' AND j.updated < clock_timestamp() - make_interval(secs => $1)
@@ -272,7 +304,12 @@ RETURNING j.id, j.thread_id`, e.opts.LeaseTTL.Seconds())
 		return 0, fmt.Errorf("riverexec: sweep: %w", err)
 	}
 	if len(dead) == 0 {
-		return 0, nil
+		if len(unqueued) > 0 {
+			if err := tx.Commit(ctx); err != nil {
+				return 0, fmt.Errorf("riverexec: sweep: %w", err)
+			}
+		}
+		return len(unqueued), nil
 	}
 	var orphans []int64
 	for _, a := range dead {
@@ -304,7 +341,7 @@ RETURNING j.id, j.thread_id`, e.opts.LeaseTTL.Seconds())
 			e.log.Warn("cancelling a dead worker's River job", "river_job", id, "err", err)
 		}
 	}
-	return len(dead), nil
+	return len(dead) + len(unqueued), nil
 }
 
 // Submit queues a run.

@@ -171,8 +171,32 @@ func TestQueueOnlyAndWorker(t *testing.T) {
 	defer w2.Close(ctx)
 	select {
 	case <-started:
-	case <-time.After(10 * time.Second):
+	case <-time.After(30 * time.Second):
+		// What River made of it, to tell a lost state change from a
+		// retry.
+		rows, err := st.Pool().Query(ctx, `SELECT id, state, attempt, coalesce(errors::text, ''), metadata::text, scheduled_at FROM river_job`)
+		if err == nil {
+			for rows.Next() {
+				var id int64
+				var state, errs, md string
+				var attempt int
+				var sched time.Time
+				if rows.Scan(&id, &state, &attempt, &errs, &md, &sched) == nil {
+					t.Logf("river job %d: %s, attempt %d, errors %s, metadata %s, scheduled %v (now %v)", id, state, attempt, errs, md, sched, time.Now())
+				}
+			}
+			rows.Close()
+		}
 		t.Fatal("the run put back by w1's close did not start on w2")
+	}
+	// w2's work records its run as it returns, after it said it started.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		mu.Lock()
+		n := len(got)
+		mu.Unlock()
+		if n >= 2 || time.Now().After(deadline) {
+			break
+		}
 	}
 	mu.Lock()
 	defer mu.Unlock()
@@ -475,45 +499,53 @@ func TestCancelAcrossProcesses(t *testing.T) {
 // TestSweepQueuesADeadWorkersRun: a job left running by a worker that
 // died (its thread unleased, the job claimed long ago, its River job
 // gone) is queued again by a sweep, once, and carried out by a live
-// worker as a new attempt; a sweep finds nothing to do with a live run.
+// worker as a new attempt; so is a pending job with no River job (queued
+// before River, or its River job deleted).
 func TestSweepQueuesADeadWorkersRun(t *testing.T) {
 	ctx := context.Background()
 	db := pgtest.New(t)
 	api := startNode(t, db.DSN, 0)
-	api.do(t, "POST", "/threads", `{"thread_id":"s"}`)
-	code, body := api.do(t, "POST", "/threads/s/runs", `{"assistant_id":"Approval","input":{"input_text":"doc S"}}`)
-	var run struct {
-		RunID string `json:"run_id"`
+	runOn := func(thread, text string) string {
+		t.Helper()
+		api.do(t, "POST", "/threads", `{"thread_id":"`+thread+`"}`)
+		code, body := api.do(t, "POST", "/threads/"+thread+"/runs", `{"assistant_id":"Approval","input":{"input_text":"`+text+`"}}`)
+		var run struct {
+			RunID string `json:"run_id"`
+		}
+		if err := json.Unmarshal([]byte(body), &run); code != 200 || err != nil {
+			t.Fatalf("run: %d %s", code, body)
+		}
+		return run.RunID
 	}
-	if err := json.Unmarshal([]byte(body), &run); code != 200 || err != nil {
-		t.Fatalf("run: %d %s", code, body)
-	}
-	// A worker claimed it, and died: running since long ago, no lease,
-	// no River job left.
+	dead, unqueued := runOn("s", "doc S"), runOn("old", "doc O")
 	pool, err := pgxpool.New(ctx, db.DSN)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	if _, err := pool.Exec(ctx, `UPDATE weft_jobs SET status = 'running', updated = now() - interval '1 hour' WHERE id = $1`, run.RunID); err != nil {
+	// A worker claimed the first, and died: running since long ago, no
+	// lease, no River job left. The second lost its River job.
+	if _, err := pool.Exec(ctx, `UPDATE weft_jobs SET status = 'running', updated = now() - interval '1 hour' WHERE id = $1`, dead); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := pool.Exec(ctx, `DELETE FROM river_job`); err != nil {
 		t.Fatal(err)
 	}
-	w := startNodeWith(t, db.DSN, riverexec.Options{Workers: 1, LeaseTTL: time.Second, SweepEvery: -1}, "../testdata/approval.wf", nil)
-	n1, err := w.ex.Sweep(ctx)
-	if err != nil || n1 != 1 {
-		t.Fatalf("sweep: %d, %v; want 1", n1, err)
+	n1, err := api.ex.Sweep(ctx)
+	if err != nil || n1 != 2 {
+		t.Fatalf("sweep: %d, %v; want 2", n1, err)
 	}
-	if n2, err := w.ex.Sweep(ctx); err != nil || n2 != 0 {
+	if n2, err := api.ex.Sweep(ctx); err != nil || n2 != 0 {
 		t.Fatalf("second sweep: %d, %v; want 0", n2, err)
 	}
-	if _, j := api.do(t, "GET", "/threads/s/runs/"+run.RunID+"/join", ""); !strings.Contains(j, "Approve this draft?") {
-		t.Fatalf("join after the sweep: %s", j)
-	}
-	if _, r := api.do(t, "GET", "/threads/s/runs/"+run.RunID, ""); !strings.Contains(r, `"status":"success"`) {
-		t.Fatalf("the swept run: %s", r)
+	startNodeWith(t, db.DSN, riverexec.Options{Workers: 1, LeaseTTL: time.Second, SweepEvery: -1}, "../testdata/approval.wf", nil)
+	for thread, id := range map[string]string{"s": dead, "old": unqueued} {
+		if _, j := api.do(t, "GET", "/threads/"+thread+"/runs/"+id+"/join", ""); !strings.Contains(j, "Approve this draft?") {
+			t.Fatalf("join of %s after the sweep: %s", thread, j)
+		}
+		if _, r := api.do(t, "GET", "/threads/"+thread+"/runs/"+id, ""); !strings.Contains(r, `"status":"success"`) {
+			t.Fatalf("the swept run of %s: %s", thread, r)
+		}
 	}
 }
 
