@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/weftlang/weft/action/kv"
 	"github.com/weftlang/weft/component"
@@ -80,6 +81,13 @@ recorded step. See docs/server.md.`,
 	f.StringVar(&o.queue, "queue", "", "with a PostgreSQL store, the River queue runs go to (`NAME`; default River's)")
 	f.StringVar(&o.durable, "durability", "async", "when a run's steps reach the store, for runs whose request names none: `MODE` sync (each step before the next), async (in the background, LangGraph's default) or exit (with the run's end)")
 	f.DurationVar(&o.drain, "drain", 30*time.Second, "on SIGTERM, how long runs in progress get to reach their next checkpoint (`DURATION`)")
+	servedFlags(f, &o)
+	return cmd
+}
+
+// servedFlags are the flags of weft serve and weft worker that choose the
+// workflows' components.
+func servedFlags(f *pflag.FlagSet, o *serveOptions) {
 	f.StringVar(&o.workflow, "workflow", "", "serve the workflow called `NAME` of a file of several, instead of its first")
 	f.StringVar(&o.llm, "llm", "", "the model of LLM actions that name none: `SPEC` ollama:MODEL, openai:MODEL, anthropic:MODEL or replay:FILE (default $WEFT_LLM)")
 	f.DurationVar(&o.llmTimeout, "llm-timeout", defaultPolicy.Timeout, "bound on each LLM call (`DURATION`); failed calls are retried twice")
@@ -87,7 +95,6 @@ recorded step. See docs/server.md.`,
 	f.StringVar(&o.stubs, "stubs", "", "answer actions from a stubs `FILE` (YAML, as in workflow tests)")
 	toolFlags(f, &o.runOptions)
 	modelFlags(f, &o.runOptions)
-	return cmd
 }
 
 // served is one workflow to serve, from the arguments or the config.
@@ -392,12 +399,6 @@ the queue, with every step they took recorded. See docs/deploy.md.`,
 	f.StringVar(&o.queue, "queue", "", "the River queue to take runs from (`NAME`; default River's)")
 	f.StringVar(&o.durable, "durability", "async", "when a run's steps reach the store, for runs whose request names none: `MODE` sync, async or exit")
 	f.DurationVar(&o.drain, "drain", 30*time.Second, "on SIGTERM, how long runs in progress get to reach their next checkpoint (`DURATION`)")
-	f.StringVar(&o.workflow, "workflow", "", "the workflow called `NAME` of a file of several, instead of its first")
-	f.StringVar(&o.llm, "llm", "", "the model of LLM actions that name none: `SPEC` ollama:MODEL, openai:MODEL, anthropic:MODEL or replay:FILE (default $WEFT_LLM)")
-	f.DurationVar(&o.llmTimeout, "llm-timeout", defaultPolicy.Timeout, "bound on each LLM call (`DURATION`); failed calls are retried twice")
-	f.StringVar(&o.embed, "embed", "", "the embedding model `SPEC` (ollama:MODEL or openai:MODEL) (default $WEFT_EMBED)")
-	f.StringVar(&o.stubs, "stubs", "", "answer actions from a stubs `FILE` (YAML, as in workflow tests)")
-	toolFlags(f, &o.runOptions)
-	modelFlags(f, &o.runOptions)
+	servedFlags(f, &o)
 	return cmd
 }

@@ -70,7 +70,14 @@ func startServe(t *testing.T, bin string, env []string, args ...string) *weftSer
 // startServeAt starts `weft serve args...` on addr and waits for GET /ok.
 func startServeAt(t *testing.T, bin, addr string, env []string, args ...string) *weftServer {
 	t.Helper()
-	cmd := exec.Command(bin, append([]string{"serve", "--addr", addr}, args...)...)
+	return startWeftAt(t, bin, "serve", addr, env, args...)
+}
+
+// startWeftAt starts `weft sub --addr addr args...` (serve or worker) and
+// waits for its GET /ok.
+func startWeftAt(t *testing.T, bin, sub, addr string, env []string, args ...string) *weftServer {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{sub, "--addr", addr}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
 	s := &weftServer{cmd: cmd, url: "http://" + addr, done: make(chan error, 1), stderr: &syncBuffer{}}
 	cmd.Stderr = s.stderr
@@ -83,7 +90,7 @@ func startServeAt(t *testing.T, bin, addr string, env []string, args ...string) 
 		select {
 		case err := <-s.done:
 			s.done <- err
-			t.Fatalf("weft serve exited: %v\n%s", err, s.stderr)
+			t.Fatalf("weft %s exited: %v\n%s", sub, err, s.stderr)
 		default:
 		}
 		if resp, err := http.Get(s.url + "/ok"); err == nil {
@@ -94,7 +101,7 @@ func startServeAt(t *testing.T, bin, addr string, env []string, args ...string) 
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	t.Fatalf("weft serve did not answer /ok\n%s", s.stderr)
+	t.Fatalf("weft %s did not answer /ok\n%s", sub, s.stderr)
 	return nil
 }
 

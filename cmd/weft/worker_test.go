@@ -19,33 +19,7 @@ import (
 // startWorker starts `weft worker args...` and waits for its GET /ok.
 func startWorker(t *testing.T, bin string, args ...string) *weftServer {
 	t.Helper()
-	addr := freeAddr(t)
-	cmd := exec.Command(bin, append([]string{"worker", "--addr", addr}, args...)...)
-	cmd.Env = os.Environ()
-	s := &weftServer{cmd: cmd, url: "http://" + addr, done: make(chan error, 1), stderr: &syncBuffer{}}
-	cmd.Stderr = s.stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { s.done <- cmd.Wait() }()
-	t.Cleanup(func() { _ = cmd.Process.Kill(); <-s.done })
-	for range 500 {
-		select {
-		case err := <-s.done:
-			s.done <- err
-			t.Fatalf("weft worker exited: %v\n%s", err, s.stderr)
-		default:
-		}
-		if resp, err := http.Get(s.url + "/ok"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return s
-			}
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("weft worker did not answer /ok\n%s", s.stderr)
-	return nil
+	return startWeftAt(t, bin, "worker", freeAddr(t), nil, args...)
 }
 
 // TestServeAndWorkers runs the deployment of docs/deploy.md with real
