@@ -545,6 +545,10 @@ func (o ListOptions) Compare(a, b Cursor) int {
 // not exist.
 var ErrNotFound = errors.New("store: not found")
 
+// ErrClosed is found by errors.Is in the error of a call to a Store after
+// Close, or of a wait (RunEvents.WaitRunEvents) that Close ended.
+var ErrClosed = errors.New("store: closed")
+
 // ErrExists is returned when creating something that exists.
 var ErrExists = errors.New("store: already exists")
 

@@ -71,8 +71,9 @@ func New(opts ...Option) *Store {
 // clock reads the store's clock: UTC, without a monotonic reading.
 func (s *Store) clock() time.Time { return s.now().UTC().Round(0) }
 
-// ErrClosed is returned by a Store after Close.
-var ErrClosed = errors.New("memory store: closed")
+// ErrClosed is returned by a Store after Close; errors.Is finds
+// store.ErrClosed in it.
+var ErrClosed = fmt.Errorf("memory store: %w", store.ErrClosed)
 
 // check checks the context and the store before an operation.
 func (s *Store) check(ctx context.Context) error {

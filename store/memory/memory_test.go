@@ -62,8 +62,8 @@ func TestConformance(t *testing.T) {
 func TestClosed(t *testing.T) {
 	s := New()
 	s.Close()
-	if _, err := s.Thread(t.Context(), "x"); err != ErrClosed {
-		t.Errorf("Thread after Close: %v, want ErrClosed", err)
+	if _, err := s.Thread(t.Context(), "x"); err != ErrClosed || !errors.Is(err, store.ErrClosed) {
+		t.Errorf("Thread after Close: %v, want ErrClosed (store.ErrClosed)", err)
 	}
 }
 

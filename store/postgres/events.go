@@ -3,7 +3,6 @@ package postgres
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -240,7 +239,7 @@ func (s *Store) WaitRunEvents(ctx context.Context, job string, after int64, limi
 		case <-t.C:
 		case <-l.done:
 			t.Stop()
-			return nil, fmt.Errorf("store/postgres: run events of job %s: %w", job, errClosed)
+			return nil, fmt.Errorf("store/postgres: run events of job %s: %w", job, store.ErrClosed)
 		case <-ctx.Done():
 			t.Stop()
 			return nil, ctx.Err()
@@ -248,10 +247,6 @@ func (s *Store) WaitRunEvents(ctx context.Context, job string, after int64, limi
 		t.Stop()
 	}
 }
-
-// errClosed is what WaitRunEvents returns when the Store is closed while
-// it waits, or is called after.
-var errClosed = errors.New("store closed")
 
 // PruneRunEvents deletes the events of ended jobs; see store.RunEvents.
 func (s *Store) PruneRunEvents(ctx context.Context, before time.Time) (int, error) {
@@ -299,7 +294,7 @@ func (l *listener) subscribe(job string) (release func(), err error) {
 	defer l.mu.Unlock()
 	select {
 	case <-l.done:
-		return nil, fmt.Errorf("store/postgres: run events of job %s: %w", job, errClosed)
+		return nil, fmt.Errorf("store/postgres: run events of job %s: %w", job, store.ErrClosed)
 	default:
 	}
 	if !l.started {
@@ -398,7 +393,7 @@ func (l *listener) listen(ctx context.Context) bool {
 	}
 }
 
-// close stops the listener and waits for it; waiters return errClosed.
+// close stops the listener and waits for it; waiters return store.ErrClosed.
 func (l *listener) close() {
 	l.mu.Lock()
 	select {

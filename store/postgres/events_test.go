@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"runtime"
 	"strings"
 	"testing"
@@ -161,8 +162,8 @@ func TestRunEventsCloseStopsListener(t *testing.T) {
 	for range 3 {
 		select {
 		case err := <-errs:
-			if err == nil {
-				t.Errorf("WaitRunEvents ended by Close: no error")
+			if !errors.Is(err, store.ErrClosed) {
+				t.Errorf("WaitRunEvents ended by Close: %v; want store.ErrClosed", err)
 			}
 		case <-time.After(2 * time.Second):
 			t.Fatal("a WaitRunEvents still waits after Close")

@@ -209,7 +209,7 @@ func (s *Store) WaitRunEvents(ctx context.Context, job string, after int64, limi
 			wait = min(2*wait, maxEventPoll)
 		case <-s.closed:
 			t.Stop()
-			return nil, fmt.Errorf("sqlite store: run events of job %s: %w", job, errClosed)
+			return nil, fmt.Errorf("sqlite store: run events of job %s: %w", job, store.ErrClosed)
 		case <-ctx.Done():
 			t.Stop()
 			return nil, ctx.Err()
@@ -217,10 +217,6 @@ func (s *Store) WaitRunEvents(ctx context.Context, job string, after int64, limi
 		t.Stop()
 	}
 }
-
-// errClosed is what WaitRunEvents returns when the Store is closed while
-// it waits.
-var errClosed = errors.New("store closed")
 
 // PruneRunEvents deletes the events of ended jobs; see store.RunEvents.
 func (s *Store) PruneRunEvents(ctx context.Context, before time.Time) (int, error) {

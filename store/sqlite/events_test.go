@@ -101,8 +101,8 @@ func TestWaitRunEventsClosed(t *testing.T) {
 	s.Close()
 	select {
 	case err := <-done:
-		if err == nil {
-			t.Errorf("WaitRunEvents on a closed store: no error")
+		if !errors.Is(err, store.ErrClosed) {
+			t.Errorf("WaitRunEvents on a closed store: %v; want store.ErrClosed", err)
 		}
 	case <-time.After(2 * time.Second):
 		t.Fatal("WaitRunEvents not ended by Close")
