@@ -77,7 +77,14 @@ func TestServeAndWorkers(t *testing.T) {
 	if strings.Contains(api.stderr.String(), "run ended") {
 		t.Fatalf("the API process carried out runs:\n%s", api.stderr)
 	}
-	if n := strings.Count(w1.stderr.String(), "run ended") + strings.Count(w2.stderr.String(), "run ended"); n != 12 {
+	// A worker logs a run's end just after its client has the reply.
+	ended := func() int {
+		return strings.Count(w1.stderr.String(), "run ended") + strings.Count(w2.stderr.String(), "run ended")
+	}
+	for deadline := time.Now().Add(5 * time.Second); ended() < 12 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := ended(); n != 12 {
 		t.Fatalf("the workers ended %d runs; want 12\nw1: %s\nw2: %s", n, w1.stderr, w2.stderr)
 	}
 	// Without PostgreSQL there is no queue for workers: said, not run.
