@@ -140,9 +140,9 @@ func newRecordWriter(ctx context.Context, th *Threads, mode Durability) *recordW
 	return w
 }
 
-// setRun hands the run's row to the writer, to go with the last records,
-// and writes them. Only with bw, and only once every record of the run is
-// queued.
+// setRun hands the run's row to the writer, to go with the last records
+// (the next flush writes them). Only with bw, and only once every record
+// of the run is queued.
 func (w *recordWriter) setRun(r *store.Run) {
 	w.mu.Lock()
 	if w.err == nil {
@@ -239,8 +239,7 @@ func (w *recordWriter) take() ([]*store.Record, error) {
 	for i, p := range w.queue {
 		recs[i] = p.rec
 	}
-	clear(w.queue)
-	w.queue = w.queue[:0]
+	w.queue = nil
 	w.busy = true // nothing writes from here on
 	return recs, nil
 }
