@@ -171,7 +171,13 @@ func migrate(ctx context.Context, pool *pgxpool.Pool, log *slog.Logger) error {
 		return fmt.Errorf("riverexec: migrating River's tables: %w", err)
 	}
 	defer func() {
-		_, _ = conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, int64(migrateLock))
+		bg := context.WithoutCancel(ctx)
+		if _, err := conn.Exec(bg, `SELECT pg_advisory_unlock($1)`, int64(migrateLock)); err != nil {
+			// A session that may still hold the lock must not go back to
+			// the pool: closing it releases the lock.
+			log.Warn("releasing the migration lock; closing its connection", "err", err)
+			_ = conn.Conn().Close(bg)
+		}
 	}()
 	m, err := rivermigrate.New(riverpgxv5.New(pool), &rivermigrate.Config{Logger: log})
 	if err != nil {
