@@ -174,9 +174,19 @@ func TestRunEventsCloseStopsListener(t *testing.T) {
 	default:
 		t.Fatal("the listening goroutine still runs after Close")
 	}
+	// exited is closed by run's deferred call, a moment before the
+	// goroutine is gone from the stacks: give it that moment.
 	buf := make([]byte, 1<<20)
-	if st := string(buf[:runtime.Stack(buf, true)]); strings.Contains(st, "(*listener).run") {
-		t.Errorf("a listener goroutine is left:\n%s", st)
+	for deadline := time.Now().Add(2 * time.Second); ; {
+		st := string(buf[:runtime.Stack(buf, true)])
+		if !strings.Contains(st, "(*listener).run") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("a listener goroutine is left 2 s after Close:\n%s", st)
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 	if _, err := s.WaitRunEvents(context.Background(), "j1", 0, 0); err == nil {
 		t.Errorf("WaitRunEvents after Close: no error")
