@@ -23,6 +23,20 @@ import (
 // endEvent names the event that ends a run's stream in the log.
 const endEvent = "weft:end"
 
+// Marks are events of the log that no client is sent: they say what the
+// frames before them cover, for the process that takes a run over after
+// the one carrying it out died (takeover.go). A start mark's data is
+// {"seq": the thread's last record when the run's first attempt began};
+// a step mark's, {"step": N, "node": name}: the frames of that root step
+// (its updates and values) are in.
+const (
+	startMark = "weft:start"
+	stepMark  = "weft:step"
+)
+
+// isMark reports whether a logged event is a mark.
+func isMark(event string) bool { return event == startMark || event == stepMark }
+
 // logLinger is how long the writer of a run's events waits, after a frame
 // with none being written, before it writes: the frames of a fast stretch
 // go in one append.
@@ -122,6 +136,19 @@ func (l *eventLog) append(seq int64, batch []*store.RunEvent) error {
 	}
 }
 
+// mark queues a mark (after the frames queued so far).
+func (l *eventLog) mark(event string, data []byte) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.err != nil {
+		return
+	}
+	l.queue = append(l.queue, &store.RunEvent{Attempt: l.attempt, N: l.n, Event: event, Data: data})
+	if !l.busy && l.timer == nil {
+		l.timer = time.AfterFunc(logLinger, l.fire)
+	}
+}
+
 // end queues the end event with final, writes everything and waits.
 func (l *eventLog) end(final []byte) {
 	l.mu.Lock()
@@ -206,10 +233,14 @@ func (s *Server) tail(id string, st *runStream) {
 				st.finish(e.Data, s.now())
 				return
 			}
+			if isMark(e.Event) {
+				continue
+			}
 			if e.Attempt != st.epoch {
 				// The first attempt the log names, or the next (the run
 				// was taken over by another process).
 				next := newRunStreamAt(id, e.Attempt)
+				next.prev = st
 				s.streams.replace(id, st, next)
 				st.supersede(next, s.now())
 				st = next

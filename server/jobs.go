@@ -406,6 +406,26 @@ func (s *Server) drive(ctx context.Context, job *store.Job, st *runStream, end *
 	rec := newRecorder(st, b.modes(), b.StreamSubgraphs, vals, job.ID, md)
 	rec.log, rec.ctx = (&engine.Threads{Store: s.opts.Store}).Checkpoints, ctx
 	rec.resumeFrom(from)
+	if st.log != nil {
+		// Marks in the log let a process that takes the run over
+		// send what its readers missed (takeover.go).
+		seen := false
+		if attempt > 1 {
+			var err error
+			if seen, err = s.catchUp(ctx, job, plan, rec); err != nil {
+				s.log.Error("finding the steps of a run taken over that its readers were not sent: they miss them", "run", job.ID, "thread", job.ThreadID, "err", err)
+			}
+			// Its readers have the state it goes on from.
+			rec.seen = seen
+		}
+		if !seen {
+			var head int64
+			if ts != nil {
+				head = ts.Seq
+			}
+			markStart(st, head)
+		}
+	}
 
 	var res *service.Result
 	input, err := inputOf(plan, b.Input)

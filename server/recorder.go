@@ -30,8 +30,12 @@ type recorder struct {
 
 	// The step whose frames wait for the edges it takes (their
 	// updates belong to it): flushed at the next node or the run's end.
+	// seen says the run's readers have its state (a run taken over):
+	// start sends no values.
+	seen        bool
 	pending     bool
 	pendingNode string
+	pendingStep int
 	update      *Values
 	// Messages in progress (legacy "messages" mode), by node.
 	partial map[string]*strings.Builder
@@ -126,7 +130,7 @@ func (r *recorder) resumeFrom(ts *engine.ThreadState) {
 // start emits the values a resumed run starts from: the thread's state
 // (a new run's RunStarted event does this for it).
 func (r *recorder) start() {
-	if r.modes["values"] {
+	if r.modes["values"] && !r.seen {
 		r.emit("values", "", r.values)
 	}
 	r.rootEvent("on_chain_start", map[string]any{"input": r.values})
@@ -329,7 +333,7 @@ func (r *recorder) observe(ev engine.Event, prefix, node string) {
 		for _, c := range ev.Changes {
 			up.set(c.Name, rawOf(c.Value))
 		}
-		r.pending, r.pendingNode, r.update = true, ev.Node, up
+		r.pending, r.pendingNode, r.pendingStep, r.update = true, ev.Node, ev.Step, up
 		if r.modes["tasks"] || r.modes["debug"] {
 			result := map[string]any{"id": r.taskUUIDAt(keyOf(ev), ev.Step), "name": node, "result": outs, "interrupts": []any{}, "error": nil}
 			if r.modes["tasks"] {
@@ -540,6 +544,19 @@ func (r *recorder) flush() {
 	if prefix == "" && r.modes["values"] {
 		r.emit("values", "", r.values)
 	}
+	if prefix == "" {
+		r.markStep(r.pendingStep, node)
+	}
+}
+
+// markStep marks, in the store's log of the run's events (with a shared
+// executor), the frames of a root step as in.
+func (r *recorder) markStep(step int, node string) {
+	if r.st.log == nil {
+		return
+	}
+	b, _ := json.Marshal(stepMarkJSON{Step: step, Node: node})
+	r.st.log.mark(stepMark, b)
 }
 
 // action maps an action's progress: tokens to messages, the rest to

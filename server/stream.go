@@ -52,6 +52,11 @@ type runStream struct {
 	// succ, in a mirror of the log, is the stream of the attempt that
 	// came after this one (which then is done): readers go on there.
 	succ *runStream
+	// prev, in a mirror, is the stream of the attempt before this one
+	// (set before the stream is shared, then read only): a client
+	// rejoining with an event id of that attempt is sent the rest of it
+	// first.
+	prev *runStream
 }
 
 func newRunStream(runID string) *runStream {
@@ -401,6 +406,11 @@ func (s *sse) send(event string, data []byte, epoch string, id int) error {
 // frame first, for a cursor of another attempt) until it ends or ctx is
 // done.
 func (s *sse) stream(ctx context.Context, st *runStream, c eventCursor) error {
+	for p := st.prev; p != nil && c.epoch != st.epoch; p = p.prev {
+		if p.epoch == c.epoch {
+			st = p // an earlier attempt's id: its rest, then on
+		}
+	}
 	after := c.after(st)
 	keepAlive := time.NewTicker(15 * time.Second)
 	defer keepAlive.Stop()
