@@ -239,11 +239,11 @@ func (s *fullStore) Append(ctx context.Context, recs ...*store.Record) error {
 	return s.Store.Append(ctx, recs...)
 }
 
-// TestThreadFullStoreFailsFast: a store that is full (or read-only) fails
-// the run at once, naming the cause, instead of being retried for
-// RetryFor (30 s) as a transient error, in silence.
+// TestThreadFullStoreFailsFast: a store that is full, read-only or
+// closed fails the run at once, naming the cause, instead of being
+// retried for RetryFor (30 s) as a transient error, in silence.
 func TestThreadFullStoreFailsFast(t *testing.T) {
-	for _, cause := range []error{store.ErrFull, store.ErrReadOnly} {
+	for _, cause := range []error{store.ErrFull, store.ErrReadOnly, store.ErrClosed} {
 		for _, d := range []engine.Durability{engine.Sync, engine.Async} {
 			ctx := context.Background()
 			plan := load(t, "loop.wf", loopWF)

@@ -1172,7 +1172,7 @@ func transient(err error) bool {
 	switch {
 	case errors.Is(err, store.ErrInvalid), errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrExists),
 		errors.Is(err, store.ErrFull), errors.Is(err, store.ErrReadOnly),
-		errors.Is(err, store.ErrLeaseHeld), errors.Is(err, store.ErrLeaseLost),
+		errors.Is(err, store.ErrLeaseHeld), errors.Is(err, store.ErrLeaseLost), errors.Is(err, store.ErrClosed),
 		errors.As(err, &corrupt), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return false
 	}

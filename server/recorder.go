@@ -32,7 +32,10 @@ type recorder struct {
 	// updates belong to it): flushed at the next node or the run's end.
 	// seen says the run's readers have its state (a run taken over):
 	// start sends no values.
-	seen        bool
+	seen bool
+	// sent are the root steps whose frames an earlier attempt sent but
+	// did not record: run again, they are not sent twice.
+	sent        map[stepKey]bool
 	pending     bool
 	pendingNode string
 	pendingStep int
@@ -538,6 +541,12 @@ func (r *recorder) flush() {
 	r.pending = false
 	prefix, node := split(r.pendingNode)
 	ns := r.ns(prefix)
+	if prefix == "" && r.sent[stepKey{r.pendingStep, node}] {
+		// Sent by an earlier attempt, which did not record it: run
+		// again, it is not sent twice (takeover.go).
+		r.markStep(r.pendingStep, node)
+		return
+	}
 	if r.modes["updates"] {
 		r.emit("updates", ns, map[string]any{node: r.update})
 	}

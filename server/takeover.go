@@ -116,6 +116,18 @@ func (s *Server) catchUp(ctx context.Context, job *store.Job, plan *flow.Plan, r
 			last[stepKey{cp.Step, cp.Node}] = i
 		}
 	}
+	// Steps whose frames were logged but whose records were not (the
+	// frames of a step went out before its record was written: with
+	// async durability, or a slow store) run again: their frames are
+	// not sent twice.
+	for k := range marked {
+		if _, recorded := last[k]; !recorded && k.step > 0 {
+			if rec.sent == nil {
+				rec.sent = map[stepKey]bool{}
+			}
+			rec.sent[k] = true
+		}
+	}
 	for i, cp := range cps {
 		k := stepKey{cp.Step, cp.Node}
 		if j, isLast := last[k]; !isLast || j != i || marked[k] || i == 0 {

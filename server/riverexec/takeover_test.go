@@ -37,32 +37,89 @@ func (l *lossyEvents) AppendRunEvents(ctx context.Context, job string, evs []*st
 	return l.Store.AppendRunEvents(ctx, job, evs)
 }
 
-// TestTakeoverStreamsEveryStepOnce: a worker records step b of a run
-// and dies before b's frames reach the log (its appends fail from then
-// on); the worker that takes the run over sends b's update and values,
-// derived from the thread's checkpoints, before its own frames. A client
-// streaming the run through the API from its start sees every step's
-// update and values once, exactly as a run no one took over streams
-// them; a client that rejoins with an event id of the first attempt is
-// sent the rest of it, then the second.
-func TestTakeoverStreamsEveryStepOnce(t *testing.T) {
-	ctx := context.Background()
-	db := pgtest.New(t)
-	n := &napper{started: make(chan string, 8), gate: make(chan struct{})}
-	api := startNodeOf(t, db.DSN, 0, "../testdata/naps.wf", n.registry())
+// lossyRecords is a store whose records, once held, wait until dead is
+// set and then fail: a process that dies with a step's record not
+// written (async durability), its frames perhaps out.
+type lossyRecords struct {
+	*postgres.Store
+	held, dead atomic.Bool
+	waiting    chan struct{} // closed by the first append that waits
+	once       atomic.Bool
+}
 
-	// Worker A, whose log of run events can die.
-	st, err := postgres.Open(ctx, db.DSN)
+func (l *lossyRecords) hold(ctx context.Context) error {
+	if !l.held.Load() {
+		return nil
+	}
+	if l.once.CompareAndSwap(false, true) {
+		close(l.waiting)
+	}
+	for !l.dead.Load() {
+		time.Sleep(time.Millisecond)
+	}
+	return fmt.Errorf("the process is dead: %w", store.ErrClosed)
+}
+
+func (l *lossyRecords) Append(ctx context.Context, recs ...*store.Record) error {
+	if err := l.hold(ctx); err != nil {
+		return err
+	}
+	return l.Store.Append(ctx, recs...)
+}
+
+func (l *lossyRecords) EndRun(ctx context.Context, e *store.RunEnd) error {
+	if err := l.hold(ctx); err != nil {
+		return err
+	}
+	return l.Store.EndRun(ctx, e)
+}
+
+// rig is an API node on a fresh database serving the Naps workflow,
+// with the naps' gate and the database at hand.
+type rig struct {
+	t    *testing.T
+	dsn  string
+	api  *node
+	naps *napper
+	pool *pgxpool.Pool
+}
+
+func newRig(t *testing.T) *rig {
+	db := pgtest.New(t)
+	r := &rig{t: t, dsn: db.DSN, naps: &napper{started: make(chan string, 8), gate: make(chan struct{})}}
+	r.api = startNodeOf(t, db.DSN, 0, "../testdata/naps.wf", r.naps.registry())
+	pool, err := pgxpool.New(context.Background(), db.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	r.pool = pool
+	return r
+}
+
+// worker starts a worker whose service writes to records and whose
+// server logs run events to events (each wraps the store, or is nil for
+// the store itself); stop stops it as a process's end would.
+func (r *rig) worker(records func(*postgres.Store) store.Store, events func(*postgres.Store) store.Store) (stop func()) {
+	t := r.t
+	ctx := context.Background()
+	st, err := postgres.Open(ctx, r.dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	lossy := &lossyEvents{Store: st}
+	var rs, es store.Store = st, st
+	if records != nil {
+		rs = records(st)
+	}
+	if events != nil {
+		es = events(st)
+	}
 	ex, err := riverexec.New(ctx, riverexec.Options{Store: st, Workers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := service.New(service.Options{Store: st, Actions: n.registry()})
+	svc, err := service.New(service.Options{Store: rs, Actions: r.naps.registry(), LeaseTTL: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,88 +128,85 @@ func TestTakeoverStreamsEveryStepOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := server.New(server.Options{Service: svc, Store: lossy, Executor: ex, Assistants: []server.Assistant{{Workflow: wf}}})
+	srv, err := server.New(server.Options{Service: svc, Store: es, Executor: ex, Assistants: []server.Assistant{{Workflow: wf}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := httptest.NewServer(a.Handler())
-	defer hs.Close()
-
-	run := func(thread string) string {
-		t.Helper()
-		api.do(t, "POST", "/threads", `{"thread_id":"`+thread+`"}`)
-		code, body := api.do(t, "POST", "/threads/"+thread+"/runs", `{"assistant_id":"Naps","input":{},"stream_mode":["updates","values"],"durability":"sync"}`)
-		var r struct {
-			RunID string `json:"run_id"`
-		}
-		if err := json.Unmarshal([]byte(body), &r); code != 200 || err != nil {
-			t.Fatalf("run: %d %s", code, body)
-		}
-		return r.RunID
-	}
-	stream := func(thread, id string, hdr ...string) <-chan [][3]string {
-		out := make(chan [][3]string, 1)
-		go func() {
-			_, body := api.do(t, "GET", "/threads/"+thread+"/runs/"+id+"/stream", "", hdr...)
-			out <- sseEvents(body)
-		}()
-		return out
-	}
-	pool, err := pgxpool.New(ctx, db.DSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	waitMark := func(id, node string) {
-		t.Helper()
-		for deadline := time.Now().Add(10 * time.Second); ; {
-			var k int
-			if err := pool.QueryRow(ctx, `SELECT count(*) FROM weft_run_events WHERE job_id = $1 AND event = 'weft:step' AND convert_from(data, 'UTF8') LIKE $2`, id, `%"node":"`+node+`"%`).Scan(&k); err != nil {
-				t.Fatal(err)
-			}
-			if k > 0 {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("step %s of run %s never marked in the log", node, id)
-			}
-			time.Sleep(5 * time.Millisecond)
+	hs := httptest.NewServer(srv.Handler())
+	return func() {
+		hs.Close()
+		if err := srv.Close(ctx); err != nil {
+			t.Fatal(err)
 		}
 	}
+}
 
-	id := run("g")
-	whole := stream("g", id)
-	n.waitStarted(t, "a")
-	n.gate <- struct{}{}
-	n.waitStarted(t, "b")
-	waitMark(id, "a")
-	lossy.dead.Store(true)
-	n.gate <- struct{}{} // b is recorded; its frames are lost
-	n.waitStarted(t, "c")
-	// A stops (as good as dead: nothing it writes to the log lands);
-	// its run goes back to the queue, cut short in c.
-	hs.Close()
-	if err := a.Close(ctx); err != nil {
-		t.Fatal(err)
+// run starts a run of Naps on a new thread through the API.
+func (r *rig) run(thread, durability string) string {
+	t := r.t
+	t.Helper()
+	r.api.do(t, "POST", "/threads", `{"thread_id":"`+thread+`"}`)
+	code, body := r.api.do(t, "POST", "/threads/"+thread+"/runs", `{"assistant_id":"Naps","input":{},"stream_mode":["updates","values"],"durability":"`+durability+`"}`)
+	var run struct {
+		RunID string `json:"run_id"`
 	}
-	var lost int
-	if err := pool.QueryRow(ctx, `SELECT count(*) FROM weft_run_events WHERE job_id = $1 AND event = 'weft:step' AND convert_from(data, 'UTF8') LIKE '%"node":"b"%'`, id).Scan(&lost); err != nil || lost != 0 {
-		t.Fatalf("b's frames reached the log (%d marks, %v): the test kills nothing", lost, err)
+	if err := json.Unmarshal([]byte(body), &run); code != 200 || err != nil {
+		t.Fatalf("run: %d %s", code, body)
 	}
-	startNodeOf(t, db.DSN, 1, "../testdata/naps.wf", n.registry()) // B
-	n.waitStarted(t, "c")
-	n.gate <- struct{}{}
-	got := <-whole
+	return run.RunID
+}
 
-	// The same run, no one taking it over.
-	id2 := run("h")
-	ref := stream("h", id2)
+// stream follows a run's stream through the API, to its end.
+func (r *rig) stream(thread, id string, hdr ...string) <-chan [][3]string {
+	out := make(chan [][3]string, 1)
+	go func() {
+		_, body := r.api.do(r.t, "GET", "/threads/"+thread+"/runs/"+id+"/stream", "", hdr...)
+		out <- sseEvents(body)
+	}()
+	return out
+}
+
+// marks counts the log's marks of node's step in run id.
+func (r *rig) marks(id, node string) int {
+	var k int
+	if err := r.pool.QueryRow(context.Background(), `SELECT count(*) FROM weft_run_events WHERE job_id = $1 AND event = 'weft:step' AND convert_from(data, 'UTF8') LIKE $2`, id, `%"node":"`+node+`"%`).Scan(&k); err != nil {
+		r.t.Fatal(err)
+	}
+	return k
+}
+
+// waitMark waits until the log marks node's step of run id.
+func (r *rig) waitMark(id, node string) {
+	r.t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); r.marks(id, node) == 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			r.t.Fatalf("step %s of run %s never marked in the log", node, id)
+		}
+	}
+}
+
+// nap lets the nap of node go once it starts.
+func (r *rig) nap(node string) {
+	r.t.Helper()
+	r.naps.waitStarted(r.t, node)
+	r.naps.gate <- struct{}{}
+}
+
+// reference is the stream of a run of Naps no one takes over, carried
+// out by a worker of the rig's.
+func (r *rig) reference(thread string) [][3]string {
+	id := r.run(thread, "sync")
+	ref := r.stream(thread, id)
 	for _, node := range []string{"a", "b", "c"} {
-		n.waitStarted(t, node)
-		n.gate <- struct{}{}
+		r.nap(node)
 	}
-	want := <-ref
+	return <-ref
+}
 
+// sameFrames fails unless the streams have the same frames, metadata
+// frames aside.
+func sameFrames(t *testing.T, got, want [][3]string) {
+	t.Helper()
 	frames := func(evs [][3]string) []string {
 		var out []string
 		for _, e := range evs {
@@ -174,12 +228,77 @@ func TestTakeoverStreamsEveryStepOnce(t *testing.T) {
 	if len(attempts) != 2 || !strings.Contains(attempts[1], `"attempt":2`) {
 		t.Fatalf("metadata frames: %q; want one per attempt, the second's attempt 2", attempts)
 	}
+}
+
+// TestTakeoverStreamsEveryStepOnce: a worker records step b of a run
+// and dies before b's frames reach the log (its appends fail from then
+// on); the worker that takes the run over sends b's update and values,
+// derived from the thread's checkpoints, before its own frames. A client
+// streaming the run through the API from its start sees every step's
+// update and values once, exactly as a run no one took over streams
+// them; a client that rejoins with an event id of the first attempt is
+// sent the rest of it, then the second.
+func TestTakeoverStreamsEveryStepOnce(t *testing.T) {
+	r := newRig(t)
+	lossy := &lossyEvents{}
+	stopA := r.worker(nil, func(st *postgres.Store) store.Store { lossy.Store = st; return lossy })
+	id := r.run("g", "sync")
+	whole := r.stream("g", id)
+	r.nap("a")
+	r.naps.waitStarted(t, "b")
+	r.waitMark(id, "a")
+	lossy.dead.Store(true)
+	r.naps.gate <- struct{}{} // b is recorded; its frames are lost
+	r.naps.waitStarted(t, "c")
+	// A stops (as good as dead: nothing it writes to the log lands);
+	// its run goes back to the queue, cut short in c.
+	stopA()
+	if n := r.marks(id, "b"); n != 0 {
+		t.Fatalf("b's frames reached the log (%d marks): the test kills nothing", n)
+	}
+	r.worker(nil, nil) // B
+	r.nap("c")
+	got := <-whole
+	sameFrames(t, got, r.reference("h"))
 
 	// Rejoin with the id of the first attempt's update of a: the rest
 	// of the first attempt, then the second.
 	at := slices.IndexFunc(got, func(e [3]string) bool { return e[0] == "updates" && strings.Contains(e[1], `"a":`) })
-	rest := <-stream("g", id, "Last-Event-ID", got[at][2])
+	rest := <-r.stream("g", id, "Last-Event-ID", got[at][2])
 	if g, w := fmt.Sprint(rest), fmt.Sprint(got[at+1:]); g != w {
 		t.Fatalf("rejoined after %s:\n got %s\nwant %s", got[at][2], g, w)
 	}
+}
+
+// TestTakeoverSendsARerunStepOnce: with async durability a worker's
+// frames of step b reach the log while b's record is still being
+// written, and the worker dies before it is: the worker that takes the
+// run over runs b again from the last record (a) and does not send b's
+// frames a second time. The client's stream is the stream of a run no
+// one took over.
+func TestTakeoverSendsARerunStepOnce(t *testing.T) {
+	r := newRig(t)
+	recs := &lossyRecords{waiting: make(chan struct{})}
+	lossy := &lossyEvents{}
+	stopA := r.worker(
+		func(st *postgres.Store) store.Store { recs.Store = st; return recs },
+		func(st *postgres.Store) store.Store { lossy.Store = st; return lossy })
+	id := r.run("g", "async")
+	whole := r.stream("g", id)
+	r.nap("a")
+	r.naps.waitStarted(t, "b")
+	r.waitMark(id, "a")
+	recs.held.Store(true)
+	r.naps.gate <- struct{}{} // b's record waits; its frames go out
+	r.naps.waitStarted(t, "c")
+	<-recs.waiting
+	r.waitMark(id, "b")
+	lossy.dead.Store(true)
+	recs.dead.Store(true)
+	stopA()
+	r.worker(nil, nil) // B
+	r.nap("b")
+	r.nap("c")
+	got := <-whole
+	sameFrames(t, got, r.reference("h"))
 }
