@@ -256,9 +256,10 @@ func TestCreateAndSubmitIsOneTransaction(t *testing.T) {
 // node is one process of a deployment in a test: its own store on the
 // shared database, its own service and server.
 type node struct {
-	srv *server.Server
-	ex  *riverexec.Executor
-	url string
+	srv  *server.Server
+	ex   *riverexec.Executor
+	url  string
+	stop func() // stops the node as a process's end does; once
 }
 
 func startNode(t *testing.T, dsn string, workers int) *node {
@@ -275,18 +276,39 @@ func startNodeOf(t *testing.T, dsn string, workers int, path string, actions *en
 // startNodeWith starts a node with the executor's options (Store set here).
 func startNodeWith(t *testing.T, dsn string, eo riverexec.Options, path string, actions *engine.Registry) *node {
 	t.Helper()
+	return startNodeConf(t, dsn, eo, path, actions, nodeConf{})
+}
+
+// nodeConf are a test node's stores and lease: records wraps the store
+// the service writes records to, events the one its server logs run
+// events to (nil: the store itself).
+type nodeConf struct {
+	records, events func(*postgres.Store) store.Store
+	leaseTTL        time.Duration
+}
+
+// startNodeConf starts a node with the executor's options and conf.
+func startNodeConf(t *testing.T, dsn string, eo riverexec.Options, path string, actions *engine.Registry, conf nodeConf) *node {
+	t.Helper()
 	ctx := context.Background()
 	st, err := postgres.Open(ctx, dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
+	var rs, es store.Store = st, st
+	if conf.records != nil {
+		rs = conf.records(st)
+	}
+	if conf.events != nil {
+		es = conf.events(st)
+	}
 	eo.Store = st
 	ex, err := riverexec.New(ctx, eo)
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := service.New(service.Options{Store: st, Actions: actions})
+	svc, err := service.New(service.Options{Store: rs, Actions: actions, LeaseTTL: conf.leaseTTL})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,16 +317,22 @@ func startNodeWith(t *testing.T, dsn string, eo riverexec.Options, path string, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.New(server.Options{Service: svc, Store: st, Executor: ex, Assistants: []server.Assistant{{Workflow: wf}}})
+	srv, err := server.New(server.Options{Service: svc, Store: es, Executor: ex, Assistants: []server.Assistant{{Workflow: wf}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	hs := httptest.NewServer(srv.Handler())
-	t.Cleanup(func() {
-		hs.Close()
-		srv.Close(context.Background())
-	})
-	return &node{srv: srv, ex: ex, url: hs.URL}
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			hs.Close()
+			if err := srv.Close(context.Background()); err != nil {
+				t.Errorf("closing a node: %v", err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return &node{srv: srv, ex: ex, url: hs.URL, stop: stop}
 }
 
 func (n *node) do(t *testing.T, method, path, body string, hdr ...string) (int, string) {

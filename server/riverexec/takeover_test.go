@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -15,9 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/weftlang/weft/internal/pgtest"
-	"github.com/weftlang/weft/server"
 	"github.com/weftlang/weft/server/riverexec"
-	"github.com/weftlang/weft/service"
 	"github.com/weftlang/weft/store"
 	"github.com/weftlang/weft/store/postgres"
 )
@@ -97,48 +94,11 @@ func newRig(t *testing.T) *rig {
 	return r
 }
 
-// worker starts a worker whose service writes to records and whose
-// server logs run events to events (each wraps the store, or is nil for
-// the store itself); stop stops it as a process's end would.
-func (r *rig) worker(records func(*postgres.Store) store.Store, events func(*postgres.Store) store.Store) (stop func()) {
-	t := r.t
-	ctx := context.Background()
-	st, err := postgres.Open(ctx, r.dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	var rs, es store.Store = st, st
-	if records != nil {
-		rs = records(st)
-	}
-	if events != nil {
-		es = events(st)
-	}
-	ex, err := riverexec.New(ctx, riverexec.Options{Store: st, Workers: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := service.New(service.Options{Store: rs, Actions: r.naps.registry(), LeaseTTL: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { svc.Close() })
-	wf, err := svc.Open(ctx, service.Source{Name: "../testdata/naps.wf"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := server.New(server.Options{Service: svc, Store: es, Executor: ex, Assistants: []server.Assistant{{Workflow: wf}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv.Handler())
-	return func() {
-		hs.Close()
-		if err := srv.Close(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
+// worker starts a worker with conf; stop stops it as a process's end
+// would.
+func (r *rig) worker(conf nodeConf) (stop func()) {
+	conf.leaseTTL = time.Second
+	return startNodeConf(r.t, r.dsn, riverexec.Options{Workers: 1}, "../testdata/naps.wf", r.naps.registry(), conf).stop
 }
 
 // run starts a run of Naps on a new thread through the API.
@@ -241,7 +201,7 @@ func sameFrames(t *testing.T, got, want [][3]string) {
 func TestTakeoverStreamsEveryStepOnce(t *testing.T) {
 	r := newRig(t)
 	lossy := &lossyEvents{}
-	stopA := r.worker(nil, func(st *postgres.Store) store.Store { lossy.Store = st; return lossy })
+	stopA := r.worker(nodeConf{events: func(st *postgres.Store) store.Store { lossy.Store = st; return lossy }})
 	id := r.run("g", "sync")
 	whole := r.stream("g", id)
 	r.nap("a")
@@ -256,7 +216,7 @@ func TestTakeoverStreamsEveryStepOnce(t *testing.T) {
 	if n := r.marks(id, "b"); n != 0 {
 		t.Fatalf("b's frames reached the log (%d marks): the test kills nothing", n)
 	}
-	r.worker(nil, nil) // B
+	r.worker(nodeConf{}) // B
 	r.nap("c")
 	got := <-whole
 	sameFrames(t, got, r.reference("h"))
@@ -280,9 +240,10 @@ func TestTakeoverSendsARerunStepOnce(t *testing.T) {
 	r := newRig(t)
 	recs := &lossyRecords{waiting: make(chan struct{})}
 	lossy := &lossyEvents{}
-	stopA := r.worker(
-		func(st *postgres.Store) store.Store { recs.Store = st; return recs },
-		func(st *postgres.Store) store.Store { lossy.Store = st; return lossy })
+	stopA := r.worker(nodeConf{
+		records: func(st *postgres.Store) store.Store { recs.Store = st; return recs },
+		events:  func(st *postgres.Store) store.Store { lossy.Store = st; return lossy },
+	})
 	id := r.run("g", "async")
 	whole := r.stream("g", id)
 	r.nap("a")
@@ -296,7 +257,7 @@ func TestTakeoverSendsARerunStepOnce(t *testing.T) {
 	lossy.dead.Store(true)
 	recs.dead.Store(true)
 	stopA()
-	r.worker(nil, nil) // B
+	r.worker(nodeConf{}) // B
 	r.nap("b")
 	r.nap("c")
 	got := <-whole
