@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -119,21 +120,65 @@ func (l *eventLog) write() {
 	}
 }
 
+// logRetryFor is how long the writer of a run's events retries an
+// append that failed for a reason that may pass (the store restarting,
+// the network): as long as the engine retries a record's.
+const logRetryFor = 30 * time.Second
+
 // append appends batch after seq; the first append of an attempt finds
-// the job's last seq from the store's refusal.
+// the job's last seq from the store's refusal. A failure that may pass is
+// retried for logRetryFor; an append whose outcome was lost is found
+// written by reading it back.
 func (l *eventLog) append(seq int64, batch []*store.RunEvent) error {
 	ctx := context.Background() // a run's events are written even as it is cancelled
+	deadline := time.Now().Add(logRetryFor)
+	wait := 50 * time.Millisecond
+	failed := false // an earlier try failed, its outcome unknown
 	for try := 0; ; try++ {
 		for i, e := range batch {
 			e.Seq = seq + 1 + int64(i)
 		}
 		err := l.ev.AppendRunEvents(ctx, l.job, batch)
 		var conflict *store.RunEventConflictError
-		if err == nil || !errors.As(err, &conflict) || try > 0 || seq != 0 {
+		switch {
+		case err == nil:
+			return nil
+		case errors.As(err, &conflict):
+			if failed && conflict.Got >= batch[len(batch)-1].Seq && l.wrote(ctx, batch) {
+				return nil // the failed try's commit went through
+			}
+			if seq != 0 || try > 0 && !failed {
+				return err
+			}
+			seq = conflict.Got // events of an earlier attempt are there
+			continue
+		case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrInvalid), errors.Is(err, store.ErrClosed):
+			return err
+		case time.Now().After(deadline):
 			return err
 		}
-		seq = conflict.Got // events of an earlier attempt are there
+		if !failed {
+			l.log.Warn("writing a run's events to the store failed: retrying", "run", l.job, "err", err)
+		}
+		failed = true
+		time.Sleep(wait)
+		wait = min(2*wait, time.Second)
 	}
+}
+
+// wrote reports whether the store holds batch as it is (read back).
+func (l *eventLog) wrote(ctx context.Context, batch []*store.RunEvent) bool {
+	got, err := l.ev.RunEvents(ctx, l.job, batch[0].Seq-1, len(batch))
+	if err != nil || len(got) != len(batch) {
+		return false
+	}
+	for i, g := range got {
+		w := batch[i]
+		if g.Seq != w.Seq || g.Attempt != w.Attempt || g.N != w.N || g.Event != w.Event || !bytes.Equal(g.Data, w.Data) {
+			return false
+		}
+	}
+	return true
 }
 
 // mark queues a mark (after the frames queued so far).
