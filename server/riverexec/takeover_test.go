@@ -3,7 +3,6 @@ package riverexec_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -29,7 +28,7 @@ type lossyEvents struct {
 
 func (l *lossyEvents) AppendRunEvents(ctx context.Context, job string, evs []*store.RunEvent) error {
 	if l.dead.Load() {
-		return errors.New("the process is dead")
+		return fmt.Errorf("the process is dead: %w", store.ErrClosed)
 	}
 	return l.Store.AppendRunEvents(ctx, job, evs)
 }
