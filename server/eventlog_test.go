@@ -104,3 +104,49 @@ func TestEventLogRetriesAStoreRestart(t *testing.T) {
 		})
 	}
 }
+
+// flakyJobs is a store whose SetJob fails, as a store restarting does,
+// while fails is above 0.
+type flakyJobs struct {
+	jobsAPI
+	fails, calls int
+}
+
+// jobsAPI names store.Jobs for embedding (its Jobs method would clash
+// with the field's name).
+type jobsAPI = store.Jobs
+
+func (f *flakyJobs) SetJob(ctx context.Context, id string, from []store.JobStatus, to store.JobStatus, owner, errText string) (*store.Job, error) {
+	f.calls++
+	if f.fails > 0 {
+		f.fails--
+		return nil, errors.New("connection refused")
+	}
+	return f.jobsAPI.SetJob(ctx, id, from, to, owner, errText)
+}
+
+// TestSetJobRetriesAStoreRestart: a run's end is recorded in its job
+// through store failures that pass (else the job would stay running and
+// be taken for a dead worker's run); a conflict is not retried.
+func TestSetJobRetriesAStoreRestart(t *testing.T) {
+	ctx := context.Background()
+	ms := memory.New()
+	if err := ms.CreateThread(ctx, &store.Thread{ID: "t", Workflow: "w"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ms.CreateJob(ctx, &store.Job{ID: "j", ThreadID: "t", Status: store.JobRunning}); err != nil {
+		t.Fatal(err)
+	}
+	fj := &flakyJobs{jobsAPI: ms, fails: 3}
+	s := &Server{jobs: fj, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	if err := s.setJob(ctx, "j", []store.JobStatus{store.JobRunning}, store.JobSuccess, ""); err != nil {
+		t.Fatalf("setJob through three failures: %v", err)
+	}
+	if j, err := ms.Job(ctx, "j"); err != nil || j.Status != store.JobSuccess || fj.calls != 4 {
+		t.Fatalf("job %+v (%v) after %d calls; want success after 4", j, err, fj.calls)
+	}
+	fj.calls = 0
+	if err := s.setJob(ctx, "j", []store.JobStatus{store.JobRunning}, store.JobError, "x"); !errors.Is(err, store.ErrConflict) || fj.calls != 1 {
+		t.Fatalf("setJob of an ended job: %v after %d calls; want one ErrConflict", err, fj.calls)
+	}
+}

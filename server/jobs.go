@@ -293,7 +293,7 @@ func (s *Server) execute(ctx context.Context, ref JobRef) error {
 	}
 	if errors.Is(context.Cause(ctx), ErrServerClosing) && status != store.JobSuccess {
 		// Left for the next process: the engine recorded every step.
-		if _, err := s.jobs.SetJob(bg, job.ID, []store.JobStatus{store.JobRunning}, store.JobPending, "", ""); err != nil {
+		if err := s.setJob(bg, job.ID, []store.JobStatus{store.JobRunning}, store.JobPending, ""); err != nil {
 			s.log.Error("returning a run to the queue", "run", job.ID, "err", err)
 		}
 		if st.log != nil {
@@ -310,11 +310,11 @@ func (s *Server) execute(ctx context.Context, ref JobRef) error {
 		// Written with the run's end.
 	case end != nil && end.Done:
 		// The run's end was judged otherwise here: this is the job's end.
-		if _, err := s.jobs.SetJob(bg, job.ID, []store.JobStatus{end.To}, status, "", errText); err != nil && !errors.Is(err, store.ErrNotFound) {
+		if err := s.setJob(bg, job.ID, []store.JobStatus{end.To}, status, errText); err != nil && !errors.Is(err, store.ErrNotFound) {
 			s.log.Error("recording a run's end", "run", job.ID, "err", err)
 		}
 	default:
-		if _, err := s.jobs.SetJob(bg, job.ID, []store.JobStatus{store.JobRunning}, status, "", errText); err != nil && !errors.Is(err, store.ErrNotFound) {
+		if err := s.setJob(bg, job.ID, []store.JobStatus{store.JobRunning}, status, errText); err != nil && !errors.Is(err, store.ErrNotFound) {
 			s.log.Error("recording a run's end", "run", job.ID, "err", err)
 		}
 	}
@@ -337,6 +337,36 @@ func (s *Server) closing(st *runStream) {
 	st.add("error", data)
 	final, _ := json.Marshal(map[string]any{"__error__": map[string]string{"error": "ServerClosing", "message": msg}})
 	st.finish(final, s.now())
+}
+
+// setJobRetryFor is how long a job's end (or its return to the queue) is
+// retried when the store fails for a reason that may pass: a job left
+// running by a run that ended would be taken for a dead worker's.
+const setJobRetryFor = 30 * time.Second
+
+// setJob moves job id from one of from to status to, with errText,
+// retrying for setJobRetryFor a failure that may pass (not a conflict,
+// a missing job, a refusal or a closed store).
+func (s *Server) setJob(ctx context.Context, id string, from []store.JobStatus, to store.JobStatus, errText string) error {
+	deadline := time.Now().Add(setJobRetryFor)
+	wait := 50 * time.Millisecond
+	for warned := false; ; warned = true {
+		_, err := s.jobs.SetJob(ctx, id, from, to, "", errText)
+		switch {
+		case err == nil, errors.Is(err, store.ErrConflict), errors.Is(err, store.ErrNotFound),
+			errors.Is(err, store.ErrInvalid), errors.Is(err, store.ErrClosed), time.Now().After(deadline):
+			return err
+		}
+		if !warned {
+			s.log.Warn("recording a run's status failed: retrying", "run", id, "status", to, "err", err)
+		}
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return err
+		}
+		wait = min(2*wait, time.Second)
+	}
 }
 
 // decodeRunBody is the request a job keeps, or nil.
