@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -285,6 +286,7 @@ func startNodeWith(t *testing.T, dsn string, eo riverexec.Options, path string, 
 type nodeConf struct {
 	records, events func(*postgres.Store) store.Store
 	leaseTTL        time.Duration
+	log             *slog.Logger // nil: none
 }
 
 // startNodeConf starts a node with the executor's options and conf.
@@ -304,6 +306,9 @@ func startNodeConf(t *testing.T, dsn string, eo riverexec.Options, path string, 
 		es = conf.events(st)
 	}
 	eo.Store = st
+	if conf.log != nil {
+		eo.Logger = conf.log
+	}
 	ex, err := riverexec.New(ctx, eo)
 	if err != nil {
 		t.Fatal(err)
@@ -317,7 +322,7 @@ func startNodeConf(t *testing.T, dsn string, eo riverexec.Options, path string, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.New(server.Options{Service: svc, Store: es, Executor: ex, Assistants: []server.Assistant{{Workflow: wf}}})
+	srv, err := server.New(server.Options{Service: svc, Store: es, Executor: ex, Assistants: []server.Assistant{{Workflow: wf}}, Logger: conf.log})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -81,10 +82,14 @@ type rig struct {
 }
 
 func newRig(t *testing.T) *rig {
-	db := pgtest.New(t)
-	r := &rig{t: t, dsn: db.DSN, naps: &napper{started: make(chan string, 8), gate: make(chan struct{})}}
-	r.api = startNodeOf(t, db.DSN, 0, "../testdata/naps.wf", r.naps.registry())
-	pool, err := pgxpool.New(context.Background(), db.DSN)
+	return newRigOn(t, pgtest.New(t).DSN)
+}
+
+// newRigOn is a rig on the database at dsn.
+func newRigOn(t *testing.T, dsn string) *rig {
+	r := &rig{t: t, dsn: dsn, naps: &napper{started: make(chan string, 8), gate: make(chan struct{})}}
+	r.api = startNodeOf(t, dsn, 0, "../testdata/naps.wf", r.naps.registry())
+	pool, err := pgxpool.New(context.Background(), dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,8 +101,11 @@ func newRig(t *testing.T) *rig {
 // worker starts a worker with conf; stop stops it as a process's end
 // would.
 func (r *rig) worker(conf nodeConf) (stop func()) {
-	conf.leaseTTL = time.Second
-	return startNodeConf(r.t, r.dsn, riverexec.Options{Workers: 1}, "../testdata/naps.wf", r.naps.registry(), conf).stop
+	if conf.leaseTTL == 0 {
+		conf.leaseTTL = time.Second
+	}
+	eo := riverexec.Options{Workers: 1, LeaseTTL: conf.leaseTTL}
+	return startNodeConf(r.t, r.dsn, eo, "../testdata/naps.wf", r.naps.registry(), conf).stop
 }
 
 // run starts a run of Naps on a new thread through the API.
@@ -119,7 +127,10 @@ func (r *rig) run(thread, durability string) string {
 func (r *rig) stream(thread, id string, hdr ...string) <-chan [][3]string {
 	out := make(chan [][3]string, 1)
 	go func() {
-		_, body := r.api.do(r.t, "GET", "/threads/"+thread+"/runs/"+id+"/stream", "", hdr...)
+		code, body := r.api.do(r.t, "GET", "/threads/"+thread+"/runs/"+id+"/stream", "", hdr...)
+		if code != 200 {
+			r.t.Errorf("stream of run %s: %d %s", id, code, body)
+		}
 		out <- sseEvents(body)
 	}()
 	return out
@@ -261,4 +272,69 @@ func TestTakeoverSendsARerunStepOnce(t *testing.T) {
 	r.nap("c")
 	got := <-whole
 	sameFrames(t, got, r.reference("h"))
+}
+
+// TestPostgresRestartMidRun: PostgreSQL restarts (down for 1.5 s, a
+// step ending meanwhile) while a worker carries a streamed run out: the run goes on and ends
+// success, the client streaming it through the API process sees every
+// step once, exactly as a run no restart touched streams them, and the
+// thread records each step once.
+func TestPostgresRestartMidRun(t *testing.T) {
+	c := pgtest.Start(t)
+	db, err := c.CreateDB(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newRigOn(t, db.DSN)
+	// A lease that outlasts the outage: the worker keeps the run.
+	r.worker(nodeConf{leaseTTL: 6 * time.Second, log: slog.New(slog.NewTextHandler(tlog{t}, nil))})
+	id := r.run("g", "async") // frames go out while records wait
+	whole := r.stream("g", id)
+	r.nap("a")
+	r.naps.waitStarted(t, "b")
+	r.waitMark(id, "a")
+	restarted := make(chan error, 1)
+	go func() { restarted <- c.RestartAfter(1500 * time.Millisecond) }()
+	// b ends while the database is down: its record and frames wait.
+	for deadline := time.Now().Add(10 * time.Second); r.pool.Ping(context.Background()) == nil; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the database never went down")
+		}
+	}
+	r.naps.gate <- struct{}{}
+	r.nap("c")
+	if err := <-restarted; err != nil {
+		t.Fatal(err)
+	}
+	got := <-whole
+	want := r.reference("h")
+	frames := func(evs [][3]string) []string {
+		var out []string
+		for _, e := range evs {
+			if e[0] != "metadata" {
+				out = append(out, e[0]+" "+e[1])
+			}
+		}
+		return out
+	}
+	if g, w := frames(got), frames(want); !slices.Equal(g, w) {
+		t.Fatalf("the stream through the restart:\n%s\nwant:\n%s", strings.Join(g, "\n"), strings.Join(w, "\n"))
+	}
+	if _, run := r.api.do(t, "GET", "/threads/g/runs/"+id, ""); !strings.Contains(run, `"status":"success"`) {
+		t.Fatalf("the run after the restart: %s", run)
+	}
+	_, hist := r.api.do(t, "POST", "/threads/g/history", `{"limit":100}`)
+	for _, node := range []string{"a", "b", "c"} {
+		if n := strings.Count(hist, `"writes":{"`+node+`"`); n > 1 {
+			t.Fatalf("step %s recorded %d times:\n%s", node, n, hist)
+		}
+	}
+}
+
+// tlog writes to the test's log.
+type tlog struct{ t *testing.T }
+
+func (w tlog) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
 }
