@@ -499,7 +499,10 @@ func TestCancelAcrossProcesses(t *testing.T) {
 		if code, body := api.do(t, "POST", "/threads/c/runs/"+run.RunID+"/cancel?wait=1&action="+c.action, ""); code != 204 {
 			t.Fatalf("cancel %s (%s): %d %s", c.text, c.action, code, body)
 		}
-		if d := time.Since(start); d > 5*time.Second {
+		// The goal is a second; the bound leaves CI its slack.
+		d := time.Since(start)
+		t.Logf("cancel %s (%s) across processes: %v", c.text, c.action, d.Round(time.Millisecond))
+		if d > 2*time.Second {
 			t.Errorf("cancel %s took %v", c.text, d)
 		}
 		code, r := api.do(t, "GET", "/threads/c/runs/"+run.RunID, "")
