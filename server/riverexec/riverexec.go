@@ -143,6 +143,10 @@ func New(ctx context.Context, opts Options) (*Executor, error) {
 		FetchCooldown:     10 * time.Millisecond,
 		FetchPollInterval: opts.PollInterval,
 		MaxAttempts:       1000, // a run is put back, never given up by River
+		// River's rescuer finalizes the River jobs the sweep cancels
+		// (a dead worker's) once they are this old; with no job
+		// timeout it leaves every other running job alone.
+		RescueStuckJobsAfter: 2 * opts.LeaseTTL,
 	}
 	if opts.Workers > 0 {
 		workers := river.NewWorkers()
@@ -245,8 +249,12 @@ func (e *Executor) sweeper(ctx context.Context) {
 // job is cancelled (River finalizes it). The next worker to take the run
 // goes on from its last recorded step, as a new attempt. It also queues
 // pending runs that have no River job (queued before River carried a
-// deployment's runs, or whose River job was deleted). Sweeps of several
-// processes at once take each run once. It returns how many it queued.
+// deployment's runs, or whose River job was deleted), and cancels the
+// River jobs a dead worker left running for runs that are not running
+// (it died after the run ended, or after it put the run back): River
+// finalizes them, and a pending run among those is queued again. Sweeps
+// of several processes at once take each run once. It returns how many
+// runs it queued.
 func (e *Executor) Sweep(ctx context.Context) (int, error) {
 	pool := e.opts.Store.Pool()
 	tx, err := pool.Begin(ctx)
@@ -254,13 +262,33 @@ func (e *Executor) Sweep(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("riverexec: sweep: %w", err)
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	// River jobs left running by a dead worker for a run that is not
+	// running: a live worker marks its River job done within moments of
+	// the run's end (or of putting it back).
+	rows, err := tx.Query(ctx, `SELECT r.id FROM river_job r LEFT JOIN weft_jobs j ON j.id = r.args->>'job_id'
+WHERE r.kind = 'weft_run' AND r.state = 'running' AND r.attempted_at < clock_timestamp() - make_interval(secs => $1)
+	AND NOT r.metadata ? 'cancel_attempted_at' AND (j.id IS NULL OR j.status <> 'running')
+FOR UPDATE OF r SKIP LOCKED`, e.opts.LeaseTTL.Seconds())
+	if err != nil {
+		return 0, fmt.Errorf("riverexec: sweep: %w", err)
+	}
+	stale, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return 0, fmt.Errorf("riverexec: sweep: %w", err)
+	}
+	for _, id := range stale {
+		if _, err := e.client.JobCancelTx(ctx, tx, id); err != nil {
+			return 0, fmt.Errorf("riverexec: sweep: cancelling River job %d a dead worker left: %w", id, err)
+		}
+	}
 	// Pending runs with no River job to carry them out: queued by a
 	// weft before River (the in-process pool), or whose River job was
 	// deleted (River's UI).
 	// (Before the dead ones go back to pending, which get their own.)
-	rows, err := tx.Query(ctx, `SELECT j.id, j.thread_id FROM weft_jobs j
+	rows, err = tx.Query(ctx, `SELECT j.id, j.thread_id FROM weft_jobs j
 WHERE j.status = 'pending' AND NOT EXISTS (SELECT 1 FROM river_job r WHERE r.kind = 'weft_run' AND r.args->>'job_id' = j.id
-	AND r.state IN ('available', 'pending', 'running', 'retryable', 'scheduled'))
+	AND r.state IN ('available', 'pending', 'running', 'retryable', 'scheduled')
+	AND NOT (r.state = 'running' AND r.metadata ? 'cancel_attempted_at'))
 ORDER BY j.created, j.id
 FOR UPDATE OF j SKIP LOCKED`)
 	if err != nil {
@@ -310,10 +338,11 @@ RETURNING j.id, j.thread_id`, e.opts.LeaseTTL.Seconds())
 		return 0, fmt.Errorf("riverexec: sweep: %w", err)
 	}
 	if len(dead) == 0 {
-		if len(unqueued) > 0 {
+		if len(unqueued) > 0 || len(stale) > 0 {
 			if err := tx.Commit(ctx); err != nil {
 				return 0, fmt.Errorf("riverexec: sweep: %w", err)
 			}
+			e.logStale(stale)
 		}
 		return len(unqueued), nil
 	}
@@ -342,12 +371,21 @@ RETURNING j.id, j.thread_id`, e.opts.LeaseTTL.Seconds())
 	if err := tx.Commit(ctx); err != nil {
 		return 0, fmt.Errorf("riverexec: sweep: %w", err)
 	}
+	e.logStale(stale)
 	for _, id := range orphans {
 		if _, err := e.client.JobCancel(ctx, id); err != nil {
 			e.log.Warn("cancelling a dead worker's River job", "river_job", id, "err", err)
 		}
 	}
 	return len(dead) + len(unqueued), nil
+}
+
+// logStale tells of the River jobs a sweep cancelled for runs that were
+// not running.
+func (e *Executor) logStale(ids []int64) {
+	if len(ids) > 0 {
+		e.log.Warn("River jobs a dead worker left running cancelled (River finalizes them)", "river_jobs", ids)
+	}
 }
 
 // Submit queues a run.

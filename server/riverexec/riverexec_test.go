@@ -536,7 +536,9 @@ func TestCancelAcrossProcesses(t *testing.T) {
 // died (its thread unleased, the job claimed long ago, its River job
 // gone) is queued again by a sweep, once, and carried out by a live
 // worker as a new attempt; so is a pending job with no River job (queued
-// before River, or its River job deleted).
+// before River, or its River job deleted), and one whose River job a
+// worker that died after putting it back left running. A River job left
+// running for a run that ended is cancelled, the run left as it is.
 func TestSweepQueuesADeadWorkersRun(t *testing.T) {
 	ctx := context.Background()
 	db := pgtest.New(t)
@@ -554,28 +556,43 @@ func TestSweepQueuesADeadWorkersRun(t *testing.T) {
 		return run.RunID
 	}
 	dead, unqueued := runOn("s", "doc S"), runOn("old", "doc O")
+	ended, putBack := runOn("e", "doc E"), runOn("p", "doc P")
 	pool, err := pgxpool.New(ctx, db.DSN)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer pool.Close()
+	exec := func(sql string, args ...any) {
+		t.Helper()
+		if _, err := pool.Exec(ctx, sql, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
 	// A worker claimed the first, and died: running since long ago, no
 	// lease, no River job left. The second lost its River job.
-	if _, err := pool.Exec(ctx, `UPDATE weft_jobs SET status = 'running', updated = now() - interval '1 hour' WHERE id = $1`, dead); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := pool.Exec(ctx, `DELETE FROM river_job`); err != nil {
-		t.Fatal(err)
-	}
+	exec(`UPDATE weft_jobs SET status = 'running', updated = now() - interval '1 hour' WHERE id = $1`, dead)
+	exec(`DELETE FROM river_job WHERE args->>'job_id' IN ($1, $2)`, dead, unqueued)
+	// Two workers died with their River jobs running: one after its
+	// run ended, one after it put its run back in the queue.
+	exec(`UPDATE weft_jobs SET status = 'success' WHERE id = $1`, ended)
+	exec(`UPDATE river_job SET state = 'running', attempt = 1, attempted_at = now() - interval '1 hour', attempted_by = '{dead}'
+WHERE args->>'job_id' IN ($1, $2)`, ended, putBack)
 	n1, err := api.ex.Sweep(ctx)
-	if err != nil || n1 != 2 {
-		t.Fatalf("sweep: %d, %v; want 2", n1, err)
+	if err != nil || n1 != 3 {
+		t.Fatalf("sweep: %d, %v; want 3 (the dead worker's run, the one without a River job, the one put back)", n1, err)
 	}
 	if n2, err := api.ex.Sweep(ctx); err != nil || n2 != 0 {
 		t.Fatalf("second sweep: %d, %v; want 0", n2, err)
 	}
+	var cancelled int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE args->>'job_id' IN ($1, $2) AND state = 'running' AND metadata ? 'cancel_attempted_at'`, ended, putBack).Scan(&cancelled); err != nil || cancelled != 2 {
+		t.Fatalf("the dead workers' River jobs: %d cancelled (%v); want 2", cancelled, err)
+	}
 	startNodeWith(t, db.DSN, riverexec.Options{Workers: 1, LeaseTTL: time.Second, SweepEvery: -1}, "../testdata/approval.wf", nil)
-	for thread, id := range map[string]string{"s": dead, "old": unqueued} {
+	if _, r := api.do(t, "GET", "/threads/e/runs/"+ended, ""); !strings.Contains(r, `"status":"success"`) {
+		t.Fatalf("the ended run after the sweep: %s", r)
+	}
+	for thread, id := range map[string]string{"s": dead, "old": unqueued, "p": putBack} {
 		if _, j := api.do(t, "GET", "/threads/"+thread+"/runs/"+id+"/join", ""); !strings.Contains(j, "Approve this draft?") {
 			t.Fatalf("join of %s after the sweep: %s", thread, j)
 		}
