@@ -406,6 +406,7 @@ type chaosEvent struct {
 type chaosClient struct {
 	thread   string
 	ask, sse bool
+	async    bool // the runs' durability is async (sync otherwise)
 	err      error
 	finals   []map[string]any // each run's final reply (wait) or last values frame (SSE)
 	updates  map[string]int   // SSE: updates frames by node, over the thread's runs
@@ -480,9 +481,13 @@ func (c *chaosClient) run(ctx context.Context, api string, rng *rand.Rand) error
 	if code, err := c.callJSON(ctx, "POST", api+"/threads", `{"thread_id":"`+c.thread+`"}`, nil); err != nil || code != 200 && code != 409 {
 		return fmt.Errorf("creating the thread: %d %v", code, err)
 	}
-	bodies := []string{fmt.Sprintf(`{"assistant_id":"Chaos","input":{"input_text":"in-%s","ask":%t}}`, c.thread, c.ask)}
+	durability := "sync"
+	if c.async {
+		durability = "async"
+	}
+	bodies := []string{fmt.Sprintf(`{"assistant_id":"Chaos","input":{"input_text":"in-%s","ask":%t},"durability":%q}`, c.thread, c.ask, durability)}
 	if c.ask {
-		bodies = append(bodies, fmt.Sprintf(`{"assistant_id":"Chaos","command":{"resume":"note-%s"}}`, c.thread))
+		bodies = append(bodies, fmt.Sprintf(`{"assistant_id":"Chaos","command":{"resume":"note-%s"},"durability":%q}`, c.thread, durability))
 	}
 	for i, body := range bodies {
 		if i > 0 {
@@ -681,13 +686,14 @@ func TestWorkersChaos(t *testing.T) {
 	}
 
 	// The clients: one thread each, sent over the load window; a fifth
-	// stream over SSE, a third wait for a person.
+	// stream over SSE, a third wait for a person, a fourth run with
+	// durability async.
 	clients := make([]*chaosClient, size.runs)
 	var wg sync.WaitGroup
 	t0 := time.Now()
 	gap := size.load / time.Duration(size.runs)
 	for i := range clients {
-		c := &chaosClient{thread: fmt.Sprintf("c%03d", i), ask: rng.IntN(3) == 0, sse: rng.IntN(5) == 0, updates: map[string]int{}}
+		c := &chaosClient{thread: fmt.Sprintf("c%03d", i), ask: rng.IntN(3) == 0, sse: rng.IntN(5) == 0, async: rng.IntN(4) == 0, updates: map[string]int{}}
 		clients[i] = c
 		crng := rand.New(rand.NewPCG(seed, uint64(i)))
 		wg.Add(1)
@@ -783,6 +789,10 @@ func TestWorkersChaos(t *testing.T) {
 		t.Fatalf("chaos: %v", chaosErr)
 	}
 	for _, e := range events {
+		if e.kind == "pg" {
+			t.Logf("+%6.2fs PostgreSQL restarted in %v", e.at.Sub(t0).Seconds(), e.took.Round(time.Millisecond))
+			continue
+		}
 		t.Logf("+%6.2fs %-4s worker %d (%v runs in flight) %v", e.at.Sub(t0).Seconds(), e.kind, e.inc, e.running, e.took.Round(time.Millisecond))
 	}
 	t.Logf("load: %v for %d threads", loadTook.Round(time.Millisecond), size.runs)
@@ -803,7 +813,7 @@ func TestWorkersChaos(t *testing.T) {
 	for _, c := range clients {
 		if c.err != nil {
 			failed++
-			t.Errorf("%s (ask %t, sse %t): %v", c.thread, c.ask, c.sse, c.err)
+			t.Errorf("%s (ask %t, sse %t, async %t): %v", c.thread, c.ask, c.sse, c.async, c.err)
 			continue
 		}
 		want := chaosWant(c.thread, c.ask)
@@ -814,7 +824,7 @@ func TestWorkersChaos(t *testing.T) {
 			}
 		}
 		if msg := chaosCheckValues(last, want); msg != "" {
-			t.Errorf("%s (ask %t, sse %t): %s", c.thread, c.ask, c.sse, msg)
+			t.Errorf("%s (ask %t, sse %t, async %t): %s", c.thread, c.ask, c.sse, c.async, msg)
 		}
 	}
 	if failed > 0 {
@@ -902,7 +912,11 @@ func TestWorkersChaos(t *testing.T) {
 				takenOver[c.thread] = true
 			}
 		}
-		// A suspect incarnation's calls repeated: one node each at most.
+		// A suspect incarnation's calls repeated: with sync durability,
+		// one node each at most (its step in flight).
+		if c.async {
+			continue
+		}
 		again := map[int]int{}
 		for _, n := range want {
 			calls := lab.calls[[2]string{c.thread, n}]
@@ -1028,12 +1042,12 @@ func TestWorkersChaos(t *testing.T) {
 		clientOf := map[string]string{}
 		for _, w := range lab.incs {
 			for _, line := range strings.Split(w.proc.stderr.String(), "\n") {
-				if _, id, ok := strings.Cut(line, "River client started client_id="); ok {
+				if _, id, ok := strings.Cut(line, "client_id="); ok && strings.Contains(line, "River client started") {
 					state := "alive"
 					if !w.killedAt.IsZero() {
-						state = fmt.Sprintf("SIGKILLed at +%.2fs", w.killedAt.Sub(t0).Seconds())
+						state = "SIGKILLed at " + w.killedAt.Format("15:04:05.000")
 					}
-					clientOf[strings.Fields(id)[0]] = fmt.Sprintf("worker %d (%s)", w.id, state)
+					clientOf[strings.Fields(id)[0]] = fmt.Sprintf("%s, worker %d (%s)", strings.Fields(id)[0], w.id, state)
 				}
 			}
 		}
@@ -1047,8 +1061,11 @@ func TestWorkersChaos(t *testing.T) {
 			var id int64
 			var state, thread, job, meta, by, status, updated string
 			if qerr = rows.Scan(&id, &state, &thread, &job, &meta, &by, &status, &updated); qerr == nil {
+				if who, ok := clientOf[by]; ok {
+					by = who
+				}
 				list = append(list, fmt.Sprintf("River job %d %s (metadata %s) by %s, for run %s of thread %s, which is %s since %s",
-					id, state, meta, clientOf[by], job, thread, status, updated))
+					id, state, meta, by, job, thread, status, updated))
 			}
 		}
 		if rows != nil {
@@ -1096,7 +1113,9 @@ func TestWorkersChaos(t *testing.T) {
 	}
 	t.Logf("runs taken over (River jobs queued again): %d; threads whose LLM call or effect was made again: %d", moved, len(takenOver))
 	for thread := range takenOver {
-		t.Logf("%s: %s", thread, chaosCallsOf(lab, thread))
+		i, _ := strconv.Atoi(strings.TrimPrefix(thread, "c"))
+		c := clients[i]
+		t.Logf("%s (ask %t, sse %t, async %t, attempts seen %d): %s", thread, c.ask, c.sse, c.async, c.attempts, chaosCallsOf(lab, thread))
 	}
 	for _, r := range rescues {
 		t.Log(r)
