@@ -121,6 +121,11 @@ type chaosCall struct {
 	at  time.Time
 }
 
+// String says who made the call, and when.
+func (c chaosCall) String() string {
+	return fmt.Sprintf("worker %d at %s", c.inc, c.at.Format("15:04:05.000"))
+}
+
 // chaosInc is one worker process (an incarnation: a restarted worker is a
 // new one).
 type chaosInc struct {
