@@ -636,15 +636,16 @@ func (c *chaosClient) readSSE(r io.Reader, lastID *string, last *map[string]any)
 // TestWorkersChaos: one `weft serve --workers 0` and three `weft worker
 // --concurrency 4` on one PostgreSQL carry out runs of chaosWF (LLM calls
 // on a fake Ollama answering in 50-200 ms, some runs waiting for a
-// person's note and resumed), sent by clients that join them or stream
-// them over SSE, while workers are SIGKILLed at random (and started
-// again), one is SIGSTOPped past its lease, and PostgreSQL restarts.
-// Every run ends once, success, with its own values; every step is
-// recorded once; an LLM call or effect is made again only by a step in
-// flight on a killed or stalled worker (the effect with the same key);
-// every SSE client sees each step's update once; nothing is left
-// running. WEFT_CHAOS=full is the big version (300 runs, 15 kills);
-// without it a shorter one runs.
+// person's note and resumed; durability sync, or async for some), sent
+// by clients that join them or stream them over SSE, while workers are
+// SIGKILLed at random (and started again), one is SIGSTOPped past its
+// lease, and PostgreSQL restarts. Every run ends once, success, with its
+// own values; every step is recorded once; an LLM call or effect is made
+// again only after a killed or stalled worker's (the effect with the
+// same key; with sync durability, only the step it had in flight); every
+// SSE client sees each step's update once; nothing is left running.
+// WEFT_CHAOS=full is the big version (300 runs, 15 kills, about three
+// minutes); without it a shorter one runs (40 runs, 2 kills, about 30 s).
 func TestWorkersChaos(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts and kills processes; skipped with -short")
@@ -974,14 +975,27 @@ func TestWorkersChaos(t *testing.T) {
 		if c.ask {
 			want = append(want, "review")
 		}
-		bad := false
+		// Each node's update once (the END node's too, when sent).
+		var missing, twice []string
 		for _, n := range want {
-			if c.updates[n] != 1 {
-				bad = true
-				t.Errorf("%s (SSE): %d updates frames of node %s, want 1", c.thread, c.updates[n], n)
+			if c.updates[n] == 0 {
+				missing = append(missing, n)
 			}
 		}
-		if bad {
+		for n, k := range c.updates {
+			if k > 1 {
+				twice = append(twice, fmt.Sprintf("%s %d times", n, k))
+			}
+		}
+		if len(missing) > 0 || len(twice) > 0 {
+			// A step ended just before its worker was killed may have
+			// its record without its frames (logged apart, 10 ms
+			// later): said so, to tell that gap from others.
+			gap := ""
+			if len(twice) == 0 && c.attempts > 1 && chaosCheckValues(c.finals[len(c.finals)-1], chaosWant(c.thread, c.ask)) == "" {
+				gap = " (at a takeover, the values right: the frames of a step recorded just before its worker's kill were not logged)"
+			}
+			t.Errorf("%s (SSE, %d attempts): updates frames missing for %v, sent more than once: %v%s", c.thread, c.attempts, missing, twice, gap)
 			t.Logf("%s frames (LLM calls %v):\n%s", c.thread, chaosCallsOf(lab, c.thread), strings.Join(c.frames, "\n"))
 		}
 	}
