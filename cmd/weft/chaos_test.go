@@ -418,6 +418,7 @@ type chaosClient struct {
 	frames   []string         // SSE: every frame, "id event", for the report
 	attempts int              // SSE: the highest attempt a metadata frame named
 	rejoins  int              // SSE: reconnections with Last-Event-ID
+	cutAfter int              // SSE: the client drops its first connection after this many frames (0: never)
 	retries  int              // requests sent again after a 5xx or a dropped connection
 	ends     []time.Time      // when each run's reply came
 }
@@ -628,6 +629,10 @@ func (c *chaosClient) readSSE(r io.Reader, lastID *string, last *map[string]any)
 				return fmt.Errorf("error frame %s: %s", id, data)
 			}
 			event, data, id = "", "", ""
+			if c.cutAfter > 0 && len(c.frames) == c.cutAfter {
+				c.cutAfter = 0
+				return errors.New("dropped by the client")
+			}
 		}
 	}
 	return sc.Err()
@@ -692,14 +697,17 @@ func TestWorkersChaos(t *testing.T) {
 	}
 
 	// The clients: one thread each, sent over the load window; a fifth
-	// stream over SSE, a third wait for a person, a fourth run with
-	// durability async.
+	// stream over SSE (a third of those drop their stream once and rejoin
+	// it), a third wait for a person, a fourth run with durability async.
 	clients := make([]*chaosClient, size.runs)
 	var wg sync.WaitGroup
 	t0 := time.Now()
 	gap := size.load / time.Duration(size.runs)
 	for i := range clients {
 		c := &chaosClient{thread: fmt.Sprintf("c%03d", i), ask: rng.IntN(3) == 0, sse: rng.IntN(5) == 0, async: rng.IntN(4) == 0, updates: map[string]int{}}
+		if rng.IntN(3) == 0 {
+			c.cutAfter = 2 + rng.IntN(8) // drops its stream, and rejoins it
+		}
 		clients[i] = c
 		crng := rand.New(rand.NewPCG(seed, uint64(i)))
 		wg.Add(1)
