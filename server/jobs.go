@@ -421,6 +421,17 @@ func (s *Server) drive(ctx context.Context, job *store.Job, st *runStream, end *
 		}
 		from = ts
 	}
+	if st.log != nil {
+		ended, err := s.endedBefore(ctx, job, ts, status, hasResume)
+		if err != nil {
+			return fail(err)
+		}
+		if ended {
+			s.log.Warn("a run ended before its process died, which did not record so: its end is recorded now, and it does not run again", "run", job.ID, "thread", job.ThreadID)
+			st.begin(1)
+			return s.endOf(ctx, job, ts, status)
+		}
+	}
 	md := map[string]any{}
 	_ = json.Unmarshal(job.Meta, &md)
 	md["thread_id"], md["run_id"] = job.ThreadID, job.ID
@@ -449,11 +460,7 @@ func (s *Server) drive(ctx context.Context, job *store.Job, st *runStream, end *
 			rec.seen = seen
 		}
 		if !seen {
-			var head int64
-			if ts != nil {
-				head = ts.Seq
-			}
-			markStart(st, head)
+			markStart(st, ts)
 		}
 	}
 

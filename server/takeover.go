@@ -29,6 +29,7 @@ import (
 // startMarkJSON is a start mark's data.
 type startMarkJSON struct {
 	Seq int64 `json:"seq"`
+	Run int   `json:"run"` // the thread's last run's number then (0: none)
 }
 
 // stepMarkJSON is a step mark's data.
@@ -44,26 +45,30 @@ type stepKey struct {
 	node string
 }
 
-// markStart logs the start mark of a run's first attempt: seq is the
-// thread's last record before it.
-func markStart(st *runStream, seq int64) {
+// markStart logs the start mark of a run's first attempt, from the
+// thread's state before it (nil: none).
+func markStart(st *runStream, ts *engine.ThreadState) {
 	if st.log == nil {
 		return
 	}
-	b, _ := json.Marshal(startMarkJSON{Seq: seq})
+	var m startMarkJSON
+	if ts != nil {
+		m.Seq, m.Run = ts.Seq, ts.RunNumber
+	}
+	b, _ := json.Marshal(m)
 	st.log.mark(startMark, b)
 }
 
-// priorMarks reads job's log: the seq of its first start mark (ok false
-// when the log has none: no earlier attempt's frame reached a reader)
-// and the steps marked.
-func (s *Server) priorMarks(ctx context.Context, job string) (start int64, ok bool, marked map[stepKey]bool, err error) {
+// priorMarks reads job's log: its first start mark (ok false when the log
+// has none: no earlier attempt's frame reached a reader) and the steps
+// marked.
+func (s *Server) priorMarks(ctx context.Context, job string) (start startMarkJSON, ok bool, marked map[stepKey]bool, err error) {
 	marked = map[stepKey]bool{}
 	var after int64
 	for {
 		evs, err := s.events.RunEvents(ctx, job, after, 1024)
 		if err != nil {
-			return 0, false, nil, err
+			return start, false, nil, err
 		}
 		if len(evs) == 0 {
 			return start, ok, marked, nil
@@ -74,15 +79,15 @@ func (s *Server) priorMarks(ctx context.Context, job string) (start int64, ok bo
 			case startMark:
 				var m startMarkJSON
 				if err := json.Unmarshal(e.Data, &m); err != nil {
-					return 0, false, nil, fmt.Errorf("run %s: event %d: a start mark: %w", job, e.Seq, err)
+					return start, false, nil, fmt.Errorf("run %s: event %d: a start mark: %w", job, e.Seq, err)
 				}
 				if !ok {
-					start, ok = m.Seq, true
+					start, ok = m, true
 				}
 			case stepMark:
 				var m stepMarkJSON
 				if err := json.Unmarshal(e.Data, &m); err != nil {
-					return 0, false, nil, fmt.Errorf("run %s: event %d: a step mark: %w", job, e.Seq, err)
+					return start, false, nil, fmt.Errorf("run %s: event %d: a step mark: %w", job, e.Seq, err)
 				}
 				marked[stepKey{m.Step, m.Node}] = true
 			}
@@ -96,10 +101,11 @@ func (s *Server) priorMarks(ctx context.Context, job string) (start int64, ok bo
 // frames reached the log (then readers have seen the run's state up to
 // where it goes on, and the resumed run does not send it again).
 func (s *Server) catchUp(ctx context.Context, job *store.Job, plan *flow.Plan, rec *recorder) (bool, error) {
-	start, ok, marked, err := s.priorMarks(ctx, job.ID)
+	sm, ok, marked, err := s.priorMarks(ctx, job.ID)
 	if err != nil || !ok {
 		return false, err
 	}
+	start := sm.Seq
 	cps, err := s.checkpointsSince(ctx, job.ThreadID, start)
 	if err != nil {
 		return true, err
@@ -210,4 +216,35 @@ func objectValues(raw json.RawMessage) (*Values, error) {
 		out.set(key, v)
 	}
 	return out, nil
+}
+
+// endedBefore reports whether job's run ended in an earlier attempt whose
+// process died before it recorded the job's end (a run's end is mostly
+// recorded with it, in one transaction; a cancelled run's is not): the
+// thread, now status and not running, has records after the job's first
+// start mark, and a new run (a resume goes on with its run: records).
+// Such a job ends as its run did, and is not run again.
+func (s *Server) endedBefore(ctx context.Context, job *store.Job, ts *engine.ThreadState, status engine.Status, resume bool) (bool, error) {
+	if status == engine.Running || ts == nil {
+		return false, nil
+	}
+	sm, ok, _, err := s.priorMarks(ctx, job.ID)
+	if err != nil || !ok || ts.Seq <= sm.Seq {
+		return false, err
+	}
+	return ts.RunNumber > sm.Run || resume, nil
+}
+
+// endOf is the job status, reply and error text of a run that ended as
+// the thread's state ts, status, says.
+func (s *Server) endOf(ctx context.Context, job *store.Job, ts *engine.ThreadState, status engine.Status) (store.JobStatus, []byte, string) {
+	switch status {
+	case engine.Failed:
+		msg := ts.State.Control.Err
+		return store.JobError, s.errorReply("RunFailed", msg), msg
+	case engine.Cancelled:
+		msg := "the run was cancelled"
+		return store.JobInterrupted, s.errorReply("Cancelled", msg), msg
+	}
+	return store.JobSuccess, s.endedReply(ctx, job), ""
 }

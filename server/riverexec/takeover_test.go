@@ -338,3 +338,49 @@ func (w tlog) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimSpace(string(p)))
 	return len(p), nil
 }
+
+// TestEndedRunIsNotRunAgain: a run ended, and its worker died before its
+// job said so (the job still running, its thread free): the sweep queues
+// it again, and the worker that takes it records the end the thread
+// shows, without running the workflow a second time.
+func TestEndedRunIsNotRunAgain(t *testing.T) {
+	r := newRig(t)
+	r.worker(nodeConf{})
+	id := r.run("g", "sync")
+	for _, node := range []string{"a", "b", "c"} {
+		r.nap(node)
+	}
+	if _, j := r.api.do(t, "GET", "/threads/g/runs/"+id+"/join", ""); !strings.Contains(j, `"c":{"out":"slept c"}`) {
+		t.Fatalf("join: %s", j)
+	}
+	ctx := context.Background()
+	if _, err := r.pool.Exec(ctx, `UPDATE weft_jobs SET status = 'running', updated = now() - interval '1 hour' WHERE id = $1`, id); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.pool.Exec(ctx, `DELETE FROM river_job WHERE args->>'job_id' = $1`, id); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := r.api.ex.Sweep(ctx); err != nil || n != 1 {
+		t.Fatalf("sweep: %d, %v; want 1", n, err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		_, run := r.api.do(t, "GET", "/threads/g/runs/"+id, "")
+		if strings.Contains(run, `"status":"success"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the swept run: %s", run)
+		}
+	}
+	select {
+	case node := <-r.naps.started:
+		t.Fatalf("the ended run ran again: nap %s started", node)
+	case <-time.After(300 * time.Millisecond):
+	}
+	if _, runs := r.api.do(t, "GET", "/threads/g/runs", ""); strings.Count(runs, `"run_id"`) != 1 {
+		t.Fatalf("runs: %s", runs)
+	}
+	if _, st := r.api.do(t, "GET", "/threads/g/state", ""); !strings.Contains(st, `"c":{"out":"slept c"}`) || !strings.Contains(st, `"next":[]`) {
+		t.Fatalf("state: %s", st)
+	}
+}
