@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -654,6 +655,9 @@ func (c *chaosClient) readSSE(r io.Reader, lastID *string, last *map[string]any)
 func TestWorkersChaos(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts and kills processes; skipped with -short")
+	}
+	if runtime.GOOS != "linux" {
+		t.Skip("tells which process made a call from /proc (Linux only)")
 	}
 	size := chaosSize{runs: 40, kills: 2, load: 20 * time.Second, stall: 4 * time.Second, clientTimeout: 90 * time.Second}
 	if os.Getenv("WEFT_CHAOS") == "full" {
