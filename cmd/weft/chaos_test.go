@@ -741,7 +741,9 @@ func TestWorkersChaos(t *testing.T) {
 			switch act {
 			case "pg":
 				ev.at = time.Now()
-				if err := cluster.Restart(); err != nil {
+				// Down long enough for every process to notice (and
+				// for leases of 2 s to come close to running out).
+				if err := cluster.RestartAfter(1500 * time.Millisecond); err != nil {
 					return err
 				}
 				ev.took = time.Since(ev.at)
