@@ -521,6 +521,11 @@ func (s *Server) drive(ctx context.Context, job *store.Job, st *runStream, end *
 		if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, ErrServerClosing) {
 			return store.JobInterrupted, s.interruptedReply(cause), cause.Error()
 		}
+		if errors.Is(err, store.ErrLeaseLost) {
+			// Another process drives the thread (this one stalled
+			// past its lease): the job is that process's.
+			return jobLost, nil, err.Error()
+		}
 		return fail(err)
 	}
 	switch {

@@ -384,3 +384,83 @@ func TestEndedRunIsNotRunAgain(t *testing.T) {
 		t.Fatalf("state: %s", st)
 	}
 }
+
+// stallable is a store whose calls that hold or use a thread's lease
+// (Heartbeat, Append, EndRun) wait while stalled: a worker process
+// stopped (SIGSTOP) past its lease.
+type stallable struct {
+	*postgres.Store
+	stalled atomic.Bool
+}
+
+func (s *stallable) wait() {
+	for s.stalled.Load() {
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func (s *stallable) Heartbeat(ctx context.Context, l store.Lease, ttl time.Duration) (store.Lease, error) {
+	s.wait()
+	return s.Store.Heartbeat(ctx, l, ttl)
+}
+
+func (s *stallable) Append(ctx context.Context, recs ...*store.Record) error {
+	s.wait()
+	return s.Store.Append(ctx, recs...)
+}
+
+func (s *stallable) EndRun(ctx context.Context, e *store.RunEnd) error {
+	s.wait()
+	return s.Store.EndRun(ctx, e)
+}
+
+// TestStalledWorkerLeavesTheRunAlone: a worker stalls in step b past its
+// lease (its store calls wait); another sweeps, takes the run over from a
+// and carries it on. When the stalled one wakes, its writes are refused
+// and it leaves the job alone: the job stays running under the other
+// worker, then ends success there.
+func TestStalledWorkerLeavesTheRunAlone(t *testing.T) {
+	r := newRig(t)
+	stall := &stallable{}
+	na := &napper{started: make(chan string, 8), gate: make(chan struct{})}
+	eo := riverexec.Options{Workers: 1, LeaseTTL: time.Second}
+	a := startNodeConf(t, r.dsn, eo, "../testdata/naps.wf", na.registry(), nodeConf{leaseTTL: time.Second,
+		records: func(st *postgres.Store) store.Store { stall.Store = st; return stall }, log: slog.New(slog.NewTextHandler(tlog{t}, nil))})
+	t.Cleanup(func() { stall.stalled.Store(false) }) // before A stops
+	id := r.run("g", "sync")
+	na.waitStarted(t, "a")
+	na.gate <- struct{}{}
+	na.waitStarted(t, "b")
+	stall.stalled.Store(true)
+	r.worker(nodeConf{log: slog.New(slog.NewTextHandler(tlog{t}, nil))}) // B, with the rig's naps: it sweeps, takes the run over, and runs b again
+	r.nap("b")
+	r.naps.waitStarted(t, "c")
+	// A wakes; its b ends (unless the sweep's cancel of its River job
+	// ended it already).
+	stall.stalled.Store(false)
+	select {
+	case na.gate <- struct{}{}:
+	case <-time.After(200 * time.Millisecond):
+	}
+	for deadline := time.Now().Add(10 * time.Second); a.ex.Running() > 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the stalled worker's run never ended")
+		}
+	}
+	if _, run := r.api.do(t, "GET", "/threads/g/runs/"+id, ""); !strings.Contains(run, `"status":"running"`) {
+		t.Fatalf("the run while the other worker carries it out, after the stalled one woke: %s", run)
+	}
+	r.naps.gate <- struct{}{}
+	if _, j := r.api.do(t, "GET", "/threads/g/runs/"+id+"/join", ""); !strings.Contains(j, `"c":{"out":"slept c"}`) {
+		t.Fatalf("join: %s", j)
+	}
+	if _, run := r.api.do(t, "GET", "/threads/g/runs/"+id, ""); !strings.Contains(run, `"status":"success"`) {
+		t.Fatalf("the run at its end: %s", run)
+	}
+	_, hist := r.api.do(t, "POST", "/threads/g/history", `{"limit":100}`)
+	for _, node := range []string{"a", "b", "c"} {
+		if n := strings.Count(hist, `"slept `+node+`"`); n == 0 {
+			t.Fatalf("step %s not recorded:\n%s", node, hist)
+		}
+	}
+}
