@@ -173,20 +173,22 @@ func (r *rig) reference(thread string) [][3]string {
 	return <-ref
 }
 
+// framesOf is a stream's frames as "event data", metadata frames aside.
+func framesOf(evs [][3]string) []string {
+	var out []string
+	for _, e := range evs {
+		if e[0] != "metadata" {
+			out = append(out, e[0]+" "+e[1])
+		}
+	}
+	return out
+}
+
 // sameFrames fails unless the streams have the same frames, metadata
 // frames aside.
 func sameFrames(t *testing.T, got, want [][3]string) {
 	t.Helper()
-	frames := func(evs [][3]string) []string {
-		var out []string
-		for _, e := range evs {
-			if e[0] != "metadata" {
-				out = append(out, e[0]+" "+e[1])
-			}
-		}
-		return out
-	}
-	if g, w := frames(got), frames(want); !slices.Equal(g, w) {
+	if g, w := framesOf(got), framesOf(want); !slices.Equal(g, w) {
 		t.Fatalf("the stream of the run taken over:\n%s\nwant, as the run no one took over:\n%s", strings.Join(g, "\n"), strings.Join(w, "\n"))
 	}
 	var attempts []string
@@ -308,16 +310,7 @@ func TestPostgresRestartMidRun(t *testing.T) {
 	}
 	got := <-whole
 	want := r.reference("h")
-	frames := func(evs [][3]string) []string {
-		var out []string
-		for _, e := range evs {
-			if e[0] != "metadata" {
-				out = append(out, e[0]+" "+e[1])
-			}
-		}
-		return out
-	}
-	if g, w := frames(got), frames(want); !slices.Equal(g, w) {
+	if g, w := framesOf(got), framesOf(want); !slices.Equal(g, w) {
 		t.Fatalf("the stream through the restart:\n%s\nwant:\n%s", strings.Join(g, "\n"), strings.Join(w, "\n"))
 	}
 	if _, run := r.api.do(t, "GET", "/threads/g/runs/"+id, ""); !strings.Contains(run, `"status":"success"`) {
