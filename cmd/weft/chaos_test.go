@@ -152,12 +152,22 @@ type chaosLab struct {
 	pids    map[int]int    // incarnations by process id
 	conns   map[string]int // the incarnation at the other end of a connection, by its address
 	stray   []string       // requests the fakes could not place
+	// pgDown and pgUp bound the PostgreSQL restart's outage.
+	pgDown, pgUp time.Time
 }
+
+// chaosLease is the thread lease of the chaos test's processes.
+const chaosLease = 2 * time.Second
 
 // suspect says whether a call may be repeated: made by a worker later
 // killed, or by the stalled one before it woke (and a second after, while
-// it finds it lost its lease).
+// it finds it lost its lease), or around the PostgreSQL outage (a run
+// whose lease ran out while the database was down loses its step in
+// flight, which runs again with its key).
 func (l *chaosLab) suspect(c chaosCall) bool {
+	if !l.pgDown.IsZero() && c.at.After(l.pgDown.Add(-chaosLease-time.Second)) && c.at.Before(l.pgUp.Add(time.Second)) {
+		return true
+	}
 	if c.inc < 0 {
 		// Its process was gone when the call came: one just killed.
 		for _, inc := range l.incs {
@@ -345,7 +355,7 @@ func (l *chaosLab) startWorker(t *testing.T) (*chaosInc, error) {
 	inc := &chaosInc{id: len(l.incs)}
 	l.incs = append(l.incs, inc)
 	l.mu.Unlock()
-	env := []string{"OLLAMA_HOST=" + l.llmURL, "WEFT_LLM=ollama:fake", "WEFT_LEASE_TTL=2s"}
+	env := []string{"OLLAMA_HOST=" + l.llmURL, "WEFT_LLM=ollama:fake", "WEFT_LEASE_TTL=" + chaosLease.String()}
 	p, err := startProc(t, l.bin, "worker", env, func(pid int) {
 		l.mu.Lock()
 		l.pids[pid] = inc.id
@@ -687,7 +697,7 @@ func TestWorkersChaos(t *testing.T) {
 
 	// The API carries out no run: a call it made would be unplaced
 	// (incarnation -1) and not suspect.
-	api, err := startProc(t, bin, "serve", []string{"OLLAMA_HOST=" + lab.llmURL, "WEFT_LLM=ollama:fake", "WEFT_LEASE_TTL=2s"}, nil,
+	api, err := startProc(t, bin, "serve", []string{"OLLAMA_HOST=" + lab.llmURL, "WEFT_LLM=ollama:fake", "WEFT_LEASE_TTL=" + chaosLease.String()}, nil,
 		lab.wf, "--store", db.DSN, "--workers", "0", "--durability", "sync")
 	if err != nil {
 		t.Fatal(err)
@@ -747,6 +757,9 @@ func TestWorkersChaos(t *testing.T) {
 					return err
 				}
 				ev.took = time.Since(ev.at)
+				lab.mu.Lock()
+				lab.pgDown, lab.pgUp = ev.at, ev.at.Add(ev.took)
+				lab.mu.Unlock()
 			case "kill", "stop":
 				// A worker at random among those with runs in flight
 				// (all when none has).
