@@ -15,7 +15,9 @@ const (
 )
 
 // SVG lays g out and writes it as a standalone SVG 1.1 document: no
-// scripts, no style sheets, no external fonts or images. Node kinds differ
+// scripts, no style sheets, no external fonts or images. Each node's group
+// carries data-node (its ID) and each edge data-from and data-to, so a
+// page that embeds the drawing can mark nodes and edges with CSS. Node kinds differ
 // in shape and colour and are named in each box; edge kinds differ in line
 // style. Element IDs carry a prefix derived from the graph, so several
 // drawings can share one HTML page. It returns the error of [Layout] or of
@@ -122,8 +124,8 @@ func writeSVG(w *bufio.Writer, d *Drawing, pfx string) {
 		if st.dash != "" {
 			dash = fmt.Sprintf(" stroke-dasharray=\"%s\"", st.dash)
 		}
-		p("<path d=\"%s\" stroke=\"%s\" stroke-width=\"%s\"%s marker-end=\"url(#%s%s)\"><title>%s</title></path>\n",
-			bezierPath(e.Curve), st.stroke, num(st.width), dash, pfx, st.arrow, xmlText(edgeTitle(e)))
+		p("<path d=\"%s\" stroke=\"%s\" stroke-width=\"%s\"%s marker-end=\"url(#%s%s)\" data-from=\"%s\" data-to=\"%s\"><title>%s</title></path>\n",
+			bezierPath(e.Curve), st.stroke, num(st.width), dash, pfx, st.arrow, xmlText(e.From), xmlText(e.To), xmlText(edgeTitle(e)))
 	}
 	p("</g>\n")
 
@@ -184,7 +186,7 @@ func writeNode(p func(string, ...any), n *NodeBox) {
 	if len(n.Detail) > 0 {
 		title += ": " + strings.Join(n.Detail, " ")
 	}
-	p("<g><title>%s</title>\n", xmlText(title))
+	p("<g data-node=\"%s\"><title>%s</title>\n", xmlText(n.ID), xmlText(title))
 	if n.Kind == Map {
 		for _, off := range []float64{mapOffset, mapOffset / 2} {
 			back := Rect{b.X + off, b.Y + mapOffset - off, b.W - mapOffset, b.H - mapOffset}
