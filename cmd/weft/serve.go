@@ -24,6 +24,7 @@ import (
 	"github.com/weftlang/weft/server/riverexec"
 	"github.com/weftlang/weft/store"
 	"github.com/weftlang/weft/store/postgres"
+	"github.com/weftlang/weft/studio"
 )
 
 // serveOptions are the flags of `weft serve`.
@@ -299,6 +300,19 @@ func serve(ctx context.Context, e env, cmd *cobra.Command, args []string, o *ser
 	if o.worker {
 		// A worker serves no API: its health only.
 		handler = workerHandler(exec)
+	} else {
+		// The studio beside the API: /studio/, and / sends a browser
+		// there (API clients never ask for /).
+		sd, err := studio.New(studio.Options{API: handler, APIKey: apiKey, Assistants: assistants, Logger: log})
+		if err != nil {
+			_ = srv.Close(context.Background())
+			return internal(err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("/", handler)
+		mux.Handle(sd.Prefix(), sd)
+		mux.Handle("GET /{$}", http.RedirectHandler(sd.Prefix(), http.StatusFound))
+		handler = mux
 	}
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
@@ -316,7 +330,7 @@ func serve(ctx context.Context, e env, cmd *cobra.Command, args []string, o *ser
 	if o.worker {
 		log.Info("carrying out runs", "health", "http://"+ln.Addr().String()+"/ok", "assistants", strings.Join(names, ","), "store", where, "concurrency", o.workers)
 	} else {
-		log.Info("serving", "url", "http://"+ln.Addr().String(), "assistants", strings.Join(names, ","), "store", where)
+		log.Info("serving", "url", "http://"+ln.Addr().String(), "studio", "http://"+ln.Addr().String()+"/studio/", "assistants", strings.Join(names, ","), "store", where)
 	}
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()

@@ -295,3 +295,26 @@ func TestServeIntentQAAskUser(t *testing.T) {
 		t.Fatalf("final values = %v\n%s", final, s.stderr)
 	}
 }
+
+// TestServeStudio: weft serve serves the studio at /studio/, and a
+// browser at / is sent there.
+func TestServeStudio(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds weft")
+	}
+	bin := buildWeft(t)
+	wf, _ := filepath.Abs(filepath.Join("..", "..", "server", "testdata", "approval.wf"))
+	s := startServe(t, bin, nil, wf, "--store", filepath.Join(t.TempDir(), "s.db"))
+	resp, err := http.Get(s.url + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.Request.URL.Path != "/studio/" || !strings.Contains(string(b), `href="/studio/workflows/Approval"`) {
+		t.Fatalf("GET /: at %s (%d)\n%s", resp.Request.URL.Path, resp.StatusCode, b)
+	}
+	if !strings.Contains(s.stderr.String(), "/studio/") {
+		t.Fatalf("the log does not say where the studio is:\n%s", s.stderr)
+	}
+}
