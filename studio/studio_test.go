@@ -97,8 +97,8 @@ func TestWorkflowPages(t *testing.T) {
 	for _, want := range []string{
 		`<svg`, `data-node="review"`, `data-from="draft" data-to="review"`, // the graph
 		`<span class="tok-kw">workflow</span> <span class="tok-name">Approval</span>`, // coloured source
-		`<label for="in-input_text">input_text`, // the run form
-		`<code>publish.published</code>`,        // outputs
+		`<label for="in-input_text">input_text`,                                       // the run form
+		`<code>publish.published</code>`,                                              // outputs
 	} {
 		if code != 200 || !strings.Contains(wf, want) {
 			t.Fatalf("workflow page: %d, no %s in\n%s", code, want, wf)
