@@ -102,10 +102,10 @@ func (s *Studio) parse() error {
 	s.pages = map[string]*template.Template{}
 	for _, n := range names {
 		base := strings.TrimSuffix(strings.TrimPrefix(n, "assets/"), ".html")
-		if base == "layout" {
+		if base == "layout" || base == "live" {
 			continue
 		}
-		t, err := template.New("layout.html").Funcs(funcs).ParseFS(assets, "assets/layout.html", n)
+		t, err := template.New("layout.html").Funcs(funcs).ParseFS(assets, "assets/layout.html", "assets/live.html", n)
 		if err != nil {
 			return fmt.Errorf("studio: %w", err)
 		}
@@ -123,7 +123,11 @@ func (s *Studio) routes() {
 	s.mux.Handle("GET "+s.prefix+"{$}", s.authed(s.page(s.home)))
 	s.mux.Handle("GET "+s.prefix+"workflows/{name}", s.authed(s.page(s.workflow)))
 	s.mux.Handle("POST "+s.prefix+"workflows/{name}/run", s.authed(http.HandlerFunc(s.startRun)))
+	s.mux.Handle("GET "+s.prefix+"threads", s.authed(s.page(s.threads)))
 	s.mux.Handle("GET "+s.prefix+"threads/{id}", s.authed(s.page(s.thread)))
+	s.mux.Handle("POST "+s.prefix+"threads/{id}/answer", s.authed(http.HandlerFunc(s.answer)))
+	s.mux.Handle("POST "+s.prefix+"threads/{id}/fork", s.authed(http.HandlerFunc(s.fork)))
+	s.mux.Handle("POST "+s.prefix+"threads/{id}/cancel", s.authed(http.HandlerFunc(s.cancel)))
 }
 
 // ServeHTTP serves the studio's pages, assets and API proxy.
