@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -40,6 +41,8 @@ type serveOptions struct {
 	durable   string
 	queue     string
 	worker    bool // weft worker: carry out runs, serve no API
+	studio    bool // weft studio: a fresh local server, its studio's address on stdout
+	open      bool // weft studio: open the studio in a browser
 }
 
 // defaultServeAddr is where `weft serve` listens unless told: LangGraph's
@@ -189,6 +192,15 @@ func serve(ctx context.Context, e env, cmd *cobra.Command, args []string, o *ser
 			return usageErrorf("--api-key-env %s: the variable is not set, or empty", o.apiKeyEnv)
 		}
 	}
+	if o.studio && o.store == "" {
+		// A fresh store of its own, gone at the end.
+		dir, err := os.MkdirTemp("", "weft-studio-")
+		if err != nil {
+			return internal(err)
+		}
+		defer os.RemoveAll(dir)
+		o.store = filepath.Join(dir, "studio.db")
+	}
 	st, where, err := openStore(ctx, e, o.store, true)
 	if err != nil {
 		return err
@@ -334,6 +346,13 @@ func serve(ctx context.Context, e env, cmd *cobra.Command, args []string, o *ser
 	}
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
+	if o.studio {
+		url := "http://" + ln.Addr().String() + "/studio/"
+		fmt.Fprintln(e.stdout, url)
+		if o.open {
+			openBrowser(e, url)
+		}
+	}
 	select {
 	case err := <-served:
 		_ = srv.Close(context.Background())
@@ -382,6 +401,66 @@ func workerHandler(exec server.Executor) http.Handler {
 		_ = json.NewEncoder(w).Encode(out)
 	})
 	return m
+}
+
+// newStudioCmd builds `weft studio`: weft serve on a fresh local server
+// (a free port, a store of its own unless --store names one), with its
+// studio's address on stdout and opened in a browser.
+func newStudioCmd(e env) *cobra.Command {
+	var o serveOptions
+	cmd := &cobra.Command{
+		Use:   "studio [FILE|DIR ...]",
+		Short: "Open weft studio, the web UI, on a fresh local server",
+		Long: `Studio serves the workflows given as weft serve does, on a free local port
+and, unless --store names one, a store of its own that is gone when it
+stops; it prints the studio's address and opens it in a browser (--open).
+The studio shows each workflow's graph and source, starts runs, follows
+them live, shows threads' history and state, answers the questions runs
+ask and forks threads at a step. See docs/studio.md.`,
+		Example: `  weft studio examples/intentqa/app.wf --llm ollama:llama3.2
+  weft studio flows/ --store weft.db --open=false`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.studio = true
+			return serve(cmd.Context(), e, cmd, args, &o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.addr, "addr", "127.0.0.1:0", "listen on `HOST:PORT` (default a free local port)")
+	f.StringVar(&o.store, "store", "", "keep threads in a SQLite file `PATH` or a postgres:// URL (default a fresh store, gone at the end)")
+	f.StringVar(&o.config, "config", "", "serve the workflows, components and settings of a JSON config `FILE`, as weft serve's")
+	f.BoolVar(&o.open, "open", true, "open the studio in a browser")
+	f.IntVar(&o.workers, "workers", server.DefaultPoolSize, "how many runs execute at once (`N`)")
+	f.StringVar(&o.durable, "durability", "async", "when a run's steps reach the store: `MODE` sync, async or exit")
+	f.DurationVar(&o.drain, "drain", 5*time.Second, "on Ctrl-C, how long runs in progress get to reach their next checkpoint (`DURATION`)")
+	o.maxBody = server.DefaultMaxBody
+	servedFlags(f, &o)
+	return cmd
+}
+
+// openBrowser opens url with the desktop's opener ($BROWSER, xdg-open or
+// open), telling on stderr when there is none or it fails.
+func openBrowser(e env, url string) {
+	var cmd *exec.Cmd
+	switch {
+	case getenvOf(e)("BROWSER") != "":
+		cmd = exec.Command(getenvOf(e)("BROWSER"), url)
+	default:
+		for _, name := range []string{"xdg-open", "open"} {
+			if p, err := exec.LookPath(name); err == nil {
+				cmd = exec.Command(p, url)
+				break
+			}
+		}
+	}
+	if cmd == nil {
+		fmt.Fprintln(e.stderr, "weft studio: no browser opener here ($BROWSER, xdg-open, open): open the address above")
+		return
+	}
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintf(e.stderr, "weft studio: opening a browser: %v: open the address above\n", err)
+		return
+	}
+	go func() { _ = cmd.Wait() }()
 }
 
 // newWorkerCmd builds `weft worker`.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -316,5 +318,52 @@ func TestServeStudio(t *testing.T) {
 	}
 	if !strings.Contains(s.stderr.String(), "/studio/") {
 		t.Fatalf("the log does not say where the studio is:\n%s", s.stderr)
+	}
+}
+
+// TestStudioCommand: weft studio serves its workflows on a free port with
+// a store of its own, and prints the studio's address, which answers.
+func TestStudioCommand(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds weft")
+	}
+	bin := buildWeft(t)
+	wf, _ := filepath.Abs(filepath.Join("..", "..", "server", "testdata", "approval.wf"))
+	dir := t.TempDir()
+	cmd := exec.Command(bin, "studio", wf, "--open=false")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "WEFT_STORE=")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+	}()
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatalf("no address on stdout: %v\n%s", err, stderr.String())
+	}
+	url := strings.TrimSpace(line)
+	if !strings.HasPrefix(url, "http://127.0.0.1:") || !strings.HasSuffix(url, "/studio/") {
+		t.Fatalf("address %q", url)
+	}
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(b), "Approval") {
+		t.Fatalf("GET %s: %d\n%s", url, resp.StatusCode, b)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Fatalf("weft studio wrote in its directory: %v", entries)
 	}
 }
