@@ -1,0 +1,324 @@
+package studio_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"html"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/weftlang/weft/engine"
+	"github.com/weftlang/weft/flow"
+	"github.com/weftlang/weft/server"
+	"github.com/weftlang/weft/service"
+	"github.com/weftlang/weft/store/memory"
+	"github.com/weftlang/weft/studio"
+)
+
+// napper is a Go action (nap) that waits for its gate or its run's end.
+type napper struct {
+	started chan string
+	gate    chan struct{}
+}
+
+func newNapper() *napper {
+	return &napper{started: make(chan string, 4), gate: make(chan struct{})}
+}
+
+func (n *napper) registry() *engine.Registry {
+	reg := engine.NewRegistry()
+	reg.Replace("nap", engine.ActionFunc(func(ctx context.Context, c *engine.Call) error {
+		text := c.Inputs[0].Text()
+		n.started <- text
+		select {
+		case <-n.gate:
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+		c.Outputs[0] = flow.StringValue("slept " + text)
+		return nil
+	}))
+	return reg
+}
+
+func (n *napper) waitStarted(t *testing.T) {
+	t.Helper()
+	select {
+	case <-n.started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the nap never started")
+	}
+}
+
+// newViewRig is newRig with Go actions: the thread view's workflows.
+func newViewRig(t testing.TB, acts *engine.Registry, files ...string) *rig {
+	t.Helper()
+	ctx := context.Background()
+	st := memory.New()
+	svc, err := service.New(service.Options{Store: st, Actions: acts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { svc.Close() })
+	var as []server.Assistant
+	for _, f := range files {
+		wf, err := svc.Open(ctx, service.Source{Name: f})
+		if err != nil {
+			t.Fatal(err)
+		}
+		as = append(as, server.Assistant{Workflow: wf})
+	}
+	srv, err := server.New(server.Options{Service: svc, Store: st, Assistants: as})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sd, err := studio.New(studio.Options{API: srv.Handler(), Assistants: as})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/", srv.Handler())
+	mux.Handle(sd.Prefix(), sd)
+	hs := httptest.NewServer(mux)
+	t.Cleanup(func() {
+		hs.Close()
+		srv.Close(context.Background())
+	})
+	jar, _ := cookiejar.New(nil)
+	tt, _ := t.(*testing.T)
+	return &rig{t: tt, url: hs.URL, c: &http.Client{Jar: jar, Timeout: 30 * time.Second}}
+}
+
+// api calls the API directly: the status and the body.
+func (r *rig) api(method, path, body string) (int, string) {
+	r.t.Helper()
+	req, _ := http.NewRequest(method, r.url+path, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := r.c.Do(req)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// waitStatus waits for the thread's status, or fails.
+func (r *rig) waitStatus(id, status string) {
+	r.t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		_, body := r.api("GET", "/threads/"+id, "")
+		if strings.Contains(body, `"status":"`+status+`"`) {
+			return
+		}
+		if time.Now().After(deadline) {
+			r.t.Fatalf("thread %s never became %s: %s", id, status, body)
+		}
+	}
+}
+
+// waitRuns waits for the thread's runs to end, or fails.
+func (r *rig) waitRuns(id string) {
+	r.t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		_, body := r.api("GET", "/threads/"+id+"/runs", "")
+		if !strings.Contains(body, `"status":"pending"`) && !strings.Contains(body, `"status":"running"`) && strings.Contains(body, `"run_id"`) {
+			return
+		}
+		if time.Now().After(deadline) {
+			r.t.Fatalf("thread %s's runs never ended: %s", id, body)
+		}
+	}
+}
+
+// approvalThread starts an Approval run on a new thread, waiting for its
+// review: the thread's id.
+func approvalThread(r *rig, text string) string {
+	r.t.Helper()
+	_, at := r.startRun("Approval", url.Values{"input_text": {text}})
+	id := strings.TrimPrefix(at, "/studio/threads/")
+	r.waitStatus(id, "interrupted")
+	return id
+}
+
+func (r *rig) startRun(flow string, form url.Values) (int, string) {
+	r.t.Helper()
+	code, body, at := r.post("/studio/workflows/"+flow+"/run", form)
+	if code != 200 || !strings.HasPrefix(at, "/studio/threads/") {
+		r.t.Fatalf("run form: %d at %s\n%s", code, at, body)
+	}
+	return code, at
+}
+
+var stepLink = regexp.MustCompile(`href="/studio/threads/[^/"]+/steps/(\d+)"`)
+
+// TestThreadHistory: the thread page lists the thread's steps, newest
+// first, each with its node and what it changed, and links each to its
+// step page; the graph is marked done/waiting with the path taken.
+func TestThreadHistory(t *testing.T) {
+	r := newViewRig(t, nil, "../server/testdata/approval.wf")
+	long := strings.Repeat("long text ", 20)
+	id := approvalThread(r, long)
+	code, page := r.get("/studio/threads/" + id)
+	for _, want := range []string{
+		`<section id="thread" data-thread="` + id + `" data-status="interrupted"`,
+		`<g class="done" data-node="draft"`, `<g class="waiting" data-node="review"`, `class="taken" data-from="draft" data-to="review"`,
+		`<code>draft</code>`,
+		`<code class="key">draft.body</code> = <code class="new">&#34;long text long text`, // the step's diff, cut short
+		"…</code>",
+		`<code class="key">input_text</code>`,
+		`review asks: Approve this draft?`,
+		`<select id="ans-verdict" name="verdict" required>`,
+	} {
+		if code != 200 || !strings.Contains(page, want) {
+			t.Fatalf("thread page: %d, no %s in\n%s", code, want, page)
+		}
+	}
+	if strings.Contains(page, `class="done" data-node="publish"`) || strings.Contains(page, `cancel-form`) {
+		t.Fatalf("publish is not done, and the thread is not busy:\n%s", page)
+	}
+	// A step's page: the full value, and the fork form.
+	links := stepLink.FindAllStringSubmatch(page, -1)
+	if len(links) < 2 {
+		t.Fatalf("step links: %v", links)
+	}
+	code, sp := r.get("/studio/threads/" + id + "/steps/" + links[0][1])
+	for _, want := range []string{
+		strings.TrimSpace(long), `<form class="card fork-form"`, `name="checkpoint_id" value="` + links[0][1] + `"`,
+		`id="val-rounds" name="rounds" type="number"  value="0"`, `<textarea id="val-input_text" name="input_text" rows="2">` + strings.TrimSpace(long) + `</textarea>`,
+	} {
+		if code != 200 || !strings.Contains(sp, want) {
+			t.Fatalf("step page: %d, no %q in\n%s", code, want, sp)
+		}
+	}
+	if code, body := r.get("/studio/threads/" + id + "/steps/999"); code != 404 {
+		t.Fatalf("a missing step: %d %s", code, body)
+	}
+}
+
+// TestThreadHistoryChanges: a step that changes a value shows the old
+// and the new one; one that writes nothing new says so.
+func TestThreadHistoryChanges(t *testing.T) {
+	r := newViewRig(t, nil, "../server/testdata/approval.wf")
+	id := approvalThread(r, "doc D")
+	// "no" loops back to review, adding 1 to rounds.
+	if code, body, _ := r.post("/studio/threads/"+id+"/answer", url.Values{"verdict": {"no"}}); code != 200 {
+		t.Fatalf("answer: %d %s", code, body)
+	}
+	r.waitStatus(id, "interrupted")
+	_, page := r.get("/studio/threads/" + id)
+	if !regexp.MustCompile(`<code class="key">rounds</code>: <code class="old">0</code> → <code class="new">1</code>`).MatchString(page) {
+		t.Fatalf("no change of rounds 0 → 1 in\n%s", page)
+	}
+	if !strings.Contains(page, `<code class="key">review.verdict</code> = <code class="new">&#34;no&#34;</code>`) {
+		t.Fatalf("no verdict added in\n%s", page)
+	}
+}
+
+// TestAnswerResumes: the question's form resumes the run, which goes to
+// its end; a wrong answer stays on the page with the error.
+func TestAnswerResumes(t *testing.T) {
+	r := newViewRig(t, nil, "../server/testdata/approval.wf")
+	id := approvalThread(r, "doc A")
+	code, body, at := r.post("/studio/threads/"+id+"/answer", url.Values{"verdict": {"maybe"}})
+	if code != 200 || at != "/studio/threads/"+id || !strings.Contains(body, `verdict: &#34;maybe&#34; is not one of yes, no`) {
+		t.Fatalf("a wrong answer: %d at %s\n%s", code, at, body)
+	}
+	code, body, at = r.post("/studio/threads/"+id+"/answer", url.Values{"verdict": {"yes"}})
+	if code != 200 || at != "/studio/threads/"+id {
+		t.Fatalf("answer: %d at %s\n%s", code, at, body)
+	}
+	r.waitStatus(id, "idle")
+	_, page := r.get("/studio/threads/" + id)
+	for _, want := range []string{html.EscapeString(`"published": "doc A"`), `<g class="done" data-node="publish"`, `class="taken" data-from="review" data-to="publish"`} {
+		if !strings.Contains(page, want) {
+			t.Fatalf("no %s after the answer:\n%s", want, page)
+		}
+	}
+	if strings.Contains(page, "answer-form") {
+		t.Fatal("the thread asks nothing now, yet shows the answer form")
+	}
+	if code, body, _ := r.post("/studio/threads/"+id+"/answer", url.Values{"verdict": {"yes"}}); code != 200 || !strings.Contains(body, "asks no question now") {
+		t.Fatalf("answering a thread that asks nothing: %d\n%s", code, body)
+	}
+}
+
+// TestForkAtStep: forking a finished thread at a step with an edited
+// value makes a new thread with that value, linked to its parent, which
+// runs on from it; the parent is left as it was.
+func TestForkAtStep(t *testing.T) {
+	r := newViewRig(t, nil, "../server/testdata/approval.wf")
+	id := approvalThread(r, "doc F")
+	if code, body, _ := r.post("/studio/threads/"+id+"/answer", url.Values{"verdict": {"yes"}}); code != 200 {
+		t.Fatalf("answer: %d %s", code, body)
+	}
+	r.waitRuns(id)
+	_, page := r.get("/studio/threads/" + id)
+	links := stepLink.FindAllStringSubmatch(page, -1)
+	cp := links[len(links)-1][1] // the oldest: the run's input
+	code, body, _ := r.post("/studio/threads/"+id+"/fork", url.Values{"checkpoint_id": {cp}, "input_text": {"doc F2"}, "rounds": {"x"}})
+	if code != 200 || !strings.Contains(body, `rounds: &#34;x&#34; is not a whole number`) {
+		t.Fatalf("a bad value: %d\n%s", code, body)
+	}
+	code, body, at := r.post("/studio/threads/"+id+"/fork", url.Values{"checkpoint_id": {cp}, "input_text": {"doc F2"}, "rounds": {"1"}})
+	nid := strings.TrimPrefix(at, "/studio/threads/")
+	if code != 200 || nid == id || !strings.HasPrefix(at, "/studio/threads/") {
+		t.Fatalf("fork: %d at %s\n%s", code, at, body)
+	}
+	for _, want := range []string{`class="parent-link" href="/studio/threads/` + id + `/steps/` + cp + `"`, html.EscapeString(`"input_text": "doc F2"`), html.EscapeString(`"rounds": 1`), `form class="run-on-form"`} {
+		if !strings.Contains(body, want) {
+			t.Fatalf("the fork's page has no %s:\n%s", want, body)
+		}
+	}
+	_, parent := r.api("GET", "/threads/"+id+"/state", "")
+	if !strings.Contains(parent, `"input_text":"doc F"`) || !strings.Contains(parent, `"published":"doc F"`) {
+		t.Fatalf("the parent changed: %s", parent)
+	}
+	// Run on: the fork's values make a new run.
+	code, body, at = r.post("/studio/threads/"+nid+"/run", nil)
+	if code != 200 || at != "/studio/threads/"+nid {
+		t.Fatalf("run on: %d at %s\n%s", code, at, body)
+	}
+	r.waitRuns(nid)
+	if _, st := r.api("GET", "/threads/"+nid+"/state", ""); !strings.Contains(st, `"draft":{"body":"doc F2"}`) || !strings.Contains(st, `"question":"Approve this draft?"`) {
+		t.Fatalf("the fork's run: %s", st)
+	}
+}
+
+// TestCancelRun: the cancel form stops a running run.
+func TestCancelRun(t *testing.T) {
+	n := newNapper()
+	r := newViewRig(t, n.registry(), "testdata/sleepy.wf")
+	_, at := r.startRun("Sleepy", url.Values{"input_text": {"zz"}})
+	id := strings.TrimPrefix(at, "/studio/threads/")
+	n.waitStarted(t)
+	r.waitStatus(id, "busy")
+	_, page := r.get("/studio/threads/" + id)
+	if !strings.Contains(page, `<form class="cancel-form" method="post" action="/studio/threads/`+id+`/cancel">`) {
+		t.Fatalf("no cancel form on a busy thread:\n%s", page)
+	}
+	code, body, at := r.post("/studio/threads/"+id+"/cancel", nil)
+	if code != 200 || at != "/studio/threads/"+id || strings.Contains(body, `class="error"`) {
+		t.Fatalf("cancel: %d at %s\n%s", code, at, body)
+	}
+	_, runs := r.api("GET", "/threads/"+id+"/runs", "")
+	if !strings.Contains(runs, `"status":"interrupted"`) {
+		t.Fatalf("the run after cancel: %s", runs)
+	}
+	if code, body, _ := r.post("/studio/threads/"+id+"/cancel", nil); code != 200 || !strings.Contains(body, "no run of this thread is in progress") {
+		t.Fatalf("cancel again: %d\n%s", code, body)
+	}
+}
+
+var _ = json.Marshal
+var _ = fmt.Sprint
+var _ = chromedp.Title
