@@ -112,11 +112,11 @@ func (s *Studio) answer(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, s.prefix+page+"?run="+url.QueryEscape(run.ID), http.StatusSeeOther)
 }
 
-// fork copies a thread into a new one with the values of one of its
-// steps, edited: the API copies the thread (POST /threads/{id}/copy),
-// then writes the step's parameters and variables, as the form edited
-// them, as the copy's state (POST /threads/{new}/state). The copy keeps
-// its parent in its metadata (forked_from, forked_at).
+// fork copies a thread, as it was at one of its steps, into a new one
+// with edited values: the API copies the thread at the checkpoint (POST
+// /threads/{id}/copy {checkpoint_id}), then writes the parameters and
+// variables as the form edited them (POST /threads/{new}/state). The copy
+// keeps its parent in its metadata (forked_from, forked_at).
 func (s *Studio) fork(w http.ResponseWriter, r *http.Request) {
 	th, fp, err := s.threadOf(r)
 	if err != nil {
@@ -144,16 +144,12 @@ func (s *Studio) fork(w http.ResponseWriter, r *http.Request) {
 		s.back(w, r, stepPath, err.Error())
 		return
 	}
-	// The step's values, with the edits over them.
 	values := map[string]any{}
-	for k, v := range st.Values {
-		values[k] = v
-	}
 	for k, v := range edited {
 		values[k] = v
 	}
 	var copied threadJSON
-	if err := s.get(r.Context(), "POST", esc+"/copy", map[string]any{}, &copied); err != nil {
+	if err := s.get(r.Context(), "POST", esc+"/copy", map[string]any{"checkpoint_id": cp}, &copied); err != nil {
 		s.fail(w, r, err)
 		return
 	}
@@ -175,8 +171,10 @@ func (s *Studio) fork(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, s.prefix+newPath, http.StatusSeeOther)
 }
 
-// runOn starts a new run on a thread, from its parameters and variables
-// as they are now (a forked thread's edited values).
+// runOn runs a thread on (a fork): a thread stopped in the middle of a
+// run (its state names nodes to run next) continues with a run of input
+// null; one whose run had ended starts a new run from its parameters and
+// variables as they are now.
 func (s *Studio) runOn(w http.ResponseWriter, r *http.Request) {
 	th, fp, err := s.threadOf(r)
 	if err != nil {
@@ -184,16 +182,20 @@ func (s *Studio) runOn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	page := "threads/" + url.PathEscape(th.ID)
-	var vals map[string]json.RawMessage
-	if err := json.Unmarshal(th.Values, &vals); err != nil && len(th.Values) > 0 {
-		s.fail(w, r, fmt.Errorf("thread %s: its values: %w", th.ID, err))
+	var st stateJSON
+	if err := s.get(r.Context(), "GET", "/threads/"+url.PathEscape(th.ID)+"/state", nil, &st); err != nil {
+		s.fail(w, r, err)
 		return
 	}
-	input := map[string]any{}
-	for _, e := range editable(fp.plan, vals) {
-		if v, ok := vals[e.Name]; ok {
-			input[e.Name] = v
+	var input any // null: continue
+	if len(st.Next) == 0 {
+		in := map[string]any{}
+		for _, e := range editable(fp.plan, st.Values) {
+			if v, ok := st.Values[e.Name]; ok {
+				in[e.Name] = v
+			}
 		}
+		input = in
 	}
 	code, body, err := s.call(r.Context(), "POST", "/threads/"+url.PathEscape(th.ID)+"/runs", map[string]any{"assistant_id": fp.ID, "input": input})
 	if err != nil {

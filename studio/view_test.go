@@ -3,7 +3,6 @@ package studio_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"html"
 	"io"
 	"net/http"
@@ -252,9 +251,9 @@ func TestAnswerResumes(t *testing.T) {
 	}
 }
 
-// TestForkAtStep: forking a finished thread at a step with an edited
-// value makes a new thread with that value, linked to its parent, which
-// runs on from it; the parent is left as it was.
+// TestForkAtStep: forking a thread at a step with an edited value makes
+// a new thread as the thread was at that step, with that value, linked to
+// its parent, which runs on from there; the parent is left as it was.
 func TestForkAtStep(t *testing.T) {
 	r := newViewRig(t, nil, "../server/testdata/approval.wf")
 	id := approvalThread(r, "doc F")
@@ -264,33 +263,51 @@ func TestForkAtStep(t *testing.T) {
 	r.waitRuns(id)
 	_, page := r.get("/studio/threads/" + id)
 	links := stepLink.FindAllStringSubmatch(page, -1)
-	cp := links[len(links)-1][1] // the oldest: the run's input
-	code, body, _ := r.post("/studio/threads/"+id+"/fork", url.Values{"checkpoint_id": {cp}, "input_text": {"doc F2"}, "rounds": {"x"}})
+	cp := links[len(links)-2][1] // draft's step: review runs next
+	code, body, _ := r.post("/studio/threads/"+id+"/fork", url.Values{"checkpoint_id": {cp}, "input_text": {"doc F"}, "rounds": {"x"}})
 	if code != 200 || !strings.Contains(body, `rounds: &#34;x&#34; is not a whole number`) {
 		t.Fatalf("a bad value: %d\n%s", code, body)
 	}
-	code, body, at := r.post("/studio/threads/"+id+"/fork", url.Values{"checkpoint_id": {cp}, "input_text": {"doc F2"}, "rounds": {"1"}})
+	code, body, at := r.post("/studio/threads/"+id+"/fork", url.Values{"checkpoint_id": {cp}, "input_text": {"doc F"}, "rounds": {"2"}})
 	nid := strings.TrimPrefix(at, "/studio/threads/")
 	if code != 200 || nid == id || !strings.HasPrefix(at, "/studio/threads/") {
 		t.Fatalf("fork: %d at %s\n%s", code, at, body)
 	}
-	for _, want := range []string{`class="parent-link" href="/studio/threads/` + id + `/steps/` + cp + `"`, html.EscapeString(`"input_text": "doc F2"`), html.EscapeString(`"rounds": 1`), `form class="run-on-form"`} {
+	for _, want := range []string{`class="parent-link" href="/studio/threads/` + id + `/steps/` + cp + `"`, html.EscapeString(`"rounds": 2`), `form class="run-on-form"`} {
 		if !strings.Contains(body, want) {
 			t.Fatalf("the fork's page has no %s:\n%s", want, body)
 		}
 	}
+	if strings.Contains(body, "publish.published") || strings.Contains(body, `class="done" data-node="publish"`) {
+		t.Fatalf("the fork holds what its parent did after the step:\n%s", body)
+	}
 	_, parent := r.api("GET", "/threads/"+id+"/state", "")
-	if !strings.Contains(parent, `"input_text":"doc F"`) || !strings.Contains(parent, `"published":"doc F"`) {
+	if !strings.Contains(parent, `"rounds":0`) || !strings.Contains(parent, `"published":"doc F"`) {
 		t.Fatalf("the parent changed: %s", parent)
 	}
-	// Run on: the fork's values make a new run.
+	// Run on: review asks; "no" with rounds 2 publishes at once.
 	code, body, at = r.post("/studio/threads/"+nid+"/run", nil)
 	if code != 200 || at != "/studio/threads/"+nid {
 		t.Fatalf("run on: %d at %s\n%s", code, at, body)
 	}
-	r.waitRuns(nid)
-	if _, st := r.api("GET", "/threads/"+nid+"/state", ""); !strings.Contains(st, `"draft":{"body":"doc F2"}`) || !strings.Contains(st, `"question":"Approve this draft?"`) {
+	r.waitStatus(nid, "interrupted")
+	if code, body, _ := r.post("/studio/threads/"+nid+"/answer", url.Values{"verdict": {"no"}}); code != 200 {
+		t.Fatalf("answer the fork: %d %s", code, body)
+	}
+	r.waitStatus(nid, "idle")
+	if _, st := r.api("GET", "/threads/"+nid+"/state", ""); !strings.Contains(st, `"publish":{"published":"doc F","revisions":2}`) {
 		t.Fatalf("the fork's run: %s", st)
+	}
+	// A fork of the thread's end runs anew from its edited values.
+	cp = links[0][1]
+	_, _, at = r.post("/studio/threads/"+id+"/fork", url.Values{"checkpoint_id": {cp}, "input_text": {"doc G"}, "rounds": {"0"}})
+	nid = strings.TrimPrefix(at, "/studio/threads/")
+	if code, body, _ := r.post("/studio/threads/"+nid+"/run", nil); code != 200 {
+		t.Fatalf("run on: %d\n%s", code, body)
+	}
+	r.waitRuns(nid)
+	if _, st := r.api("GET", "/threads/"+nid+"/state", ""); !strings.Contains(st, `"draft":{"body":"doc G"}`) || !strings.Contains(st, `"question":"Approve this draft?"`) {
+		t.Fatalf("a new run on the fork: %s", st)
 	}
 }
 
@@ -319,6 +336,162 @@ func TestCancelRun(t *testing.T) {
 	}
 }
 
-var _ = json.Marshal
-var _ = fmt.Sprint
-var _ = chromedp.Title
+// submit submits the form sel selects and waits for the page it leads to.
+func submit(t *testing.T, ctx context.Context, sel string) {
+	t.Helper()
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.weftOld = true`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Submit(chromedp.CSS(sel))); err != nil {
+		t.Fatalf("submit %s: %v", sel, err)
+	}
+	waitJS(t, ctx, `window.weftOld === undefined && document.readyState === "complete"`)
+}
+
+// waitJS waits until js is true in the page.
+func waitJS(t *testing.T, ctx context.Context, js string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](js))
+		if err == nil && ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("never true: %s (%v)", js, err)
+		}
+	}
+}
+
+// reloadUntil reloads the page until js is true in it.
+func reloadUntil(t *testing.T, ctx context.Context, js string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if err := chromedp.Do(ctx, chromedp.Reload()); err != nil {
+			t.Fatal(err)
+		}
+		if ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](js)); err == nil && ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the page never came to: %s", js)
+		}
+	}
+}
+
+// TestBrowserThreadView: in chromium, a waiting thread's question is
+// answered in its form (no: it asks again; yes: it publishes); its
+// history lists the steps with their changes; a step's page forks the
+// thread with an edited value into a new thread linked to its parent; a
+// run of a slow action is cancelled from its thread's page.
+func TestBrowserThreadView(t *testing.T) {
+	ctx := browser(t)
+	n := newNapper()
+	r := newViewRig(t, n.registry(), "../server/testdata/approval.wf", "testdata/sleepy.wf")
+	id := approvalThread(r, "doc B")
+	page := r.url + "/studio/threads/" + id
+	if err := chromedp.Do(ctx, chromedp.Navigate(page), chromedp.WaitVisible(chromedp.CSS(`form.answer-form`))); err != nil {
+		t.Fatal(err)
+	}
+	if q := text(t, ctx, ".question h2"); q != "review asks: Approve this draft?" {
+		t.Fatalf("question: %q", q)
+	}
+	if w, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('.graph g[data-node=review]').getAttribute('class')`)); err != nil || w != "waiting" {
+		t.Fatalf("review in the graph: %q %v", w, err)
+	}
+	shot(t, ctx, "question")
+	if err := chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS(`#ans-verdict`), "no")); err != nil {
+		t.Fatal(err)
+	}
+	submit(t, ctx, `form.answer-form`)
+	reloadUntil(t, ctx, `document.querySelector('#thread').dataset.status === "interrupted" && document.body.textContent.includes("review.verdict")`)
+	if err := chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS(`#ans-verdict`), "yes")); err != nil {
+		t.Fatal(err)
+	}
+	submit(t, ctx, `form.answer-form`)
+	reloadUntil(t, ctx, `document.querySelector('#thread').dataset.status === "idle"`)
+	if st := text(t, ctx, ".state"); !strings.Contains(st, `"published": "doc B"`) || !strings.Contains(st, `"rounds": 1`) {
+		t.Fatalf("state after the answers: %s", st)
+	}
+	hist := text(t, ctx, "table.steps")
+	for _, want := range []string{"rounds: 0 → 1", `review.verdict: "no" → "yes"`, `publish.published = "doc B"`} {
+		if !strings.Contains(hist, want) {
+			t.Fatalf("history has no %q:\n%s", want, hist)
+		}
+	}
+	shot(t, ctx, "history")
+
+	// The oldest step: fork it with another text.
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`table.steps tr.step:last-child a`)), chromedp.WaitVisible(chromedp.CSS(`form.fork-form`))); err != nil {
+		t.Fatal(err)
+	}
+	shot(t, ctx, "step")
+	if err := chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS(`#val-input_text`), "doc B, again"), chromedp.SetValue(chromedp.CSS(`#val-rounds`), "2")); err != nil {
+		t.Fatal(err)
+	}
+	submit(t, ctx, `form.fork-form`)
+	href, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('a.parent-link').getAttribute('href')`))
+	if err != nil || !strings.HasPrefix(href, "/studio/threads/"+id+"/steps/") {
+		t.Fatalf("the fork's parent link: %q %v", href, err)
+	}
+	if fid, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('#thread').dataset.thread`)); fid == id || fid == "" {
+		t.Fatalf("the fork is thread %q", fid)
+	}
+	if st := text(t, ctx, ".state"); !strings.Contains(st, `"input_text": "doc B, again"`) || !strings.Contains(st, `"rounds": 2`) {
+		t.Fatalf("the fork's state: %s", st)
+	}
+	shot(t, ctx, "fork")
+
+	// Cancel a run of the slow action.
+	_, at := r.startRun("Sleepy", url.Values{"input_text": {"zz"}})
+	n.waitStarted(t)
+	if err := chromedp.Do(ctx, chromedp.Navigate(r.url+at), chromedp.WaitVisible(chromedp.CSS(`form.cancel-form`))); err != nil {
+		t.Fatal(err)
+	}
+	submit(t, ctx, `form.cancel-form`)
+	reloadUntil(t, ctx, `document.querySelector('#thread').dataset.status !== "busy" && !document.querySelector('form.cancel-form')`)
+	_, runs := r.api("GET", "/threads/"+strings.TrimPrefix(at, "/studio/threads/")+"/runs", "")
+	if !strings.Contains(runs, `"status":"interrupted"`) {
+		t.Fatalf("the cancelled run: %s", runs)
+	}
+}
+
+// BenchmarkThreadPage: the page of a thread of 1,000 steps (Loop goes
+// round 1,000 times), read with its history's newest page, its state
+// and its graph.
+func BenchmarkThreadPage(b *testing.B) {
+	r := newViewRig(b, nil, "testdata/loop.wf")
+	do := func(method, path, body string) string {
+		req, _ := http.NewRequest(method, r.url+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := r.c.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer resp.Body.Close()
+		out, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 200 {
+			b.Fatalf("%s %s: %d %s", method, path, resp.StatusCode, out)
+		}
+		return string(out)
+	}
+	var th struct {
+		ID string `json:"thread_id"`
+	}
+	if err := json.Unmarshal([]byte(do("POST", "/threads", `{"metadata":{"graph_id":"Loop"}}`)), &th); err != nil {
+		b.Fatal(err)
+	}
+	if out := do("POST", "/threads/"+th.ID+"/runs/wait", `{"assistant_id":"Loop","input":{"input_text":"tick"}}`); !strings.Contains(out, `"out":"tick"`) {
+		b.Fatalf("the loop: %s", out)
+	}
+	if hist := do("POST", "/threads/"+th.ID+"/history", `{"limit":2000}`); strings.Count(hist, `"checkpoint_id"`) < 2000 {
+		b.Fatalf("the thread has %d checkpoints, want over 1,000", strings.Count(hist, `"checkpoint_id"`)/2)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		page := do("GET", "/studio/threads/"+th.ID, "")
+		if !strings.Contains(page, `class="older"`) || strings.Count(page, `<tr class="step"`) != 100 {
+			b.Fatalf("the page shows %d steps", strings.Count(page, `<tr class="step"`))
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/page")
+}
