@@ -204,6 +204,33 @@ func TestThreadHistory(t *testing.T) {
 	}
 }
 
+// TestHistoryPages: a long thread shows its newest 100 steps, and an
+// "older" link reads on from the oldest shown to the thread's start.
+func TestHistoryPages(t *testing.T) {
+	r := newViewRig(t, nil, "testdata/loop.wf")
+	_, at := r.startRun("Loop", url.Values{"input_text": {"tick"}, "times": {"150"}})
+	id := strings.TrimPrefix(at, "/studio/threads/")
+	r.waitRuns(id)
+	_, page := r.get("/studio/threads/" + id)
+	older := regexp.MustCompile(`<a class="older" href="/studio/threads/[^?"]+\?before=(\d+)">`).FindStringSubmatch(page)
+	if n := strings.Count(page, `<tr class="step"`); n != 100 || older == nil {
+		t.Fatalf("the newest page: %d steps, older link %v", n, older)
+	}
+	links := stepLink.FindAllStringSubmatch(page, -1)
+	if links[len(links)-1][1] != older[1] {
+		t.Fatalf("older reads on from %s; the oldest shown is %s", older[1], links[len(links)-1][1])
+	}
+	_, page2 := r.get("/studio/threads/" + id + "?before=" + older[1])
+	links2 := stepLink.FindAllStringSubmatch(page2, -1)
+	n2 := strings.Count(page2, `<tr class="step"`)
+	if n2 == 0 || n2 >= 100 || strings.Contains(page2, `class="older"`) || links2[0][1] == older[1] || links2[len(links2)-1][1] != "1" {
+		t.Fatalf("the older page: %d steps from %s to %s", n2, links2[0][1], links2[len(links2)-1][1])
+	}
+	if !strings.Contains(page2, `<code class="key">n</code>: <code class="old">`) {
+		t.Fatalf("the older page shows no change of n:\n%s", page2)
+	}
+}
+
 // TestThreadHistoryChanges: a step that changes a value shows the old
 // and the new one; one that writes nothing new says so.
 func TestThreadHistoryChanges(t *testing.T) {
