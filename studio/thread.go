@@ -52,7 +52,7 @@ func (s *Studio) thread(r *http.Request) (string, any, error) {
 		"Values": pretty(th.Values), "Steps": steps, "Older": older, "Before": r.URL.Query().Get("before"),
 		"Busy":       th.Status == "busy",
 		"ForkedFrom": metaString(th.Metadata, "forked_from"), "ForkedAt": metaString(th.Metadata, "forked_at"),
-		"Error": r.URL.Query().Get("error"),
+		"Error": r.URL.Query().Get("error"), "Next": st.Next,
 	}
 	if fp != nil {
 		data["Graph"] = marked(fp.Graph, progress(fp.plan, th.Status, &st), taken(steps, &st))
