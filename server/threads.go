@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -634,6 +635,15 @@ func (s *Server) countThreads(w http.ResponseWriter, r *http.Request) error {
 // copyThread is POST /threads/{id}/copy: a new thread with the same
 // state and metadata.
 func (s *Server) copyThread(w http.ResponseWriter, r *http.Request) error {
+	// weft's extension: {"checkpoint_id": ...} (or a checkpoint, as
+	// history's before) copies the thread as it was at that checkpoint.
+	var b struct {
+		CheckpointID string          `json:"checkpoint_id"`
+		Checkpoint   json.RawMessage `json:"checkpoint"`
+	}
+	if err := decode(r, &b); err != nil {
+		return err
+	}
 	id := r.PathValue("id")
 	ctx := r.Context()
 	thr, ts, err := s.loadThread(ctx, id)
@@ -641,6 +651,20 @@ func (s *Server) copyThread(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	to := uuid.NewString()
+	if cp := cmp.Or(b.CheckpointID, checkpointRef(b.Checkpoint)); cp != "" {
+		seq, err := parseCheckpoint("$.checkpoint_id", cp)
+		if err != nil {
+			return err
+		}
+		if _, _, err := s.checkpoint(ctx, id, seq); err != nil {
+			return err
+		}
+		th := &engine.Threads{Store: s.opts.Store}
+		if _, err := th.Fork(ctx, id, seq, to, &engine.ForkOptions{Meta: thr.Meta}); err != nil {
+			return err
+		}
+		return s.replyThread(w, r, to, http.StatusOK)
+	}
 	if ts == nil || ts.State == nil {
 		if err := s.opts.Store.CreateThread(ctx, &store.Thread{ID: to, Meta: thr.Meta}); err != nil {
 			return err

@@ -98,6 +98,14 @@ func TestThreadLifecycle(t *testing.T) {
 	if string(v2) != string(vals) {
 		t.Fatalf("copy's values %s, want %s", v2, vals)
 	}
+	// weft's extension: a copy at a checkpoint (the run's input, record 1).
+	f.json("POST", "/threads/a1/copy", `{"checkpoint_id":"1"}`, 200, &cp)
+	if v := string(cp["values"]); string(cp["thread_id"]) == `"a1"` || v != `{"input_text":"doc a","rounds":0}` {
+		t.Fatalf("copy at checkpoint 1 = %s, %s", cp["thread_id"], v)
+	}
+	if code, body := f.do("POST", "/threads/a1/copy", `{"checkpoint_id":"99"}`); code != 404 {
+		t.Fatalf("copy at a missing checkpoint: %d %s", code, body)
+	}
 
 	code, _ = f.do("DELETE", "/threads/b2", "")
 	if code != 204 {

@@ -128,6 +128,7 @@ func (s *Studio) routes() {
 	s.mux.Handle("POST "+s.prefix+"threads/{id}/answer", s.authed(http.HandlerFunc(s.answer)))
 	s.mux.Handle("POST "+s.prefix+"threads/{id}/fork", s.authed(http.HandlerFunc(s.fork)))
 	s.mux.Handle("POST "+s.prefix+"threads/{id}/cancel", s.authed(http.HandlerFunc(s.cancel)))
+	s.viewRoutes()
 }
 
 // ServeHTTP serves the studio's pages, assets and API proxy.
@@ -283,4 +284,10 @@ func (s *Studio) login(w http.ResponseWriter, r *http.Request) {
 	}
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: s.session(), Path: s.prefix, HttpOnly: true, SameSite: http.SameSiteStrictMode})
 	http.Redirect(w, r, s.prefix, http.StatusSeeOther)
+}
+
+// routes of the thread view: a step's page, and a new run on a thread.
+func (s *Studio) viewRoutes() {
+	s.mux.Handle("GET "+s.prefix+"threads/{id}/steps/{cp}", s.authed(s.page(s.stepPage)))
+	s.mux.Handle("POST "+s.prefix+"threads/{id}/run", s.authed(http.HandlerFunc(s.runOn)))
 }
