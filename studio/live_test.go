@@ -187,8 +187,14 @@ func nodeIs(name, cls string) string {
 // startLive starts a run of Live from its form in the browser, with input.
 func startLive(t *testing.T, ctx context.Context, r *rig, input string) {
 	t.Helper()
+	startFrom(t, ctx, r, "Live", input)
+}
+
+// startFrom starts a run of workflow wf from its form, with input.
+func startFrom(t *testing.T, ctx context.Context, r *rig, wf, input string) {
+	t.Helper()
 	if err := chromedp.Do(ctx,
-		chromedp.Navigate(r.url+"/studio/workflows/Live"),
+		chromedp.Navigate(r.url+"/studio/workflows/"+wf),
 		chromedp.SendKeys(chromedp.CSS(`#in-input_text`), input),
 		chromedp.Submit(chromedp.CSS(`form.run-form`)),
 		chromedp.WaitVisible(chromedp.CSS(`#live-body`)),
@@ -273,6 +279,23 @@ func TestBrowserLiveFailure(t *testing.T) {
 		t.Fatalf("failed only: %q (%v)", rows, err)
 	}
 	shot(t, ctx, "live-failed")
+}
+
+// TestBrowserLiveWaits: a run that comes to a person's question marks its
+// node waiting, says what it asks, and the thread's status shows
+// interrupted, without a reload.
+func TestBrowserLiveWaits(t *testing.T) {
+	ctx := browser(t)
+	r := newRig(t, "")
+	startFrom(t, ctx, r, "Approval", "doc W")
+	waitJS(t, ctx, "the question", `document.getElementById("live-status").textContent.includes("waits for a person at review: Approve this draft?")`)
+	waitJS(t, ctx, "review waiting", nodeIs("review", "waiting")+` && `+nodeIs("draft", "done"))
+	waitJS(t, ctx, "edge draft->review taken", `!!document.querySelector('.graph path[data-from="draft"][data-to="review"].taken')`)
+	waitJS(t, ctx, "the thread's status", `document.querySelector('h1 .status').textContent === 'interrupted' && document.getElementById('live').dataset.status === 'interrupted'`)
+	if rows, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('#timeline tbody tr')].map(tr => tr.cells[0].textContent + ' ' + tr.cells[4].textContent)`)); err != nil || strings.Join(rows, "|") != "draft done|review waits for a person" {
+		t.Fatalf("timeline: %q (%v)", rows, err)
+	}
+	shot(t, ctx, "live-waiting")
 }
 
 // TestBrowserLiveKeepsUp: write streams 5,000 tokens at 1,000 a second;

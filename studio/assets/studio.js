@@ -211,6 +211,8 @@
 
     function started(p, t, step) {
       if (!p || run.byId.has(p.id)) { return; }
+      // Times are the browser's: when it took the frame (tasks frames
+      // carry none).
       const x = { id: p.id, name: p.name, step: step, start: t, seen: Date.now(), end: null, status: "running", text: "", cut: false, events: [], dropped: 0, notes: [], error: null };
       if (run.t0 === null || t < run.t0) { run.t0 = t; }
       const from = run.lastDone || run.lastStarted;
@@ -276,7 +278,7 @@
         const v = q.value || {};
         if (!v.node) { return; }
         let x = execOf(v.node, null);
-        if (!x || x.status !== "running") { started({ id: "wait:" + q.id, name: v.node }, Date.now(), null); x = execOf(v.node, null); }
+        if (!x || (x.status !== "running" && x.status !== "waiting")) { started({ id: "wait:" + q.id, name: v.node }, Date.now(), null); x = execOf(v.node, null); }
         x.status = "waiting"; x.question = v.question;
         touch(x);
       });
@@ -327,8 +329,8 @@
         document.querySelectorAll('.graph path[data-from="' + CSS.escape(e[0]) + '"][data-to="' + CSS.escape(e[1]) + '"]').forEach(function (p) { p.classList.add("taken"); });
       }
       const now = Date.now();
-      const redrawBars = run.ended || now - run.lastRows >= ROWS_EVERY;
-      run.dirty.forEach(function (x) { drawExec(x, now); });
+      let redrawBars = run.ended || now - run.lastRows >= ROWS_EVERY;
+      run.dirty.forEach(function (x) { if (drawExec(x, now) && run.execs.length <= 500) { redrawBars = true; } });
       run.dirty.clear();
       if (redrawBars) { run.lastRows = now; bars(now); }
       // After every write: keep streaming text scrolled to its end.
@@ -342,7 +344,7 @@
         const tr = document.createElement("tr");
         tr.innerHTML = "<th scope=row></th><td></td><td></td><td></td><td></td><td class=bar-col><span class=bar></span></td>";
         tr.cells[0].textContent = x.name;
-        tr.cells[1].textContent = x.step == null ? "" : x.step;
+        tr.cells[1].textContent = run.execs.indexOf(x) + 1;
         tr.cells[2].textContent = run.t0 === null ? "" : "+" + fmtMs(x.start - run.t0);
         tr.cells[2].title = new Date(x.start).toISOString();
         x.row = tr;
@@ -360,9 +362,12 @@
         x.shownEvents = 0;
         x.shownDropped = 0;
         el.execs.appendChild(li);
+        x.drawn = "new";
       }
       const label = x.status === "running" ? "running" : x.status === "waiting" ? "waits for a person" : x.status;
       const dur = x.end != null ? x.end - x.start : x.status === "running" && !run.ended ? now - x.seen : null;
+      const moved = x.drawn !== x.status;
+      x.drawn = x.status;
       x.row.className = "exec-" + x.status + (x.fellBack ? " exec-fellback" : "");
       x.row.cells[3].textContent = dur == null ? "" : fmtMs(dur) + (x.end == null ? "…" : "");
       x.row.cells[4].textContent = label + (x.fellBack ? " (fell back)" : "") + (x.error ? ": " + x.error : "");
@@ -389,6 +394,7 @@
         x.notesEl.hidden = false;
         x.notesEl.textContent = x.notes.concat(x.question ? ["asks: " + (typeof x.question === "string" ? x.question : JSON.stringify(x.question))] : [], x.error ? ["error: " + x.error] : []).join(" · ");
       }
+      return moved; // a new execution, or one whose status changed: the bars move
     }
 
     function eventItem(d) {
@@ -430,7 +436,8 @@
         cls = "bad";
       } else if (run.waiting && run.waiting.length) {
         const q = run.waiting[0].value || {};
-        text = "Run " + run.id + " waits for a person" + (q.node ? " at " + q.node : "") + (q.question ? ": " + (typeof q.question === "string" ? q.question : JSON.stringify(q.question)) : "") + ".";
+        text = "Run " + run.id + " waits for a person" + (q.node ? " at " + q.node : "") + (q.question ? ": " + (typeof q.question === "string" ? q.question : JSON.stringify(q.question)) : "");
+        if (!/[.?!]$/.test(text)) { text += "."; }
         cls = "waiting";
       } else if (run.ended) {
         text = "Run " + run.id + " ended " + run.status + ".";
