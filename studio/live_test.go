@@ -327,3 +327,31 @@ func TestBrowserLiveKeepsUp(t *testing.T) {
 		t.Fatalf("write's text: %d chars, %q…%q (%v): want the cut's mark and the last token", len(tail), tail[:min(20, len(tail))], tail[max(0, len(tail)-20):], err)
 	}
 }
+
+// TestBrowserLiveFindsTheRun: a thread page opened without ?run= finds
+// the thread's run in progress and follows it to its end.
+func TestBrowserLiveFindsTheRun(t *testing.T) {
+	ctx := browser(t)
+	acts := &liveActs{started: make(chan string, 8), gate: make(chan struct{}), tokens: 3}
+	r := newLiveRig(t, acts)
+	code, _, at := r.post("/studio/workflows/Live/run", url.Values{"input_text": {"doc F"}})
+	if code != 200 || !strings.HasPrefix(at, "/studio/threads/") {
+		t.Fatalf("run form: %d at %s", code, at)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(r.url+at)); err != nil { // the path alone
+		t.Fatal(err)
+	}
+	select {
+	case <-acts.started:
+	case <-time.After(15 * time.Second):
+		t.Fatal("plan never started")
+	}
+	waitJS(t, ctx, "plan current", nodeIs("plan", "current"))
+	go func() {
+		for range 4 {
+			acts.gate <- struct{}{}
+		}
+	}()
+	waitJS(t, ctx, "the run's end", `document.getElementById("live-status").textContent.includes("ended success")`)
+	waitJS(t, ctx, "report done", nodeIs("report", "done"))
+}
