@@ -78,6 +78,9 @@ func (a *liveActs) registry() *engine.Registry {
 		if err := wait(ctx, c); err != nil {
 			return err
 		}
+		if strings.Contains(c.Inputs[0].Text(), "cache") {
+			c.Notice(engine.NoticeFallback, "the search index was down: answered from the cache")
+		}
 		if strings.Contains(c.Inputs[0].Text(), "fail") {
 			return fmt.Errorf("lookup: the search service said no")
 		}
@@ -329,12 +332,13 @@ func TestBrowserLiveKeepsUp(t *testing.T) {
 }
 
 // TestBrowserLiveFindsTheRun: a thread page opened without ?run= finds
-// the thread's run in progress and follows it to its end.
+// the thread's run in progress and follows it to its end; lookup's
+// fallback shows in the timeline and under its execution.
 func TestBrowserLiveFindsTheRun(t *testing.T) {
 	ctx := browser(t)
 	acts := &liveActs{started: make(chan string, 8), gate: make(chan struct{}), tokens: 3}
 	r := newLiveRig(t, acts)
-	code, _, at := r.post("/studio/workflows/Live/run", url.Values{"input_text": {"doc F"}})
+	code, _, at := r.post("/studio/workflows/Live/run", url.Values{"input_text": {"doc F cache"}})
 	if code != 200 || !strings.HasPrefix(at, "/studio/threads/") {
 		t.Fatalf("run form: %d at %s", code, at)
 	}
@@ -354,4 +358,6 @@ func TestBrowserLiveFindsTheRun(t *testing.T) {
 	}()
 	waitJS(t, ctx, "the run's end", `document.getElementById("live-status").textContent.includes("ended success")`)
 	waitJS(t, ctx, "report done", nodeIs("report", "done"))
+	waitJS(t, ctx, "lookup's fallback", `[...document.querySelectorAll('#timeline tbody tr.exec-fellback')].map(tr => tr.cells[0].textContent + ': ' + tr.cells[4].textContent).join() === 'lookup: done (fell back)' && document.querySelector('#live-nodes .exec:nth-child(3) .notes').textContent === 'fell back: the search index was down: answered from the cache'`)
+	shot(t, ctx, "live-fallback")
 }
