@@ -166,12 +166,18 @@ func (s *Studio) startRun(w http.ResponseWriter, r *http.Request) {
 	var run struct {
 		ID string `json:"run_id"`
 	}
-	if err := s.get(r.Context(), "POST", "/threads/"+thread.ID+"/runs", map[string]any{"assistant_id": fp.ID, "input": input}, &run); err != nil {
+	if err := s.get(r.Context(), "POST", "/threads/"+thread.ID+"/runs", map[string]any{"assistant_id": fp.ID, "input": input, "stream_mode": liveModes}, &run); err != nil {
 		s.fail(w, r, err)
 		return
 	}
 	http.Redirect(w, r, s.prefix+"threads/"+thread.ID+"?run="+run.ID, http.StatusSeeOther)
 }
+
+// liveModes are the stream modes of the runs the studio starts: what the
+// thread page's live view reads (studio.js). Not debug nor checkpoints:
+// with them a task's start waits for its step's checkpoint, sent when
+// the step ends.
+var liveModes = []string{"values", "updates", "messages-tuple", "custom", "tasks"}
 
 // fail answers a request whose work failed with the error page.
 func (s *Studio) fail(w http.ResponseWriter, r *http.Request, err error) {
