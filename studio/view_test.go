@@ -372,22 +372,9 @@ func submit(t *testing.T, ctx context.Context, sel string) {
 	if err := chromedp.Do(ctx, chromedp.Submit(chromedp.CSS(sel))); err != nil {
 		t.Fatalf("submit %s: %v", sel, err)
 	}
-	waitJS(t, ctx, `window.weftOld === undefined && document.readyState === "complete"`)
+	waitJS(t, ctx, "the page", `window.weftOld === undefined && document.readyState === "complete"`)
 }
 
-// waitJS waits until js is true in the page.
-func waitJS(t *testing.T, ctx context.Context, js string) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](js))
-		if err == nil && ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("never true: %s (%v)", js, err)
-		}
-	}
-}
 
 // reloadUntil reloads the page until js is true in it.
 func reloadUntil(t *testing.T, ctx context.Context, js string) {
