@@ -375,7 +375,6 @@ func submit(t *testing.T, ctx context.Context, sel string) {
 	waitJS(t, ctx, "the page", `window.weftOld === undefined && document.readyState === "complete"`)
 }
 
-
 // reloadUntil reloads the page until js is true in it.
 func reloadUntil(t *testing.T, ctx context.Context, js string) {
 	t.Helper()
