@@ -3,6 +3,7 @@ package studio
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -25,6 +26,7 @@ type threadFilter struct {
 	Meta     string // "key=value", or ""
 	Q        string // a whole thread id, or ""
 	Offset   int
+	Count    bool // count the threads (POST /threads/count)
 }
 
 // filterOf reads the list's filter from a request's query; a bad value is
@@ -35,6 +37,7 @@ func filterOf(q url.Values) (threadFilter, error) {
 		Workflow: strings.TrimSpace(q.Get("workflow")),
 		Meta:     strings.TrimSpace(q.Get("meta")),
 		Q:        strings.TrimSpace(q.Get("q")),
+		Count:    q.Get("count") != "",
 	}
 	if o := q.Get("offset"); o != "" {
 		n, err := strconv.Atoi(o)
@@ -123,6 +126,14 @@ type listThread struct {
 	} `json:"interrupts"`
 }
 
+// withParam adds a query parameter (k=v, encoded) to a URL.
+func withParam(u, kv string) string {
+	if strings.Contains(u, "?") {
+		return u + "&" + kv
+	}
+	return u + "?" + kv
+}
+
 // threadRow is a thread as a row of the list.
 type threadRow struct {
 	ID       string
@@ -143,7 +154,9 @@ type threadsPage struct {
 	Rows     []threadRow
 	Error    string
 	From, To int
-	Total    int // -1: not counted
+	Total    int    // -1: not counted
+	Counted  string // when Total was counted on request
+	CountURL string // the URL that counts the threads
 	Prev     string
 	Next     string
 	Live     string // the URL the list's script re-fetches
@@ -166,31 +179,40 @@ func (s *Studio) threads(r *http.Request) (string, any, error) {
 		p.Error = err.Error()
 		return "threads", p, nil
 	}
-	// One more than a page says whether a next page exists.
-	body["limit"], body["offset"] = pageSize+1, f.Offset
 	var list []listThread
-	if err := s.get(r.Context(), "POST", "/threads/search", body, &list); err != nil {
+	if f.Q != "" {
+		// One id: read that thread (the API's ids filter would list every
+		// thread to find it), then check the other filters here.
+		list, err = s.byID(r, f, body)
+	} else {
+		// One more than a page says whether a next page exists.
+		body["limit"], body["offset"] = pageSize+1, f.Offset
+		err = s.get(r.Context(), "POST", "/threads/search", body, &list)
+		delete(body, "limit")
+		delete(body, "offset")
+	}
+	if err != nil {
 		return "", nil, err
 	}
 	more := len(list) > pageSize
 	if more {
 		list = list[:pageSize]
 	}
-	delete(body, "limit")
-	delete(body, "offset")
-	// The total: POST /threads/count, when the page does not already say
-	// it (a first page that is not full is all there is).
+	// The total: known when the page is the last; else counted only when
+	// asked (?count=1, not by the live refresh): POST /threads/count
+	// lists every thread the filter selects, and with a status reads
+	// each one's state, too slow at 10,000 threads to do every 2 s.
 	switch {
-	case f.Offset == 0 && !more:
-		p.Total = len(list)
-	case f.Status == "":
-		// Counting with a status reads each thread's state (the status
-		// is not in the store's row): at 10,000 threads that is too slow
-		// for a page that refreshes itself every 2 s; without, it is a
-		// listing of rows.
+	case !more && (len(list) > 0 || f.Offset == 0):
+		p.Total = f.Offset + len(list)
+	case f.Count && r.URL.Query().Get("partial") == "":
 		if err := s.get(r.Context(), "POST", "/threads/count", body, &p.Total); err != nil {
 			return "", nil, err
 		}
+		p.Counted = time.Now().Format("15:04:05")
+	}
+	if p.Total < 0 || p.Counted != "" {
+		p.CountURL = withParam(s.link(f, f.Offset), "count=1")
 	}
 	now := time.Now()
 	for _, th := range list {
@@ -205,13 +227,7 @@ func (s *Studio) threads(r *http.Request) (string, any, error) {
 	if more {
 		p.Next = s.link(f, f.Offset+pageSize)
 	}
-	live := s.link(f, f.Offset)
-	if strings.Contains(live, "?") {
-		live += "&partial=1"
-	} else {
-		live += "?partial=1"
-	}
-	p.Live = live
+	p.Live = withParam(s.link(f, f.Offset), "partial=1")
 	return "threads", p, nil
 }
 
@@ -281,4 +297,30 @@ func (s *Studio) threadsList(w http.ResponseWriter, r *http.Request) {
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Content-Type-Options", "nosniff")
 	_, _ = w.Write(buf.Bytes())
+}
+
+// byID is the thread f.Q names, if the rest of the filter (the search
+// body) selects it: a list of one or none.
+func (s *Studio) byID(r *http.Request, f threadFilter, body map[string]any) ([]listThread, error) {
+	var th listThread
+	err := s.get(r.Context(), "GET", "/threads/"+url.PathEscape(f.Q), nil, &th)
+	var he *httpError
+	if errors.As(err, &he) && he.status == http.StatusNotFound {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if f.Offset > 0 || f.Status != "" && th.Status != f.Status {
+		return nil, nil
+	}
+	meta, _ := body["metadata"].(map[string]any)
+	for k, want := range meta {
+		a, _ := json.Marshal(want)
+		b, _ := json.Marshal(th.Metadata[k])
+		if _, ok := th.Metadata[k]; !ok || string(a) != string(b) {
+			return nil, nil
+		}
+	}
+	return []listThread{th}, nil
 }

@@ -6,12 +6,21 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/weftlang/weft/server"
+	"github.com/weftlang/weft/service"
+	"github.com/weftlang/weft/store"
+	"github.com/weftlang/weft/store/memory"
+	"github.com/weftlang/weft/store/sqlite"
+	"github.com/weftlang/weft/studio"
 )
 
 // api calls the API the rig serves beside the studio and decodes its
@@ -163,20 +172,33 @@ func TestThreadsListPages(t *testing.T) {
 	if len(ids) != 50 || ids[0] != "p119" || ids[49] != "p070" {
 		t.Fatalf("page 1: %v", ids)
 	}
-	if !strings.Contains(page, "Threads 1–50 of 120") || strings.Contains(page, `rel="prev"`) ||
-		!strings.Contains(page, `<a href="/studio/threads?meta=batch%3Db&amp;offset=50" rel="next">`) {
+	if !strings.Contains(page, "Threads 1–50</p>") || strings.Contains(page, `rel="prev"`) ||
+		!strings.Contains(page, `<a href="/studio/threads?meta=batch%3Db&amp;offset=50" rel="next">`) ||
+		!strings.Contains(page, `<a href="/studio/threads?meta=batch%3Db&amp;count=1">Count them</a>`) {
 		t.Fatalf("page 1's count and links:\n%s", page)
 	}
 	page, ids = r.list("?meta=batch%3Db&offset=50")
-	if len(ids) != 50 || ids[0] != "p069" || !strings.Contains(page, "Threads 51–100 of 120") ||
+	if len(ids) != 50 || ids[0] != "p069" || !strings.Contains(page, "Threads 51–100</p>") ||
 		!strings.Contains(page, `<a href="/studio/threads?meta=batch%3Db" rel="prev">`) ||
 		!strings.Contains(page, `<a href="/studio/threads?meta=batch%3Db&amp;offset=100" rel="next">`) {
 		t.Fatalf("page 2: %v\n%s", ids, page)
 	}
+	// The last page knows the total.
 	page, ids = r.list("?meta=batch%3Db&offset=100")
 	if len(ids) != 20 || ids[19] != "p000" || !strings.Contains(page, "Threads 101–120 of 120") ||
-		strings.Contains(page, `rel="next"`) || !strings.Contains(page, `offset=50" rel="prev"`) {
+		strings.Contains(page, `rel="next"`) || !strings.Contains(page, `offset=50" rel="prev"`) || strings.Contains(page, "Count them") {
 		t.Fatalf("page 3: %v\n%s", ids, page)
+	}
+	// Counted when asked (POST /threads/count), not by the live list.
+	r.newThread("other", `{}`)
+	if page, _ = r.list("?meta=batch%3Db&count=1"); !strings.Contains(page, `<p id="threads-total">120 threads match (counted at `) {
+		t.Fatalf("counted:\n%s", page)
+	}
+	if page, _ = r.list("?count=1"); !strings.Contains(page, `121 threads match`) {
+		t.Fatalf("all counted:\n%s", page)
+	}
+	if _, frag := r.get("/studio/threads?count=1&partial=1"); strings.Contains(frag, "121") {
+		t.Fatalf("the live list counts:\n%s", frag)
 	}
 	// With a status the API is not asked to count (it would read every
 	// thread's state): the pages say from and to, and Next comes when a
@@ -275,4 +297,110 @@ func TestBrowserThreads(t *testing.T) {
 		t.Fatal(err)
 	}
 	shot(t, ctx, "threads")
+}
+
+// BenchmarkThreadsList times the threads page, server side (the studio
+// and the API in-process, no network), over 10,000 threads in the memory
+// store and in SQLite: 10,000 made through the store (idle, without runs;
+// half of them with graph_id Approval, each with a user of 100) and 10
+// more with a run waiting for a person.
+//
+//	go test -run '^$' -bench ThreadsList -benchtime 20x ./studio
+func BenchmarkThreadsList(b *testing.B) {
+	const n = 10_000
+	for _, kind := range []string{"memory", "sqlite"} {
+		b.Run(kind, func(b *testing.B) {
+			ctx := context.Background()
+			var st store.Store
+			if kind == "memory" {
+				st = memory.New()
+			} else {
+				sq, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "weft.db"))
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.Cleanup(func() { sq.Close() })
+				st = sq
+			}
+			h := benchStudio(b, st)
+			start := time.Now()
+			for i := range n {
+				meta := map[string]string{"user": fmt.Sprintf(`"u%d"`, i%100)}
+				if i%2 == 0 {
+					meta["graph_id"] = `"Approval"`
+				}
+				if err := st.CreateThread(ctx, &store.Thread{ID: fmt.Sprintf("t%05d", i), Meta: meta}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			for i := range 10 {
+				id := fmt.Sprintf("w%02d", i)
+				if c, body := benchCall(h, "POST", "/threads", `{"thread_id":"`+id+`"}`); c != 200 {
+					b.Fatal(body)
+				}
+				if c, body := benchCall(h, "POST", "/threads/"+id+"/runs/wait", `{"assistant_id":"Approval","input":{"input_text":"doc"}}`); c != 200 {
+					b.Fatal(body)
+				}
+			}
+			b.Logf("%s: %d threads made in %v", kind, n+10, time.Since(start).Round(time.Millisecond))
+			for _, q := range []string{
+				"",                          // page 1, counted
+				"?offset=5000",              // page 101
+				"?status=interrupted",       // the 10 waiting
+				"?status=idle&offset=5000",  // a status far in
+				"?workflow=Approval",        // metadata, counted
+				"?meta=user%3Du7&offset=50", // metadata, page 2
+				"?q=t04321",                 // one id
+				"?partial=1",                // what threads.js fetches
+				"?count=1",                  // counted on request
+			} {
+				b.Run(q, func(b *testing.B) {
+					if c, body := benchCall(h, "GET", "/studio/threads"+q, ""); c != 200 || !strings.Contains(body, "data-thread=") {
+						b.Fatalf("%d\n%s", c, body)
+					}
+					for b.Loop() {
+						benchCall(h, "GET", "/studio/threads"+q, "")
+					}
+				})
+			}
+		})
+	}
+}
+
+// benchStudio serves Approval over st: the API at /, the studio at
+// /studio/.
+func benchStudio(b *testing.B, st store.Store) http.Handler {
+	ctx := context.Background()
+	svc, err := service.New(service.Options{Store: st})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { svc.Close() })
+	wf, err := svc.Open(ctx, service.Source{Name: "../server/testdata/approval.wf"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	as := []server.Assistant{{Workflow: wf}}
+	srv, err := server.New(server.Options{Service: svc, Store: st, Assistants: as})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { srv.Close(context.Background()) })
+	sd, err := studio.New(studio.Options{API: srv.Handler(), Assistants: as})
+	if err != nil {
+		b.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/", srv.Handler())
+	mux.Handle(sd.Prefix(), sd)
+	return mux
+}
+
+// benchCall serves one request in-process: the status and the body.
+func benchCall(h http.Handler, method, path, body string) (int, string) {
+	req := httptest.NewRequest(method, path, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec.Code, rec.Body.String()
 }
