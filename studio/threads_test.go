@@ -281,7 +281,7 @@ func TestBrowserThreads(t *testing.T) {
 	r.newThread("newcomer", `{"team":"dev"}`)
 	r.api("POST", "/threads/newcomer/runs", `{"assistant_id":"Approval","input":{"input_text":"doc N"}}`, nil)
 	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`tr[data-thread="newcomer"] .status-interrupted`))); err != nil {
-		t.Fatal(err)
+		t.Fatalf("the new thread, waiting, never showed in the list without a reload: %v", err)
 	}
 	if same, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.notReloaded === true`)); err != nil || !same {
 		t.Fatalf("the page reloaded (%v)", err)
