@@ -297,6 +297,29 @@ func TestBrowserThreads(t *testing.T) {
 		t.Fatal(err)
 	}
 	shot(t, ctx, "threads")
+	// More than a page: Next, and the total on request.
+	for i := range 60 {
+		r.newThread(fmt.Sprintf("bulk-%02d", i), `{"team":"bulk"}`)
+	}
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(r.url+"/studio/threads"),
+		chromedp.Click(chromedp.CSS(`#threads-total a`)),
+	); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		got, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(document.getElementById('threads-total') || {}).textContent || ''`))
+		if err == nil && strings.Contains(got, "63 threads match") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the total: %q (%v)", got, err)
+		}
+	}
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`a[rel="next"]`))); err != nil {
+		t.Fatal(err)
+	}
+	shot(t, ctx, "threads-pages")
 }
 
 // BenchmarkThreadsList times the threads page, server side (the studio
