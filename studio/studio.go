@@ -123,7 +123,7 @@ func (s *Studio) routes() {
 	s.mux.Handle("GET "+s.prefix+"{$}", s.authed(s.page(s.home)))
 	s.mux.Handle("GET "+s.prefix+"workflows/{name}", s.authed(s.page(s.workflow)))
 	s.mux.Handle("POST "+s.prefix+"workflows/{name}/run", s.authed(http.HandlerFunc(s.startRun)))
-	s.mux.Handle("GET "+s.prefix+"threads", s.authed(s.page(s.threads)))
+	s.mux.Handle("GET "+s.prefix+"threads", s.authed(http.HandlerFunc(s.threadsList)))
 	s.mux.Handle("GET "+s.prefix+"threads/{id}", s.authed(s.page(s.thread)))
 	s.mux.Handle("POST "+s.prefix+"threads/{id}/answer", s.authed(http.HandlerFunc(s.answer)))
 	s.mux.Handle("POST "+s.prefix+"threads/{id}/fork", s.authed(http.HandlerFunc(s.fork)))

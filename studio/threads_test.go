@@ -1,0 +1,429 @@
+package studio_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/weftlang/weft/server"
+	"github.com/weftlang/weft/service"
+	"github.com/weftlang/weft/store"
+	"github.com/weftlang/weft/store/memory"
+	"github.com/weftlang/weft/store/sqlite"
+	"github.com/weftlang/weft/studio"
+)
+
+// api calls the API the rig serves beside the studio and decodes its
+// JSON answer into v (when v is not nil); a status other than 200 fails.
+func (r *rig) api(method, path, body string, v any) {
+	r.t.Helper()
+	req, err := http.NewRequest(method, r.url+path, strings.NewReader(body))
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := r.c.Do(req)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 {
+		r.t.Fatalf("%s %s: %d %s", method, path, resp.StatusCode, b)
+	}
+	if v != nil {
+		if err := json.Unmarshal(b, v); err != nil {
+			r.t.Fatalf("%s %s: %v in %s", method, path, err, b)
+		}
+	}
+}
+
+// newThread makes a thread with metadata (JSON) through the API.
+func (r *rig) newThread(id, meta string) {
+	r.t.Helper()
+	r.api("POST", "/threads", fmt.Sprintf(`{"thread_id":%q,"metadata":%s}`, id, meta), nil)
+}
+
+// waitStatus waits until the API says thread id has status.
+func (r *rig) waitStatus(id, status string) {
+	r.t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		var th struct {
+			Status string `json:"status"`
+		}
+		r.api("GET", "/threads/"+id, "", &th)
+		if th.Status == status {
+			return
+		}
+		if time.Now().After(deadline) {
+			r.t.Fatalf("thread %s: %s, want %s", id, th.Status, status)
+		}
+	}
+}
+
+var rowRE = regexp.MustCompile(`<tr data-thread="([^"]+)">`)
+
+// rows are the ids of the threads a list shows, in order.
+func rows(html string) []string {
+	var ids []string
+	for _, m := range rowRE.FindAllStringSubmatch(html, -1) {
+		ids = append(ids, m[1])
+	}
+	return ids
+}
+
+// list gets the threads list at query and returns its HTML and rows.
+func (r *rig) list(query string) (string, []string) {
+	r.t.Helper()
+	code, body := r.get("/studio/threads" + query)
+	if code != 200 {
+		r.t.Fatalf("threads%s: %d\n%s", query, code, body)
+	}
+	return body, rows(body)
+}
+
+func TestThreadsListFilters(t *testing.T) {
+	r := newRig(t, "")
+	r.newThread("t-ops", `{"team":"ops","n":3}`)
+	r.newThread("t-dev", `{"team":"dev","graph_id":"Elsewhere"}`)
+	r.newThread("t-run", `{"team":"ops"}`)
+	r.api("POST", "/threads/t-run/runs", `{"assistant_id":"Approval","input":{"input_text":"doc"}}`, nil)
+	r.waitStatus("t-run", "interrupted")
+
+	page, ids := r.list("")
+	if fmt.Sprint(ids) != "[t-run t-dev t-ops]" {
+		t.Fatalf("all threads, newest update first: %v\n%s", ids, page)
+	}
+	for _, want := range []string{
+		`<a href="/studio/threads/t-run"><code>t-run</code></a>`,
+		`<a href="/studio/workflows/Approval">Approval</a>`, // a served workflow links to its page
+		`<td>Elsewhere</td>`, // one not served does not
+		`<span class="status status-interrupted">interrupted</span> <span class="awaits">awaits a person at <code>review</code></span>`,
+		`<span class="status status-idle">idle</span>`,
+		`title="20`, // the absolute time, in a title
+		`just now</time>`,
+		`Threads 1–3 of 3</p>`,
+		`<option value="Approval">Approval</option>`,
+		`<script src="/studio/assets/threads.js" defer></script>`,
+		`data-url="/studio/threads?partial=1"`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Fatalf("no %s in\n%s", want, page)
+		}
+	}
+	for q, want := range map[string]string{
+		"?status=interrupted":                "[t-run]",
+		"?status=idle":                       "[t-dev t-ops]",
+		"?status=error":                      "[]",
+		"?workflow=Approval":                 "[t-run]",
+		"?meta=team%3Dops":                   "[t-run t-ops]",
+		"?meta=n%3D3":                        "[t-ops]",             // 3 as JSON: the number
+		"?meta=n%3D%223%22":                  "[]",                  // "3": the text
+		"?meta=team%3Dops&status=idle":       "[t-ops]",             // filters combine
+		"?q=t-dev":                           "[t-dev]",             // the whole id
+		"?q=t-":                              "[]",                  // not a part of it
+		"?workflow=Approval&meta=team%3Ddev": "[]",                  // workflow and metadata both
+		"?status=&workflow=&meta=&q=":        "[t-run t-dev t-ops]", // the empty form
+	} {
+		page, ids := r.list(q)
+		if fmt.Sprint(ids) != want {
+			t.Errorf("threads%s: %v, want %s", q, ids, want)
+		}
+		if want == "[]" && !strings.Contains(page, "No thread matches.") {
+			t.Errorf("threads%s: no empty list's message", q)
+		}
+	}
+	// The form keeps what it filters by.
+	page, _ = r.list("?status=idle&workflow=Approval&meta=team%3Dops&q=x")
+	for _, want := range []string{`<option value="idle" selected>`, `<option value="Approval" selected>`, `value="team=ops"`, `value="x"`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the form does not keep %s", want)
+		}
+	}
+	// A bad filter is said, not a failure.
+	for q, want := range map[string]string{
+		"?status=sleepy": `status &#34;sleepy&#34;: want idle, busy, interrupted or error`,
+		"?meta=nokey":    `metadata &#34;nokey&#34;: want key=value`,
+		"?offset=-1":     `offset &#34;-1&#34;`,
+	} {
+		page, ids := r.list(q)
+		if len(ids) != 0 || !strings.Contains(page, `<p class="error" role="alert">`+want) {
+			t.Errorf("threads%s: %v; want the error %s in\n%s", q, ids, want, page)
+		}
+	}
+}
+
+func TestThreadsListPages(t *testing.T) {
+	r := newRig(t, "")
+	for i := range 120 {
+		r.newThread(fmt.Sprintf("p%03d", i), `{"batch":"b"}`)
+	}
+	page, ids := r.list("?meta=batch%3Db")
+	if len(ids) != 50 || ids[0] != "p119" || ids[49] != "p070" {
+		t.Fatalf("page 1: %v", ids)
+	}
+	if !strings.Contains(page, "Threads 1–50</p>") || strings.Contains(page, `rel="prev"`) ||
+		!strings.Contains(page, `<a href="/studio/threads?meta=batch%3Db&amp;offset=50" rel="next">`) ||
+		!strings.Contains(page, `<a href="/studio/threads?meta=batch%3Db&amp;count=1">Count them</a>`) {
+		t.Fatalf("page 1's count and links:\n%s", page)
+	}
+	page, ids = r.list("?meta=batch%3Db&offset=50")
+	if len(ids) != 50 || ids[0] != "p069" || !strings.Contains(page, "Threads 51–100</p>") ||
+		!strings.Contains(page, `<a href="/studio/threads?meta=batch%3Db" rel="prev">`) ||
+		!strings.Contains(page, `<a href="/studio/threads?meta=batch%3Db&amp;offset=100" rel="next">`) {
+		t.Fatalf("page 2: %v\n%s", ids, page)
+	}
+	// The last page knows the total.
+	page, ids = r.list("?meta=batch%3Db&offset=100")
+	if len(ids) != 20 || ids[19] != "p000" || !strings.Contains(page, "Threads 101–120 of 120") ||
+		strings.Contains(page, `rel="next"`) || !strings.Contains(page, `offset=50" rel="prev"`) || strings.Contains(page, "Count them") {
+		t.Fatalf("page 3: %v\n%s", ids, page)
+	}
+	// Counted when asked (POST /threads/count), not by the live list.
+	r.newThread("other", `{}`)
+	if page, _ = r.list("?meta=batch%3Db&count=1"); !strings.Contains(page, `<p id="threads-total">120 threads match (counted at `) {
+		t.Fatalf("counted:\n%s", page)
+	}
+	if page, _ = r.list("?count=1"); !strings.Contains(page, `121 threads match`) {
+		t.Fatalf("all counted:\n%s", page)
+	}
+	if _, frag := r.get("/studio/threads?count=1&partial=1"); strings.Contains(frag, "121") {
+		t.Fatalf("the live list counts:\n%s", frag)
+	}
+	// With a status the API is not asked to count (it would read every
+	// thread's state): the pages say from and to, and Next comes when a
+	// page is full.
+	page, ids = r.list("?status=idle")
+	if len(ids) != 50 || !strings.Contains(page, "Threads 1–50</p>") || !strings.Contains(page, `offset=50&amp;status=idle" rel="next"`) {
+		t.Fatalf("idle, page 1: %v\n%s", ids, page)
+	}
+	if _, ids = r.list("?status=idle&offset=150"); len(ids) != 0 {
+		t.Fatalf("past the end: %v", ids)
+	}
+}
+
+func TestThreadsListPartial(t *testing.T) {
+	r := newRig(t, "")
+	r.newThread("first", `{}`)
+	code, frag := r.get("/studio/threads?partial=1")
+	if code != 200 || strings.Contains(frag, "<html") || strings.Contains(frag, "<form") || fmt.Sprint(rows(frag)) != "[first]" {
+		t.Fatalf("the list alone: %d\n%s", code, frag)
+	}
+	// A new thread, and a status that changes, show on the next fetch.
+	r.newThread("second", `{"graph_id":"Approval"}`)
+	r.api("POST", "/threads/first/runs", `{"assistant_id":"Approval","input":{"input_text":"doc"}}`, nil)
+	r.waitStatus("first", "interrupted")
+	_, frag = r.get("/studio/threads?partial=1")
+	if fmt.Sprint(rows(frag)) != "[first second]" || !strings.Contains(frag, "status-interrupted") {
+		t.Fatalf("the next fetch: %v\n%s", rows(frag), frag)
+	}
+	// The fragment keeps the filters.
+	if _, frag = r.get("/studio/threads?status=idle&partial=1"); fmt.Sprint(rows(frag)) != "[second]" {
+		t.Fatalf("idle: %v", rows(frag))
+	}
+	if code, frag = r.get("/studio/threads?status=nope&partial=1"); code != 200 || !strings.Contains(frag, `role="alert"`) {
+		t.Fatalf("a bad filter, the list alone: %d %s", code, frag)
+	}
+}
+
+// TestBrowserThreads: in chromium, the threads list filters by status
+// through its form, and follows the threads live: a run started through
+// the API shows as a new row that comes to wait for a person, without a
+// reload.
+func TestBrowserThreads(t *testing.T) {
+	ctx, cancel := context.WithTimeout(browser(t), 60*time.Second)
+	defer cancel()
+	r := newRig(t, "")
+	r.newThread("quiet", `{"team":"ops"}`)
+	r.newThread("asker", `{"team":"ops"}`)
+	r.api("POST", "/threads/asker/runs", `{"assistant_id":"Approval","input":{"input_text":"doc A"}}`, nil)
+	r.waitStatus("asker", "interrupted")
+	if err := chromedp.Do(ctx, chromedp.Navigate(r.url+"/studio/threads")); err != nil {
+		t.Fatal(err)
+	}
+	if got := text(t, ctx, "#thread-list"); !strings.Contains(got, "quiet") || !strings.Contains(got, "asker") {
+		t.Fatalf("the list: %q", got)
+	}
+	// Filter by status through the form.
+	if err := chromedp.Do(ctx,
+		chromedp.SetValue(chromedp.CSS(`#f-status`), "interrupted"),
+		chromedp.Submit(chromedp.CSS(`form.filters`)),
+	); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		loc, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.readyState === 'complete' ? location.search : ''`))
+		if err == nil && strings.Contains(loc, "status=interrupted") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after the form: at %q (%v)", loc, err)
+		}
+	}
+	if got := text(t, ctx, "#thread-list"); strings.Contains(got, "quiet") || !strings.Contains(got, "awaits a person at review") {
+		t.Fatalf("interrupted only: %q", got)
+	}
+	// Live: a marker on the page says it is not reloaded; a new run's
+	// thread comes into the interrupted list.
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.notReloaded = true`)); err != nil {
+		t.Fatal(err)
+	}
+	r.newThread("newcomer", `{"team":"dev"}`)
+	r.api("POST", "/threads/newcomer/runs", `{"assistant_id":"Approval","input":{"input_text":"doc N"}}`, nil)
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`tr[data-thread="newcomer"] .status-interrupted`))); err != nil {
+		t.Fatalf("the new thread, waiting, never showed in the list without a reload: %v", err)
+	}
+	if same, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.notReloaded === true`)); err != nil || !same {
+		t.Fatalf("the page reloaded (%v)", err)
+	}
+	if got := text(t, ctx, "#threads-live"); !strings.Contains(got, "Live: updated every 2 s") {
+		t.Fatalf("the live note: %q", got)
+	}
+	// And with no filter, the idle thread next to them.
+	if err := chromedp.Do(ctx, chromedp.Navigate(r.url+"/studio/threads")); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`tr[data-thread="quiet"]`))); err != nil {
+		t.Fatal(err)
+	}
+	shot(t, ctx, "threads")
+	// More than a page: Next, and the total on request.
+	for i := range 60 {
+		r.newThread(fmt.Sprintf("bulk-%02d", i), `{"team":"bulk"}`)
+	}
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(r.url+"/studio/threads"),
+		chromedp.Click(chromedp.CSS(`#threads-total a`)),
+	); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		got, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(document.getElementById('threads-total') || {}).textContent || ''`))
+		if err == nil && strings.Contains(got, "63 threads match") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the total: %q (%v)", got, err)
+		}
+	}
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`a[rel="next"]`))); err != nil {
+		t.Fatal(err)
+	}
+	shot(t, ctx, "threads-pages")
+}
+
+// BenchmarkThreadsList times the threads page, server side (the studio
+// and the API in-process, no network), over 10,000 threads in the memory
+// store and in SQLite: 10,000 made through the store (idle, without runs;
+// half of them with graph_id Approval, each with a user of 100) and 10
+// more with a run waiting for a person.
+//
+//	go test -run '^$' -bench ThreadsList -benchtime 20x ./studio
+func BenchmarkThreadsList(b *testing.B) {
+	const n = 10_000
+	for _, kind := range []string{"memory", "sqlite"} {
+		b.Run(kind, func(b *testing.B) {
+			ctx := context.Background()
+			var st store.Store
+			if kind == "memory" {
+				st = memory.New()
+			} else {
+				sq, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "weft.db"))
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.Cleanup(func() { sq.Close() })
+				st = sq
+			}
+			h := benchStudio(b, st)
+			start := time.Now()
+			for i := range n {
+				meta := map[string]string{"user": fmt.Sprintf(`"u%d"`, i%100)}
+				if i%2 == 0 {
+					meta["graph_id"] = `"Approval"`
+				}
+				if err := st.CreateThread(ctx, &store.Thread{ID: fmt.Sprintf("t%05d", i), Meta: meta}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			for i := range 10 {
+				id := fmt.Sprintf("w%02d", i)
+				if c, body := benchCall(h, "POST", "/threads", `{"thread_id":"`+id+`"}`); c != 200 {
+					b.Fatal(body)
+				}
+				if c, body := benchCall(h, "POST", "/threads/"+id+"/runs/wait", `{"assistant_id":"Approval","input":{"input_text":"doc"}}`); c != 200 {
+					b.Fatal(body)
+				}
+			}
+			b.Logf("%s: %d threads made in %v", kind, n+10, time.Since(start).Round(time.Millisecond))
+			for _, q := range []string{
+				"",                          // page 1, counted
+				"?offset=5000",              // page 101
+				"?status=interrupted",       // the 10 waiting
+				"?status=idle&offset=5000",  // a status far in
+				"?workflow=Approval",        // metadata, counted
+				"?meta=user%3Du7&offset=50", // metadata, page 2
+				"?q=t04321",                 // one id
+				"?partial=1",                // what threads.js fetches
+				"?count=1",                  // counted on request
+			} {
+				b.Run(q, func(b *testing.B) {
+					if c, body := benchCall(h, "GET", "/studio/threads"+q, ""); c != 200 || !strings.Contains(body, "data-thread=") {
+						b.Fatalf("%d\n%s", c, body)
+					}
+					for b.Loop() {
+						benchCall(h, "GET", "/studio/threads"+q, "")
+					}
+				})
+			}
+		})
+	}
+}
+
+// benchStudio serves Approval over st: the API at /, the studio at
+// /studio/.
+func benchStudio(b *testing.B, st store.Store) http.Handler {
+	ctx := context.Background()
+	svc, err := service.New(service.Options{Store: st})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { svc.Close() })
+	wf, err := svc.Open(ctx, service.Source{Name: "../server/testdata/approval.wf"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	as := []server.Assistant{{Workflow: wf}}
+	srv, err := server.New(server.Options{Service: svc, Store: st, Assistants: as})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { srv.Close(context.Background()) })
+	sd, err := studio.New(studio.Options{API: srv.Handler(), Assistants: as})
+	if err != nil {
+		b.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/", srv.Handler())
+	mux.Handle(sd.Prefix(), sd)
+	return mux
+}
+
+// benchCall serves one request in-process: the status and the body.
+func benchCall(h http.Handler, method, path, body string) (int, string) {
+	req := httptest.NewRequest(method, path, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec.Code, rec.Body.String()
+}
