@@ -23,9 +23,9 @@ import (
 	"github.com/weftlang/weft/studio"
 )
 
-// api calls the API the rig serves beside the studio and decodes its
+// apiJSON calls the API the rig serves beside the studio and decodes its
 // JSON answer into v (when v is not nil); a status other than 200 fails.
-func (r *rig) api(method, path, body string, v any) {
+func (r *rig) apiJSON(method, path, body string, v any) {
 	r.t.Helper()
 	req, err := http.NewRequest(method, r.url+path, strings.NewReader(body))
 	if err != nil {
@@ -51,24 +51,7 @@ func (r *rig) api(method, path, body string, v any) {
 // newThread makes a thread with metadata (JSON) through the API.
 func (r *rig) newThread(id, meta string) {
 	r.t.Helper()
-	r.api("POST", "/threads", fmt.Sprintf(`{"thread_id":%q,"metadata":%s}`, id, meta), nil)
-}
-
-// waitStatus waits until the API says thread id has status.
-func (r *rig) waitStatus(id, status string) {
-	r.t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		var th struct {
-			Status string `json:"status"`
-		}
-		r.api("GET", "/threads/"+id, "", &th)
-		if th.Status == status {
-			return
-		}
-		if time.Now().After(deadline) {
-			r.t.Fatalf("thread %s: %s, want %s", id, th.Status, status)
-		}
-	}
+	r.apiJSON("POST", "/threads", fmt.Sprintf(`{"thread_id":%q,"metadata":%s}`, id, meta), nil)
 }
 
 var rowRE = regexp.MustCompile(`<tr data-thread="([^"]+)">`)
@@ -97,7 +80,7 @@ func TestThreadsListFilters(t *testing.T) {
 	r.newThread("t-ops", `{"team":"ops","n":3}`)
 	r.newThread("t-dev", `{"team":"dev","graph_id":"Elsewhere"}`)
 	r.newThread("t-run", `{"team":"ops"}`)
-	r.api("POST", "/threads/t-run/runs", `{"assistant_id":"Approval","input":{"input_text":"doc"}}`, nil)
+	r.apiJSON("POST", "/threads/t-run/runs", `{"assistant_id":"Approval","input":{"input_text":"doc"}}`, nil)
 	r.waitStatus("t-run", "interrupted")
 
 	page, ids := r.list("")
@@ -221,7 +204,7 @@ func TestThreadsListPartial(t *testing.T) {
 	}
 	// A new thread, and a status that changes, show on the next fetch.
 	r.newThread("second", `{"graph_id":"Approval"}`)
-	r.api("POST", "/threads/first/runs", `{"assistant_id":"Approval","input":{"input_text":"doc"}}`, nil)
+	r.apiJSON("POST", "/threads/first/runs", `{"assistant_id":"Approval","input":{"input_text":"doc"}}`, nil)
 	r.waitStatus("first", "interrupted")
 	_, frag = r.get("/studio/threads?partial=1")
 	if fmt.Sprint(rows(frag)) != "[first second]" || !strings.Contains(frag, "status-interrupted") {
@@ -246,7 +229,7 @@ func TestBrowserThreads(t *testing.T) {
 	r := newRig(t, "")
 	r.newThread("quiet", `{"team":"ops"}`)
 	r.newThread("asker", `{"team":"ops"}`)
-	r.api("POST", "/threads/asker/runs", `{"assistant_id":"Approval","input":{"input_text":"doc A"}}`, nil)
+	r.apiJSON("POST", "/threads/asker/runs", `{"assistant_id":"Approval","input":{"input_text":"doc A"}}`, nil)
 	r.waitStatus("asker", "interrupted")
 	if err := chromedp.Do(ctx, chromedp.Navigate(r.url+"/studio/threads")); err != nil {
 		t.Fatal(err)
@@ -279,7 +262,7 @@ func TestBrowserThreads(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.newThread("newcomer", `{"team":"dev"}`)
-	r.api("POST", "/threads/newcomer/runs", `{"assistant_id":"Approval","input":{"input_text":"doc N"}}`, nil)
+	r.apiJSON("POST", "/threads/newcomer/runs", `{"assistant_id":"Approval","input":{"input_text":"doc N"}}`, nil)
 	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`tr[data-thread="newcomer"] .status-interrupted`))); err != nil {
 		t.Fatalf("the new thread, waiting, never showed in the list without a reload: %v", err)
 	}
