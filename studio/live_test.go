@@ -249,6 +249,7 @@ func TestBrowserLive(t *testing.T) {
 	waitJS(t, ctx, "the run's end", `document.getElementById("live-status").textContent.includes("ended success")`)
 	waitJS(t, ctx, "the output", `document.getElementById("live-output").textContent.includes('"out": "report(lookup(write(plan(doc L))))"')`)
 	waitJS(t, ctx, "the thread's status", `document.querySelector('h1 .status').textContent === 'idle'`)
+	waitJS(t, ctx, "no cancel button once the run ended", `[...document.querySelectorAll('form.cancel-form')].every(f => f.hidden)`)
 	for _, n := range nodes {
 		if ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](nodeIs(n, "done"))); err != nil || !ok {
 			t.Fatalf("at the end, %s is not done (%v)", n, err)

@@ -456,6 +456,10 @@
           const badge = document.querySelector("h1 .status");
           if (badge) { badge.textContent = run.threadStatus; badge.className = "status status-" + run.threadStatus; }
           live.dataset.status = run.threadStatus;
+          if (run.threadStatus !== "busy") {
+            // Nothing runs now: the page's cancel button has nothing to cancel.
+            document.querySelectorAll("form.cancel-form").forEach(function (f) { f.hidden = true; });
+          }
           const a = document.createElement("a");
           a.href = location.pathname;
           a.textContent = run.threadStatus === "interrupted" ? "Reload the page to answer" : "Reload the page for the thread's state and history";
