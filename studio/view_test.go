@@ -431,6 +431,14 @@ func TestBrowserThreadView(t *testing.T) {
 			t.Fatalf("history has no %q:\n%s", want, hist)
 		}
 	}
+	// The page of an ended run keeps the marks the server drew (the
+	// live view, finding nothing to follow, leaves them).
+	waitJS(t, ctx, "the live view settled", `/No run in progress|ended/.test(document.getElementById("live-status").textContent)`)
+	for _, n := range []string{"draft", "review", "publish"} {
+		if ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.querySelector('.graph g[data-node="`+n+`"]').classList.contains('done')`)); err != nil || !ok {
+			t.Fatalf("the ended thread's graph: %s is not marked done (%v)", n, err)
+		}
+	}
 	shot(t, ctx, "history")
 
 	// The oldest step: fork it with another text.

@@ -49,11 +49,20 @@
         id: id, status: "pending", attempt: 0, t0: null, end: null, execs: [], byId: new Map(),
         lastStarted: null, lastDone: null, waiting: null, error: null, output: null, ended: false,
         dirty: new Set(), nodes: new Set(), edges: [], statusDirty: true, lastRows: 0, tokenExec: null,
-        threadStatus: null,
+        threadStatus: null, unmarked: false,
       };
       el.rows.textContent = "";
       el.execs.textContent = "";
       el.output.textContent = "The run has not ended.";
+    }
+
+    // unmark clears the graph's marks the server drew from the thread's
+    // state, once the followed run sends its first step: from then on the
+    // run's own frames mark it. (A run that sends none, having ended
+    // before the page came, leaves the server's marks.)
+    function unmark() {
+      if (run.unmarked) { return; }
+      run.unmarked = true;
       graphNodes.forEach(function (g) { g.classList.remove("current", "done", "failed", "waiting"); });
       document.querySelectorAll(".graph path.taken").forEach(function (p) { p.classList.remove("taken"); });
     }
@@ -211,6 +220,7 @@
 
     function started(p, t, step) {
       if (!p || run.byId.has(p.id)) { return; }
+      unmark();
       // Times are the browser's: when it took the frame (tasks frames
       // carry none).
       const x = { id: p.id, name: p.name, step: step, start: t, seen: Date.now(), end: null, status: "running", text: "", cut: false, events: [], dropped: 0, notes: [], error: null };
