@@ -95,20 +95,32 @@ func (s *Studio) answer(w http.ResponseWriter, r *http.Request) {
 	if len(qs) > 1 {
 		resume = map[string]any{q.ID: vals}
 	}
-	code, body, err := s.call(r.Context(), "POST", "/threads/"+url.PathEscape(th.ID)+"/runs",
-		map[string]any{"assistant_id": fp.ID, "command": map[string]any{"resume": resume}})
+	s.runAndFollow(w, r, page, th.ID, map[string]any{"assistant_id": fp.ID, "command": map[string]any{"resume": resume}}, "the answer was refused: ")
+}
+
+// runAndFollow starts a run of thread with the request body and sends the
+// browser to page, following it; a refusal goes back to page, saying
+// why (refused, then the API's words).
+func (s *Studio) runAndFollow(w http.ResponseWriter, r *http.Request, page, thread string, body map[string]any, refused string) {
+	code, reply, err := s.call(r.Context(), "POST", "/threads/"+url.PathEscape(thread)+"/runs", body)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	if msg := apiError(code, body); msg != "" {
-		s.back(w, r, page, "the answer was refused: "+msg)
+	if msg := apiError(code, reply); msg != "" {
+		s.back(w, r, page, refused+msg)
 		return
 	}
 	var run struct {
 		ID string `json:"run_id"`
 	}
-	_ = json.Unmarshal(body, &run)
+	if err := json.Unmarshal(reply, &run); err != nil || run.ID == "" {
+		// Started, but its id is not known: the page finds the
+		// thread's run in progress itself.
+		s.log.Warn("studio: a started run's reply names no run", "thread", thread, "reply", string(reply), "err", err)
+		http.Redirect(w, r, s.prefix+page, http.StatusSeeOther)
+		return
+	}
 	http.Redirect(w, r, s.prefix+page+"?run="+url.QueryEscape(run.ID), http.StatusSeeOther)
 }
 
@@ -197,20 +209,7 @@ func (s *Studio) runOn(w http.ResponseWriter, r *http.Request) {
 		}
 		input = in
 	}
-	code, body, err := s.call(r.Context(), "POST", "/threads/"+url.PathEscape(th.ID)+"/runs", map[string]any{"assistant_id": fp.ID, "input": input})
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	if msg := apiError(code, body); msg != "" {
-		s.back(w, r, page, "the run was refused: "+msg)
-		return
-	}
-	var run struct {
-		ID string `json:"run_id"`
-	}
-	_ = json.Unmarshal(body, &run)
-	http.Redirect(w, r, s.prefix+page+"?run="+url.QueryEscape(run.ID), http.StatusSeeOther)
+	s.runAndFollow(w, r, page, th.ID, map[string]any{"assistant_id": fp.ID, "input": input}, "the run was refused: ")
 }
 
 // cancel cancels a thread's runs in progress (GET /threads/{id}/runs,

@@ -207,7 +207,9 @@ func editable(plan *flow.Plan, vals map[string]json.RawMessage) []edit {
 		raw, ok := vals[name]
 		if ok {
 			var v any
-			_ = json.Unmarshal(raw, &v)
+			if json.Unmarshal(raw, &v) != nil {
+				v = nil // not JSON: the field shows the raw text (below)
+			}
 			switch x := v.(type) {
 			case string:
 				e.Value = x
