@@ -30,6 +30,10 @@ type recorder struct {
 
 	// The step whose frames wait for the edges it takes (their
 	// updates belong to it): flushed at the next node or the run's end.
+	// retried counts, by node execution (keyOf), the attempts that
+	// failed and were retried: its task result says how many attempts
+	// it took (weft's "attempts", beside LangGraph's keys).
+	retried map[string]int
 	// seen says the run's readers have its state (a run taken over):
 	// start sends no values.
 	seen bool
@@ -306,7 +310,7 @@ func (r *recorder) observe(ev engine.Event, prefix, node string) {
 			return
 		}
 		if r.modes["tasks"] || r.modes["debug"] {
-			task := map[string]any{"id": r.taskUUIDAt(key, ev.Step), "name": node, "input": namedObject(ev.Inputs), "triggers": []string{"branch:to:" + node}, "interrupts": []any{}, "metadata": r.meta}
+			task := map[string]any{"id": r.taskUUIDAt(key, ev.Step), "name": node, "input": namedObject(ev.Inputs), "triggers": []string{"branch:to:" + node}, "interrupts": []any{}, "metadata": r.meta, "time": ev.Time}
 			if r.modes["tasks"] {
 				r.emit("tasks", ns, task)
 			}
@@ -338,7 +342,8 @@ func (r *recorder) observe(ev engine.Event, prefix, node string) {
 		}
 		r.pending, r.pendingNode, r.pendingStep, r.update = true, ev.Node, ev.Step, up
 		if r.modes["tasks"] || r.modes["debug"] {
-			result := map[string]any{"id": r.taskUUIDAt(keyOf(ev), ev.Step), "name": node, "result": outs, "interrupts": []any{}, "error": nil}
+			result := map[string]any{"id": r.taskUUIDAt(keyOf(ev), ev.Step), "name": node, "result": outs, "interrupts": []any{}, "error": nil, "time": ev.Time}
+			r.attempts(result, keyOf(ev))
 			if r.modes["tasks"] {
 				r.emit("tasks", ns, result)
 			}
@@ -356,7 +361,8 @@ func (r *recorder) observe(ev engine.Event, prefix, node string) {
 	case engine.NodeFailed:
 		r.flush()
 		if r.modes["tasks"] || r.modes["debug"] {
-			result := map[string]any{"id": r.taskUUIDAt(keyOf(ev), ev.Step), "name": node, "result": nil, "interrupts": []any{}, "error": ev.Error}
+			result := map[string]any{"id": r.taskUUIDAt(keyOf(ev), ev.Step), "name": node, "result": nil, "interrupts": []any{}, "error": ev.Error, "time": ev.Time}
+			r.attempts(result, keyOf(ev))
 			if r.modes["tasks"] {
 				r.emit("tasks", ns, result)
 			}
@@ -364,6 +370,11 @@ func (r *recorder) observe(ev engine.Event, prefix, node string) {
 				r.emit("debug", ns, map[string]any{"step": ev.Step, "type": "task_result", "timestamp": ev.Time, "payload": result})
 			}
 		}
+	case engine.NodeRetrying:
+		if r.retried == nil {
+			r.retried = map[string]int{}
+		}
+		r.retried[keyOf(ev)]++
 	case engine.EdgeTaken:
 		for _, c := range ev.Changes {
 			if prefix == "" {
@@ -386,6 +397,15 @@ func (r *recorder) observe(ev engine.Event, prefix, node string) {
 		if ev.Type == engine.RunFinished {
 			r.rootEvent("on_chain_end", map[string]any{"output": r.values})
 		}
+	}
+}
+
+// attempts adds to a task result how many attempts its execution took,
+// when it was retried, and forgets them.
+func (r *recorder) attempts(result map[string]any, key string) {
+	if n := r.retried[key]; n > 0 {
+		result["attempts"] = n + 1
+		delete(r.retried, key)
 	}
 }
 
