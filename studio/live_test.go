@@ -3,12 +3,14 @@ package studio_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -361,4 +363,24 @@ func TestBrowserLiveFindsTheRun(t *testing.T) {
 	waitJS(t, ctx, "report done", nodeIs("report", "done"))
 	waitJS(t, ctx, "lookup's fallback", `[...document.querySelectorAll('#timeline tbody tr.exec-fellback')].map(tr => tr.cells[0].textContent + ': ' + tr.cells[4].textContent).join() === 'lookup: done (fell back)' && document.querySelector('#live-nodes .exec:nth-child(3) .notes').textContent === 'fell back: the search index was down: answered from the cache'`)
 	shot(t, ctx, "live-fallback")
+}
+
+// TestBrowserLiveRetry: a node whose first attempt fails and whose retry
+// policy gives it a second shows, in the timeline and its execution's
+// notes, the attempts it took.
+func TestBrowserLiveRetry(t *testing.T) {
+	ctx := browser(t)
+	var calls atomic.Int32
+	reg := engine.NewRegistry()
+	reg.Replace("flaky", engine.ActionFunc(func(ctx context.Context, c *engine.Call) error {
+		if calls.Add(1) == 1 {
+			return errors.New("the first attempt fails")
+		}
+		c.Outputs[0] = flow.StringValue("ok " + c.Inputs[0].Text())
+		return nil
+	}))
+	r := newViewRig(t, reg, "../server/testdata/flaky.wf")
+	startFrom(t, ctx, r, "Flaky", "x")
+	waitJS(t, ctx, "the retried node's row", `[...document.querySelectorAll('#timeline tbody tr')].map(tr => tr.cells[0].textContent + ': ' + tr.cells[4].textContent).join() === 'try: done (2 attempts)'`)
+	waitJS(t, ctx, "its notes", `document.querySelector('#live-nodes .exec .notes').textContent === 'retried: 2 attempts'`)
 }

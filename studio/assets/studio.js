@@ -190,7 +190,9 @@
           else if (d.type === "task_result") { finished(d.payload, Date.parse(d.timestamp)); }
           break;
         case "tasks":
-          if ("input" in d) { started(d, Date.now(), null); } else { finished(d, Date.now()); }
+          // The server's time of the task's start or end when the
+          // frame has it (weft's "time"), else when the page got it.
+          if ("input" in d) { started(d, stamp(d), null); } else { finished(d, stamp(d)); }
           break;
         case "updates":
           for (const k in d) {
@@ -218,6 +220,11 @@
 
     function touch(x) { run.dirty.add(x); run.nodes.add(x.name); }
 
+    function stamp(d) {
+      const t = d && d.time ? Date.parse(d.time) : NaN;
+      return isNaN(t) ? Date.now() : t;
+    }
+
     function started(p, t, step) {
       if (!p || run.byId.has(p.id)) { return; }
       unmark();
@@ -240,6 +247,7 @@
       if (!x) { started({ id: p.id, name: p.name, input: {} }, t, null); x = run.byId.get(p.id); }
       x.end = t;
       if (p.error) { x.status = "failed"; x.error = p.error; } else { x.status = "done"; x.result = p.result; run.lastDone = x.name; }
+      if (p.attempts > 1) { x.attempts = p.attempts; x.notes.push("retried: " + p.attempts + " attempts"); }
       run.statusDirty = true;
       touch(x);
     }
@@ -380,7 +388,7 @@
       x.drawn = x.status;
       x.row.className = "exec-" + x.status + (x.fellBack ? " exec-fellback" : "");
       x.row.cells[3].textContent = dur == null ? "" : fmtMs(dur) + (x.end == null ? "…" : "");
-      x.row.cells[4].textContent = label + (x.fellBack ? " (fell back)" : "") + (x.error ? ": " + x.error : "");
+      x.row.cells[4].textContent = label + (x.attempts ? " (" + x.attempts + " attempts)" : "") + (x.fellBack ? " (fell back)" : "") + (x.error ? ": " + x.error : "");
       x.li.className = "exec exec-" + x.status;
       x.li.querySelector(".badge").textContent = label;
       if (x.text.length !== x.shownText || x.cut) {
