@@ -5,9 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
-	"net/http/cookiejar"
-	"net/http/httptest"
 	"net/url"
 	"strings"
 	"sync/atomic"
@@ -18,10 +15,6 @@ import (
 
 	"github.com/weftlang/weft/engine"
 	"github.com/weftlang/weft/flow"
-	"github.com/weftlang/weft/server"
-	"github.com/weftlang/weft/service"
-	"github.com/weftlang/weft/store/memory"
-	"github.com/weftlang/weft/studio"
 )
 
 // liveActs are the Go actions of testdata/live.wf: step (plan, report),
@@ -95,37 +88,7 @@ func (a *liveActs) registry() *engine.Registry {
 // newLiveRig is a rig serving testdata/live.wf with acts.
 func newLiveRig(t *testing.T, acts *liveActs) *rig {
 	t.Helper()
-	ctx := context.Background()
-	st := memory.New()
-	svc, err := service.New(service.Options{Store: st, Actions: acts.registry()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { svc.Close() })
-	wf, err := svc.Open(ctx, service.Source{Name: "testdata/live.wf"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	as := []server.Assistant{{Workflow: wf}}
-	srv, err := server.New(server.Options{Service: svc, Store: st, Assistants: as})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sd, err := studio.New(studio.Options{API: srv.Handler(), Assistants: as})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mux := http.NewServeMux()
-	mux.Handle("/", srv.Handler())
-	mux.Handle(sd.Prefix(), sd)
-	hs := httptest.NewServer(mux)
-	t.Cleanup(func() {
-		hs.CloseClientConnections() // a browser's stream of a run a failed test left waiting
-		hs.Close()
-		srv.Close(context.Background())
-	})
-	jar, _ := cookiejar.New(nil)
-	return &rig{t: t, url: hs.URL, c: &http.Client{Jar: jar, Timeout: 10 * time.Second}}
+	return buildRig(t, "", acts.registry(), "testdata/live.wf")
 }
 
 // TestLiveBlock: the script is served; a run started from the form asks

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weftlang/weft/engine"
 	"github.com/weftlang/weft/server"
 	"github.com/weftlang/weft/service"
 	"github.com/weftlang/weft/store/memory"
@@ -27,9 +28,17 @@ type rig struct {
 
 func newRig(t *testing.T, apiKey string, files ...string) *rig {
 	t.Helper()
+	return buildRig(t, apiKey, nil, files...)
+}
+
+// buildRig is a rig whose server's key is apiKey (none: "") and whose
+// service carries out acts (nil: none but the built-in ones), serving
+// files (none: Approval).
+func buildRig(t testing.TB, apiKey string, acts *engine.Registry, files ...string) *rig {
+	t.Helper()
 	ctx := context.Background()
 	st := memory.New()
-	svc, err := service.New(service.Options{Store: st})
+	svc, err := service.New(service.Options{Store: st, Actions: acts})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,11 +67,13 @@ func newRig(t *testing.T, apiKey string, files ...string) *rig {
 	mux.Handle(sd.Prefix(), sd)
 	hs := httptest.NewServer(mux)
 	t.Cleanup(func() {
+		hs.CloseClientConnections() // a browser's stream of a run a failed test left waiting
 		hs.Close()
 		srv.Close(context.Background())
 	})
 	jar, _ := cookiejar.New(nil)
-	return &rig{t: t, url: hs.URL, c: &http.Client{Jar: jar, Timeout: 10 * time.Second}}
+	tt, _ := t.(*testing.T)
+	return &rig{t: tt, url: hs.URL, c: &http.Client{Jar: jar, Timeout: 30 * time.Second}}
 }
 
 func (r *rig) get(path string) (int, string) {

@@ -6,8 +6,6 @@ import (
 	"html"
 	"io"
 	"net/http"
-	"net/http/cookiejar"
-	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strings"
@@ -17,10 +15,6 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/weftlang/weft/engine"
 	"github.com/weftlang/weft/flow"
-	"github.com/weftlang/weft/server"
-	"github.com/weftlang/weft/service"
-	"github.com/weftlang/weft/store/memory"
-	"github.com/weftlang/weft/studio"
 )
 
 // napper is a Go action (nap) that waits for its gate or its run's end.
@@ -61,40 +55,7 @@ func (n *napper) waitStarted(t *testing.T) {
 // newViewRig is newRig with Go actions: the thread view's workflows.
 func newViewRig(t testing.TB, acts *engine.Registry, files ...string) *rig {
 	t.Helper()
-	ctx := context.Background()
-	st := memory.New()
-	svc, err := service.New(service.Options{Store: st, Actions: acts})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { svc.Close() })
-	var as []server.Assistant
-	for _, f := range files {
-		wf, err := svc.Open(ctx, service.Source{Name: f})
-		if err != nil {
-			t.Fatal(err)
-		}
-		as = append(as, server.Assistant{Workflow: wf})
-	}
-	srv, err := server.New(server.Options{Service: svc, Store: st, Assistants: as})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sd, err := studio.New(studio.Options{API: srv.Handler(), Assistants: as})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mux := http.NewServeMux()
-	mux.Handle("/", srv.Handler())
-	mux.Handle(sd.Prefix(), sd)
-	hs := httptest.NewServer(mux)
-	t.Cleanup(func() {
-		hs.Close()
-		srv.Close(context.Background())
-	})
-	jar, _ := cookiejar.New(nil)
-	tt, _ := t.(*testing.T)
-	return &rig{t: tt, url: hs.URL, c: &http.Client{Jar: jar, Timeout: 30 * time.Second}}
+	return buildRig(t, "", acts, files...)
 }
 
 // api calls the API directly: the status and the body.
