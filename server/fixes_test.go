@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/weftlang/weft/internal/napper"
 	"io"
 	"net/http"
 	"strings"
@@ -74,10 +75,10 @@ func TestCopyThreadThatNeverRan(t *testing.T) {
 // thread: one is accepted, the others are 422 (the check of the busy
 // thread and the making of the run are one step).
 func TestConcurrentRejectAcceptsOne(t *testing.T) {
-	n := newNapper()
+	n := napper.New()
 	f := sleepyFixture(t, &slowJobs{memory.New()}, n)
 	go func() {
-		for range n.started {
+		for range n.Started {
 		}
 	}()
 	for it := range 5 {
@@ -102,7 +103,7 @@ func TestConcurrentRejectAcceptsOne(t *testing.T) {
 			}
 		}
 		for range accepted {
-			n.gate <- struct{}{}
+			n.Gate <- struct{}{}
 		}
 		if accepted != 1 {
 			t.Errorf("iteration %d: %d of 8 concurrent rejecting runs accepted, want 1 (codes %v)", it, accepted, codes)
@@ -132,13 +133,13 @@ func TestJoinCancelOnDisconnect(t *testing.T) {
 		{"/join", "0", "running"},
 	} {
 		t.Run(c.path+"="+c.param, func(t *testing.T) {
-			n := newNapper()
+			n := napper.New()
 			f := sleepyFixture(t, memory.New(), n)
 			f.json("POST", "/threads", `{"thread_id":"j"}`, 200, nil)
 			var run map[string]any
 			f.json("POST", "/threads/j/runs", `{"assistant_id":"Sleepy","input":{"input_text":"a"}}`, 200, &run)
 			id := run["run_id"].(string)
-			n.waitStarted(t, "a")
+			n.WaitStarted(t, "a")
 			ctx, cancel := context.WithCancel(context.Background())
 			req, _ := http.NewRequestWithContext(ctx, "GET", f.ts.URL+"/threads/j/runs/"+id+c.path+"?cancel_on_disconnect="+c.param, nil)
 			resp, err := http.DefaultClient.Do(req)
@@ -161,7 +162,7 @@ func TestJoinCancelOnDisconnect(t *testing.T) {
 			if got := f.runStatus("j", id); got != "running" {
 				t.Fatalf("run after its joining client went: %s", got)
 			}
-			n.gate <- struct{}{}
+			n.Gate <- struct{}{}
 			eventually(t, "the run ends", func() bool { return f.runStatus("j", id) == "success" })
 		})
 	}

@@ -3,48 +3,22 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/weftlang/weft/internal/napper"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/weftlang/weft/engine"
-	"github.com/weftlang/weft/flow"
 	"github.com/weftlang/weft/service"
 	"github.com/weftlang/weft/store"
 	"github.com/weftlang/weft/store/memory"
 	"github.com/weftlang/weft/store/sqlite"
 )
 
-// napper is the nap action: it says it started, then waits for a go or
-// for its run's end.
-type napper struct {
-	started chan string
-	gate    chan struct{}
-}
-
-func newNapper() *napper { return &napper{started: make(chan string, 16), gate: make(chan struct{})} }
-
-func (n *napper) registry() *engine.Registry {
-	reg := engine.NewRegistry()
-	reg.Replace("nap", engine.ActionFunc(func(ctx context.Context, c *engine.Call) error {
-		text := c.Inputs[0].Text()
-		n.started <- text
-		select {
-		case <-n.gate:
-		case <-ctx.Done():
-			return context.Cause(ctx)
-		}
-		c.Outputs[0] = flow.StringValue("slept " + text)
-		return nil
-	}))
-	return reg
-}
-
 // sleepyFixture serves testdata/sleepy.wf over st with the napper.
-func sleepyFixture(t *testing.T, st store.Store, n *napper) *fixture {
+func sleepyFixture(t *testing.T, st store.Store, n *napper.Napper) *fixture {
 	t.Helper()
-	svc, err := service.New(service.Options{Store: st, Actions: n.registry()})
+	svc, err := service.New(service.Options{Store: st, Actions: n.Registry()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,19 +28,6 @@ func sleepyFixture(t *testing.T, st store.Store, n *napper) *fixture {
 		t.Fatal(err)
 	}
 	return serve(t, svc, st, wf, nil)
-}
-
-// waitStarted waits for the nap of text to start.
-func (n *napper) waitStarted(t *testing.T, text string) {
-	t.Helper()
-	select {
-	case got := <-n.started:
-		if got != text {
-			t.Fatalf("nap %q started, want %q", got, text)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatalf("nap %q never started", text)
-	}
 }
 
 // runStatus reads a run's status.
@@ -89,7 +50,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 }
 
 func TestMultitask(t *testing.T) {
-	n := newNapper()
+	n := napper.New()
 	f := sleepyFixture(t, memory.New(), n)
 	f.json("POST", "/threads", `{"thread_id":"m"}`, 200, nil)
 	var a map[string]any
@@ -98,7 +59,7 @@ func TestMultitask(t *testing.T) {
 		t.Fatalf("run a = %v", a)
 	}
 	aid := a["run_id"].(string)
-	n.waitStarted(t, "a")
+	n.WaitStarted(t, "a")
 	var th map[string]any
 	f.json("GET", "/threads/m", "", 200, &th)
 	if th["status"] != "busy" {
@@ -114,8 +75,8 @@ func TestMultitask(t *testing.T) {
 	if got := f.runStatus("m", bid); got != "pending" {
 		t.Fatalf("enqueued b: %s", got)
 	}
-	n.gate <- struct{}{} // a ends; b starts
-	n.waitStarted(t, "b")
+	n.Gate <- struct{}{} // a ends; b starts
+	n.WaitStarted(t, "b")
 	if got := f.runStatus("m", aid); got != "success" {
 		t.Fatalf("a after its end: %s", got)
 	}
@@ -125,11 +86,11 @@ func TestMultitask(t *testing.T) {
 		_, body := f.do("POST", "/threads/m/runs/wait", `{"assistant_id":"Sleepy","input":{"input_text":"c"},"multitask_strategy":"interrupt"}`)
 		done <- body
 	}()
-	n.waitStarted(t, "c")
+	n.WaitStarted(t, "c")
 	if got := f.runStatus("m", bid); got != "interrupted" {
 		t.Fatalf("b after c interrupted it: %s", got)
 	}
-	n.gate <- struct{}{}
+	n.Gate <- struct{}{}
 	if body := <-done; body != `{"input_text":"c","nap":{"out":"slept c"}}` {
 		t.Fatalf("c's wait = %s", body)
 	}
@@ -141,13 +102,13 @@ func TestMultitask(t *testing.T) {
 }
 
 func TestCancelRun(t *testing.T) {
-	n := newNapper()
+	n := napper.New()
 	f := sleepyFixture(t, memory.New(), n)
 	f.json("POST", "/threads", `{"thread_id":"c"}`, 200, nil)
 	var a map[string]any
 	f.json("POST", "/threads/c/runs", `{"assistant_id":"Sleepy","input":{"input_text":"a"}}`, 200, &a)
 	aid := a["run_id"].(string)
-	n.waitStarted(t, "a")
+	n.WaitStarted(t, "a")
 	if code, body := f.do("POST", "/threads/c/runs/"+aid+"/cancel?wait=1", ""); code != 204 {
 		t.Fatalf("cancel: %d %s", code, body)
 	}
@@ -160,7 +121,7 @@ func TestCancelRun(t *testing.T) {
 		t.Fatalf("thread after cancel: %v", th["status"])
 	}
 	// The thread takes a new run.
-	go func() { n.waitStarted(t, "b"); n.gate <- struct{}{} }()
+	go func() { n.WaitStarted(t, "b"); n.Gate <- struct{}{} }()
 	if code, body := f.do("POST", "/threads/c/runs/wait", `{"assistant_id":"Sleepy","input":{"input_text":"b"}}`); code != 200 || !strings.Contains(body, "slept b") {
 		t.Fatalf("run after cancel: %d %s", code, body)
 	}
@@ -182,14 +143,14 @@ func TestRunSurvivesRestart(t *testing.T) {
 		t.Cleanup(func() { st.Close() })
 		return st
 	}
-	n1 := newNapper()
+	n1 := napper.New()
 	st1 := open()
 	f1 := sleepyFixture(t, st1, n1)
 	f1.json("POST", "/threads", `{"thread_id":"r"}`, 200, nil)
 	var a map[string]any
 	f1.json("POST", "/threads/r/runs", `{"assistant_id":"Sleepy","input":{"input_text":"a"}}`, 200, &a)
 	aid := a["run_id"].(string)
-	n1.waitStarted(t, "a")
+	n1.WaitStarted(t, "a")
 	if err := f1.srv.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -198,10 +159,10 @@ func TestRunSurvivesRestart(t *testing.T) {
 	}
 	st1.Close()
 
-	n2 := newNapper()
-	close(n2.gate)
+	n2 := napper.New()
+	close(n2.Gate)
 	f2 := sleepyFixture(t, open(), n2)
-	n2.waitStarted(t, "a")
+	n2.WaitStarted(t, "a")
 	eventually(t, "the run ends on the second server", func() bool { return f2.runStatus("r", aid) == "success" })
 	code, body := f2.do("GET", "/threads/r/runs/"+aid+"/join", "")
 	if code != 200 || body != `{"input_text":"a","nap":{"out":"slept a"}}` {
@@ -214,10 +175,10 @@ func TestRunSurvivesRestart(t *testing.T) {
 // was before the run began: its state, its history's newest checkpoint,
 // its status; the next run goes on from there.
 func TestRollback(t *testing.T) {
-	n := newNapper()
+	n := napper.New()
 	f := sleepyFixture(t, memory.New(), n)
 	f.json("POST", "/threads", `{"thread_id":"r"}`, 200, nil)
-	go func() { n.waitStarted(t, "a"); n.gate <- struct{}{} }()
+	go func() { n.WaitStarted(t, "a"); n.Gate <- struct{}{} }()
 	if code, body := f.do("POST", "/threads/r/runs/wait", `{"assistant_id":"Sleepy","input":{"input_text":"a"}}`); code != 200 || body != `{"input_text":"a","nap":{"out":"slept a"}}` {
 		t.Fatalf("run a: %d %s", code, body)
 	}
@@ -256,7 +217,7 @@ func TestRollback(t *testing.T) {
 	// it may not be written yet): the rollback must make it unknown.
 	f.json("POST", "/threads/r/runs", `{"assistant_id":"Sleepy","input":{"input_text":"b"},"durability":"sync"}`, 200, &b)
 	bid := b["run_id"].(string)
-	n.waitStarted(t, "b")
+	n.WaitStarted(t, "b")
 	var during struct {
 		Checkpoint struct {
 			ID string `json:"checkpoint_id"`
@@ -276,19 +237,19 @@ func TestRollback(t *testing.T) {
 
 	// c is rolled back by d: d starts from a's end.
 	f.json("POST", "/threads/r/runs", `{"assistant_id":"Sleepy","input":{"input_text":"c"}}`, 200, nil)
-	n.waitStarted(t, "c")
+	n.WaitStarted(t, "c")
 	done := make(chan string)
 	go func() {
 		_, body := f.do("POST", "/threads/r/runs/wait", `{"assistant_id":"Sleepy","input":{"input_text":"d"},"multitask_strategy":"rollback"}`)
 		done <- body
 	}()
-	n.waitStarted(t, "d")
+	n.WaitStarted(t, "d")
 	var runs []map[string]any
 	f.json("GET", "/threads/r/runs", "", 200, &runs)
 	if len(runs) != 2 {
 		t.Fatalf("runs while d runs: %v; want a and d", runs)
 	}
-	n.gate <- struct{}{}
+	n.Gate <- struct{}{}
 	if body := <-done; body != `{"input_text":"d","nap":{"out":"slept d"}}` {
 		t.Fatalf("d's wait = %s", body)
 	}
@@ -306,12 +267,12 @@ func TestRollback(t *testing.T) {
 // TestRollbackFirstRun: the first run of a thread rolled back leaves it
 // as it was made: no values, no history; its next run starts afresh.
 func TestRollbackFirstRun(t *testing.T) {
-	n := newNapper()
+	n := napper.New()
 	f := sleepyFixture(t, memory.New(), n)
 	f.json("POST", "/threads", `{"thread_id":"r0"}`, 200, nil)
 	var x map[string]any
 	f.json("POST", "/threads/r0/runs", `{"assistant_id":"Sleepy","input":{"input_text":"x"}}`, 200, &x)
-	n.waitStarted(t, "x")
+	n.WaitStarted(t, "x")
 	if code, body := f.do("POST", "/threads/r0/runs/"+x["run_id"].(string)+"/cancel?wait=1&action=rollback", ""); code != 204 {
 		t.Fatalf("cancel x with rollback: %d %s", code, body)
 	}
@@ -333,7 +294,7 @@ func TestRollbackFirstRun(t *testing.T) {
 	if th["status"] != "idle" {
 		t.Fatalf("thread after the first run's rollback: %v", th["status"])
 	}
-	go func() { n.waitStarted(t, "y"); n.gate <- struct{}{} }()
+	go func() { n.WaitStarted(t, "y"); n.Gate <- struct{}{} }()
 	if code, body := f.do("POST", "/threads/r0/runs/wait", `{"assistant_id":"Sleepy","input":{"input_text":"y"}}`); code != 200 || body != `{"input_text":"y","nap":{"out":"slept y"}}` {
 		t.Fatalf("run after the rollback: %d %s", code, body)
 	}

@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/weftlang/weft/internal/napper"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -27,7 +28,7 @@ func TestRejoinAfterRestartReplaysTheNewAttempt(t *testing.T) {
 		t.Cleanup(func() { st.Close() })
 		return st
 	}
-	n1 := newNapper()
+	n1 := napper.New()
 	st1 := open()
 	f1 := sleepyFixture(t, st1, n1)
 	f1.json("POST", "/threads", `{"thread_id":"r"}`, 200, nil)
@@ -40,7 +41,7 @@ func TestRejoinAfterRestartReplaysTheNewAttempt(t *testing.T) {
 		resp, evs := f1.stream("/threads/r/runs/stream", `{"assistant_id":"Sleepy","input":{"input_text":"a"},"stream_mode":["values","updates"]}`)
 		first <- result{resp.Header.Get("Content-Location"), evs}
 	}()
-	n1.waitStarted(t, "a")
+	n1.WaitStarted(t, "a")
 	if err := f1.srv.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -55,10 +56,10 @@ func TestRejoinAfterRestartReplaysTheNewAttempt(t *testing.T) {
 	lastID := r1.evs[len(r1.evs)-1].ID
 	st1.Close()
 
-	n2 := newNapper()
-	close(n2.gate)
+	n2 := napper.New()
+	close(n2.Gate)
 	f2 := sleepyFixture(t, open(), n2)
-	n2.waitStarted(t, "a")
+	n2.WaitStarted(t, "a")
 	_, evs := f2.stream(r1.loc+"/stream", "", "Last-Event-ID", lastID)
 	var got []string
 	for _, e := range evs {

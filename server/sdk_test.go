@@ -11,6 +11,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/weftlang/weft/internal/napper"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -44,7 +45,7 @@ func sdkNode(t *testing.T) string { return sdktest.Node(t, sdkDir) }
 type sdkServer struct {
 	t   *testing.T
 	url string
-	nap *napper
+	nap *napper.Napper
 	srv *server.Server
 }
 
@@ -53,8 +54,8 @@ type sdkServer struct {
 func newSDKServer(t *testing.T, wrap func(http.Handler) http.Handler, edit func(*server.Options)) *sdkServer {
 	t.Helper()
 	ctx := context.Background()
-	n := newNapper()
-	reg := n.registry()
+	n := napper.New()
+	reg := n.Registry()
 	reg.Replace("talk", engine.ActionFunc(func(ctx context.Context, c *engine.Call) error {
 		if c.Inputs[0].Str() == "fail" {
 			return errors.New("talk: asked to fail")
@@ -112,7 +113,7 @@ func newSDKServer(t *testing.T, wrap func(http.Handler) http.Handler, edit func(
 // 504 after 10 s.
 func (s *sdkServer) started(w http.ResponseWriter, r *http.Request) {
 	select {
-	case text := <-s.nap.started:
+	case text := <-s.nap.Started:
 		b, _ := json.Marshal(text)
 		_, _ = w.Write(b)
 	case <-time.After(10 * time.Second):
@@ -124,7 +125,7 @@ func (s *sdkServer) started(w http.ResponseWriter, r *http.Request) {
 // in 10 s.
 func (s *sdkServer) release(w http.ResponseWriter, r *http.Request) {
 	select {
-	case s.nap.gate <- struct{}{}:
+	case s.nap.Gate <- struct{}{}:
 		w.WriteHeader(http.StatusNoContent)
 	case <-time.After(10 * time.Second):
 		http.Error(w, "no nap waited to be released in 10 s", http.StatusGatewayTimeout)
@@ -324,7 +325,7 @@ func TestSDKStreamReconnect(t *testing.T) {
 				return
 			}
 			select {
-			case s.nap.gate <- struct{}{}:
+			case s.nap.Gate <- struct{}{}:
 			case <-time.After(30 * time.Second):
 				return
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/weftlang/weft/internal/napper"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -22,7 +23,7 @@ import (
 // failingSleepy serves testdata/sleepy.wf over st with a nap that fails
 // for the text "fail", says it started and waits for n's gate (or its
 // run's end) for a text "hold...", and else ends at once.
-func failingSleepy(t *testing.T, st store.Store, n *napper) *fixture {
+func failingSleepy(t *testing.T, st store.Store, n *napper.Napper) *fixture {
 	t.Helper()
 	reg := engine.NewRegistry()
 	reg.Replace("nap", engine.ActionFunc(func(ctx context.Context, c *engine.Call) error {
@@ -34,9 +35,9 @@ func failingSleepy(t *testing.T, st store.Store, n *napper) *fixture {
 			c.Outputs[0] = flow.StringValue("slept " + text)
 			return nil
 		}
-		n.started <- text
+		n.Started <- text
 		select {
-		case <-n.gate:
+		case <-n.Gate:
 		case <-ctx.Done():
 			return context.Cause(ctx)
 		}
@@ -73,7 +74,7 @@ func TestSearchByStatusFollowsRuns(t *testing.T) {
 				t.Cleanup(func() { s.Close() })
 				st = s
 			}
-			n := newNapper()
+			n := napper.New()
 			f := failingSleepy(t, st, n)
 			ids := []string{"s-idle", "s-int", "s-err", "s-busy", "s-done"}
 			for i, id := range ids {
@@ -153,7 +154,7 @@ func TestSearchByStatusFollowsRuns(t *testing.T) {
 			f.json("POST", "/threads/s-err/runs/wait", `{"assistant_id":"Sleepy","input":{"input_text":"fail"}}`, 200, nil)
 			var busy map[string]any
 			f.json("POST", "/threads/s-busy/runs", `{"assistant_id":"Sleepy","input":{"input_text":"hold-b"}}`, 200, &busy)
-			n.waitStarted(t, "hold-b")
+			n.WaitStarted(t, "hold-b")
 			f.json("POST", "/threads/s-done/runs/wait", `{"assistant_id":"Sleepy","input":{"input_text":"d"}}`, 200, nil)
 			check("runs stopped, failed, running and done", map[string][]string{
 				"idle": {"s-idle", "s-done"}, "interrupted": {"s-int"}, "error": {"s-err"}, "busy": {"s-busy"}})
@@ -165,10 +166,10 @@ func TestSearchByStatusFollowsRuns(t *testing.T) {
 			// The failed thread runs again, and is busy while it does.
 			var again map[string]any
 			f.json("POST", "/threads/s-err/runs", `{"assistant_id":"Sleepy","input":{"input_text":"hold-again"}}`, 200, &again)
-			n.waitStarted(t, "hold-again")
+			n.WaitStarted(t, "hold-again")
 			check("rolled back; the failed one running again", map[string][]string{
 				"idle": {"s-idle", "s-done", "s-busy"}, "interrupted": {"s-int"}, "busy": {"s-err"}})
-			n.gate <- struct{}{}
+			n.Gate <- struct{}{}
 			f.json("GET", "/threads/s-err/runs/"+again["run_id"].(string)+"/join", "", 200, nil)
 			// The stopped one continues (input null) and ends.
 			if code, body := f.do("POST", "/threads/s-int/runs/wait", `{"assistant_id":"Sleepy","input":null}`); code != 200 || !strings.Contains(body, "slept i") {
@@ -233,7 +234,7 @@ func (s *loadCounter) take() (loads, listed int) {
 // reads no state; and the answers are right.
 func TestSearchByStatusReadsItsMatches(t *testing.T) {
 	st := &loadCounter{Store: memory.New()}
-	n := newNapper()
+	n := napper.New()
 	f := failingSleepy(t, st, n)
 	const idle = 150
 	for i := range idle {

@@ -3,6 +3,7 @@ package studio_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/weftlang/weft/internal/napper"
 	"html"
 	"io"
 	"net/http"
@@ -14,43 +15,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/weftlang/weft/engine"
-	"github.com/weftlang/weft/flow"
 )
-
-// napper is a Go action (nap) that waits for its gate or its run's end.
-type napper struct {
-	started chan string
-	gate    chan struct{}
-}
-
-func newNapper() *napper {
-	return &napper{started: make(chan string, 4), gate: make(chan struct{})}
-}
-
-func (n *napper) registry() *engine.Registry {
-	reg := engine.NewRegistry()
-	reg.Replace("nap", engine.ActionFunc(func(ctx context.Context, c *engine.Call) error {
-		text := c.Inputs[0].Text()
-		n.started <- text
-		select {
-		case <-n.gate:
-		case <-ctx.Done():
-			return context.Cause(ctx)
-		}
-		c.Outputs[0] = flow.StringValue("slept " + text)
-		return nil
-	}))
-	return reg
-}
-
-func (n *napper) waitStarted(t *testing.T) {
-	t.Helper()
-	select {
-	case <-n.started:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the nap never started")
-	}
-}
 
 // newViewRig is newRig with Go actions: the thread view's workflows.
 func newViewRig(t testing.TB, acts *engine.Registry, files ...string) *rig {
@@ -301,11 +266,11 @@ func TestForkAtStep(t *testing.T) {
 
 // TestCancelRun: the cancel form stops a running run.
 func TestCancelRun(t *testing.T) {
-	n := newNapper()
-	r := newViewRig(t, n.registry(), "testdata/sleepy.wf")
+	n := napper.New()
+	r := newViewRig(t, n.Registry(), "testdata/sleepy.wf")
 	_, at := r.startRun("Sleepy", url.Values{"input_text": {"zz"}})
 	id := strings.TrimPrefix(at, "/studio/threads/")
-	n.waitStarted(t)
+	n.WaitStarted(t, "")
 	r.waitStatus(id, "busy")
 	_, page := r.get("/studio/threads/" + id)
 	if !strings.Contains(page, `<form class="cancel-form" method="post" action="/studio/threads/`+id+`/cancel">`) {
@@ -359,8 +324,8 @@ func reloadUntil(t *testing.T, ctx context.Context, js string) {
 // run of a slow action is cancelled from its thread's page.
 func TestBrowserThreadView(t *testing.T) {
 	ctx := browser(t)
-	n := newNapper()
-	r := newViewRig(t, n.registry(), "../server/testdata/approval.wf", "testdata/sleepy.wf")
+	n := napper.New()
+	r := newViewRig(t, n.Registry(), "../server/testdata/approval.wf", "testdata/sleepy.wf")
 	id := approvalThread(r, "doc B")
 	page := r.url + "/studio/threads/" + id
 	if err := chromedp.Do(ctx, chromedp.Navigate(page), chromedp.WaitVisible(chromedp.CSS(`form.answer-form`))); err != nil {
@@ -425,7 +390,7 @@ func TestBrowserThreadView(t *testing.T) {
 
 	// Cancel a run of the slow action.
 	_, at := r.startRun("Sleepy", url.Values{"input_text": {"zz"}})
-	n.waitStarted(t)
+	n.WaitStarted(t, "")
 	if err := chromedp.Do(ctx, chromedp.Navigate(r.url+at), chromedp.WaitVisible(chromedp.CSS(`form.cancel-form`))); err != nil {
 		t.Fatal(err)
 	}

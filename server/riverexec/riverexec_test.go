@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/weftlang/weft/internal/napper"
 	"io"
 	"log/slog"
 	"net/http"
@@ -17,7 +18,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/weftlang/weft/engine"
-	"github.com/weftlang/weft/flow"
 	"github.com/weftlang/weft/internal/pgtest"
 	"github.com/weftlang/weft/server"
 	"github.com/weftlang/weft/server/riverexec"
@@ -430,40 +430,6 @@ func TestAPIAndWorkerProcesses(t *testing.T) {
 	}
 }
 
-// napper is an action that waits for the gate or its context.
-type napper struct {
-	started chan string
-	gate    chan struct{}
-}
-
-func (n *napper) registry() *engine.Registry {
-	reg := engine.NewRegistry()
-	reg.Replace("nap", engine.ActionFunc(func(ctx context.Context, c *engine.Call) error {
-		text := c.Inputs[0].Text()
-		n.started <- text
-		select {
-		case <-n.gate:
-		case <-ctx.Done():
-			return context.Cause(ctx)
-		}
-		c.Outputs[0] = flow.StringValue("slept " + text)
-		return nil
-	}))
-	return reg
-}
-
-func (n *napper) waitStarted(t *testing.T, text string) {
-	t.Helper()
-	select {
-	case got := <-n.started:
-		if got != text {
-			t.Fatalf("nap %q started, want %q", got, text)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatalf("nap %q never started", text)
-	}
-}
-
 // TestCancelAcrossProcesses: a run carried out by the worker process is
 // cancelled through the API process: with action interrupt it ends
 // interrupted and the thread takes a new run; with action rollback it is
@@ -471,13 +437,13 @@ func (n *napper) waitStarted(t *testing.T, text string) {
 // worker, as with one process.
 func TestCancelAcrossProcesses(t *testing.T) {
 	db := pgtest.New(t)
-	n := &napper{started: make(chan string, 4), gate: make(chan struct{})}
-	api := startNodeOf(t, db.DSN, 0, "../testdata/sleepy.wf", n.registry())
-	startNodeOf(t, db.DSN, 2, "../testdata/sleepy.wf", n.registry())
+	n := napper.New()
+	api := startNodeOf(t, db.DSN, 0, "../testdata/sleepy.wf", n.Registry())
+	startNodeOf(t, db.DSN, 2, "../testdata/sleepy.wf", n.Registry())
 	api.do(t, "POST", "/threads", `{"thread_id":"c"}`)
 
 	// a completes; b is cancelled (interrupt); c is rolled back.
-	go func() { n.waitStarted(t, "a"); n.gate <- struct{}{} }()
+	go func() { n.WaitStarted(t, "a"); n.Gate <- struct{}{} }()
 	if code, body := api.do(t, "POST", "/threads/c/runs/wait", `{"assistant_id":"Sleepy","input":{"input_text":"a"}}`); code != 200 || !strings.Contains(body, "slept a") {
 		t.Fatalf("a: %d %s", code, body)
 	}
@@ -489,7 +455,7 @@ func TestCancelAcrossProcesses(t *testing.T) {
 		if err := json.Unmarshal([]byte(body), &run); err != nil {
 			t.Fatal(body)
 		}
-		n.waitStarted(t, c.text)
+		n.WaitStarted(t, c.text)
 		var before string
 		if c.action == "rollback" {
 			// c's first step is written before its nap starts (sync).
@@ -526,7 +492,7 @@ func TestCancelAcrossProcesses(t *testing.T) {
 		}
 	}
 	// The thread takes a new run.
-	go func() { n.waitStarted(t, "d"); n.gate <- struct{}{} }()
+	go func() { n.WaitStarted(t, "d"); n.Gate <- struct{}{} }()
 	if code, body := api.do(t, "POST", "/threads/c/runs/wait", `{"assistant_id":"Sleepy","input":{"input_text":"d"}}`); code != 200 || !strings.Contains(body, "slept d") {
 		t.Fatalf("d: %d %s", code, body)
 	}
@@ -607,10 +573,10 @@ WHERE args->>'job_id' IN ($1, $2)`, ended, putBack)
 // they were queued; runs of another thread go on meanwhile.
 func TestThreadRunsInOrderAcrossWorkers(t *testing.T) {
 	db := pgtest.New(t)
-	n := &napper{started: make(chan string, 8), gate: make(chan struct{})}
-	api := startNodeOf(t, db.DSN, 0, "../testdata/sleepy.wf", n.registry())
-	startNodeOf(t, db.DSN, 2, "../testdata/sleepy.wf", n.registry())
-	startNodeOf(t, db.DSN, 2, "../testdata/sleepy.wf", n.registry())
+	n := napper.New()
+	api := startNodeOf(t, db.DSN, 0, "../testdata/sleepy.wf", n.Registry())
+	startNodeOf(t, db.DSN, 2, "../testdata/sleepy.wf", n.Registry())
+	startNodeOf(t, db.DSN, 2, "../testdata/sleepy.wf", n.Registry())
 	api.do(t, "POST", "/threads", `{"thread_id":"o"}`)
 	api.do(t, "POST", "/threads", `{"thread_id":"p"}`)
 	for _, text := range []string{"a", "b", "c"} {
@@ -618,20 +584,20 @@ func TestThreadRunsInOrderAcrossWorkers(t *testing.T) {
 			t.Fatalf("run %s: %d %s", text, code, body)
 		}
 	}
-	n.waitStarted(t, "a")
+	n.WaitStarted(t, "a")
 	// Another thread's run starts while a holds thread o; b does not.
 	api.do(t, "POST", "/threads/p/runs", `{"assistant_id":"Sleepy","input":{"input_text":"x"}}`)
-	n.waitStarted(t, "x")
-	n.gate <- struct{}{} // one of a and x ends
-	n.gate <- struct{}{} // the other
+	n.WaitStarted(t, "x")
+	n.Gate <- struct{}{} // one of a and x ends
+	n.Gate <- struct{}{} // the other
 	for _, text := range []string{"b", "c"} {
-		n.waitStarted(t, text)
+		n.WaitStarted(t, text)
 		select {
-		case got := <-n.started:
+		case got := <-n.Started:
 			t.Fatalf("%s started while %s runs", got, text)
 		case <-time.After(500 * time.Millisecond):
 		}
-		n.gate <- struct{}{}
+		n.Gate <- struct{}{}
 	}
 	var runs []struct {
 		Status string `json:"status"`

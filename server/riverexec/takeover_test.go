@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/weftlang/weft/internal/napper"
 	"log/slog"
 	"slices"
 	"strings"
@@ -77,7 +78,7 @@ type rig struct {
 	t    *testing.T
 	dsn  string
 	api  *node
-	naps *napper
+	naps *napper.Napper
 	pool *pgxpool.Pool
 }
 
@@ -87,8 +88,8 @@ func newRig(t *testing.T) *rig {
 
 // newRigOn is a rig on the database at dsn.
 func newRigOn(t *testing.T, dsn string) *rig {
-	r := &rig{t: t, dsn: dsn, naps: &napper{started: make(chan string, 8), gate: make(chan struct{})}}
-	r.api = startNodeOf(t, dsn, 0, "../testdata/naps.wf", r.naps.registry())
+	r := &rig{t: t, dsn: dsn, naps: napper.New()}
+	r.api = startNodeOf(t, dsn, 0, "../testdata/naps.wf", r.naps.Registry())
 	pool, err := pgxpool.New(context.Background(), dsn)
 	if err != nil {
 		t.Fatal(err)
@@ -105,7 +106,7 @@ func (r *rig) worker(conf nodeConf) (stop func()) {
 		conf.leaseTTL = time.Second
 	}
 	eo := riverexec.Options{Workers: 1, LeaseTTL: conf.leaseTTL}
-	return startNodeConf(r.t, r.dsn, eo, "../testdata/naps.wf", r.naps.registry(), conf).stop
+	return startNodeConf(r.t, r.dsn, eo, "../testdata/naps.wf", r.naps.Registry(), conf).stop
 }
 
 // run starts a run of Naps on a new thread through the API.
@@ -158,8 +159,8 @@ func (r *rig) waitMark(id, node string) {
 // nap lets the nap of node go once it starts.
 func (r *rig) nap(node string) {
 	r.t.Helper()
-	r.naps.waitStarted(r.t, node)
-	r.naps.gate <- struct{}{}
+	r.naps.WaitStarted(r.t, node)
+	r.naps.Gate <- struct{}{}
 }
 
 // reference is the stream of a run of Naps no one takes over, carried
@@ -217,11 +218,11 @@ func TestTakeoverStreamsEveryStepOnce(t *testing.T) {
 	id := r.run("g", "sync")
 	whole := r.stream("g", id)
 	r.nap("a")
-	r.naps.waitStarted(t, "b")
+	r.naps.WaitStarted(t, "b")
 	r.waitMark(id, "a")
 	lossy.dead.Store(true)
-	r.naps.gate <- struct{}{} // b is recorded; its frames are lost
-	r.naps.waitStarted(t, "c")
+	r.naps.Gate <- struct{}{} // b is recorded; its frames are lost
+	r.naps.WaitStarted(t, "c")
 	// A stops (as good as dead: nothing it writes to the log lands);
 	// its run goes back to the queue, cut short in c.
 	stopA()
@@ -259,11 +260,11 @@ func TestTakeoverSendsARerunStepOnce(t *testing.T) {
 	id := r.run("g", "async")
 	whole := r.stream("g", id)
 	r.nap("a")
-	r.naps.waitStarted(t, "b")
+	r.naps.WaitStarted(t, "b")
 	r.waitMark(id, "a")
 	recs.held.Store(true)
-	r.naps.gate <- struct{}{} // b's record waits; its frames go out
-	r.naps.waitStarted(t, "c")
+	r.naps.Gate <- struct{}{} // b's record waits; its frames go out
+	r.naps.WaitStarted(t, "c")
 	<-recs.waiting
 	r.waitMark(id, "b")
 	lossy.dead.Store(true)
@@ -293,7 +294,7 @@ func TestPostgresRestartMidRun(t *testing.T) {
 	id := r.run("g", "async") // frames go out while records wait
 	whole := r.stream("g", id)
 	r.nap("a")
-	r.naps.waitStarted(t, "b")
+	r.naps.WaitStarted(t, "b")
 	r.waitMark(id, "a")
 	restarted := make(chan error, 1)
 	go func() { restarted <- c.RestartAfter(1500 * time.Millisecond) }()
@@ -303,7 +304,7 @@ func TestPostgresRestartMidRun(t *testing.T) {
 			t.Fatal("the database never went down")
 		}
 	}
-	r.naps.gate <- struct{}{}
+	r.naps.Gate <- struct{}{}
 	r.nap("c")
 	if err := <-restarted; err != nil {
 		t.Fatal(err)
@@ -366,7 +367,7 @@ func TestEndedRunIsNotRunAgain(t *testing.T) {
 		}
 	}
 	select {
-	case node := <-r.naps.started:
+	case node := <-r.naps.Started:
 		t.Fatalf("the ended run ran again: nap %s started", node)
 	case <-time.After(300 * time.Millisecond):
 	}
@@ -415,24 +416,24 @@ func (s *stallable) EndRun(ctx context.Context, e *store.RunEnd) error {
 func TestStalledWorkerLeavesTheRunAlone(t *testing.T) {
 	r := newRig(t)
 	stall := &stallable{}
-	na := &napper{started: make(chan string, 8), gate: make(chan struct{})}
+	na := napper.New()
 	eo := riverexec.Options{Workers: 1, LeaseTTL: time.Second}
-	a := startNodeConf(t, r.dsn, eo, "../testdata/naps.wf", na.registry(), nodeConf{leaseTTL: time.Second,
+	a := startNodeConf(t, r.dsn, eo, "../testdata/naps.wf", na.Registry(), nodeConf{leaseTTL: time.Second,
 		records: func(st *postgres.Store) store.Store { stall.Store = st; return stall }, log: slog.New(slog.NewTextHandler(tlog{t}, nil))})
 	t.Cleanup(func() { stall.stalled.Store(false) }) // before A stops
 	id := r.run("g", "sync")
-	na.waitStarted(t, "a")
-	na.gate <- struct{}{}
-	na.waitStarted(t, "b")
+	na.WaitStarted(t, "a")
+	na.Gate <- struct{}{}
+	na.WaitStarted(t, "b")
 	stall.stalled.Store(true)
 	r.worker(nodeConf{log: slog.New(slog.NewTextHandler(tlog{t}, nil))}) // B, with the rig's naps: it sweeps, takes the run over, and runs b again
 	r.nap("b")
-	r.naps.waitStarted(t, "c")
+	r.naps.WaitStarted(t, "c")
 	// A wakes; its b ends (unless the sweep's cancel of its River job
 	// ended it already).
 	stall.stalled.Store(false)
 	select {
-	case na.gate <- struct{}{}:
+	case na.Gate <- struct{}{}:
 	case <-time.After(200 * time.Millisecond):
 	}
 	for deadline := time.Now().Add(10 * time.Second); a.ex.Running() > 0; time.Sleep(5 * time.Millisecond) {
@@ -443,7 +444,7 @@ func TestStalledWorkerLeavesTheRunAlone(t *testing.T) {
 	if _, run := r.api.do(t, "GET", "/threads/g/runs/"+id, ""); !strings.Contains(run, `"status":"running"`) {
 		t.Fatalf("the run while the other worker carries it out, after the stalled one woke: %s", run)
 	}
-	r.naps.gate <- struct{}{}
+	r.naps.Gate <- struct{}{}
 	if _, j := r.api.do(t, "GET", "/threads/g/runs/"+id+"/join", ""); !strings.Contains(j, `"c":{"out":"slept c"}`) {
 		t.Fatalf("join: %s", j)
 	}
