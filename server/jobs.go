@@ -284,6 +284,16 @@ func (s *Server) execute(ctx context.Context, ref JobRef) error {
 	}
 	var end *store.JobChange // the job's end, when the run's end recorded it
 	status, final, errText := s.drive(ctx, job, st, &end)
+	if status == jobRetry {
+		s.log.Warn("a run could not go on, the store being unreachable: it goes back to the queue", "run", job.ID, "thread", job.ThreadID, "err", errText)
+		if st.log != nil {
+			st.log.drain()
+		}
+		if err := s.setJob(bg, job.ID, []store.JobStatus{store.JobRunning}, store.JobPending, ""); err != nil {
+			s.log.Error("returning a run to the queue", "run", job.ID, "err", err)
+		}
+		return nil
+	}
 	if status == jobLost {
 		s.log.Warn("a run's thread was taken over by another process, which goes on with it", "run", job.ID, "thread", job.ThreadID, "err", errText)
 		if st.log != nil {
@@ -382,6 +392,11 @@ func decodeRunBody(j *store.Job) *runBody {
 // status, the reply of runs.wait and the error text.
 func (s *Server) drive(ctx context.Context, job *store.Job, st *runStream, end **store.JobChange) (store.JobStatus, []byte, string) {
 	fail := func(err error) (store.JobStatus, []byte, string) {
+		if s.shared && errors.Is(err, store.ErrUnavailable) {
+			// The store could not be reached (restarting): nothing
+			// about the run's end was recorded. Back to the queue.
+			return jobRetry, nil, err.Error()
+		}
 		kind := string(engine.KindOf(err))
 		data, _ := json.Marshal(map[string]string{"error": kind, "message": err.Error()})
 		st.add("error", data)
@@ -588,6 +603,11 @@ func (s *Server) drive(ctx context.Context, job *store.Job, st *runStream, end *
 // jobLost is drive's status of a job another process took over: execute
 // leaves it alone.
 const jobLost store.JobStatus = ""
+
+// jobRetry is drive's status of a job whose run could not go on because
+// the store could not be reached: execute puts it back in the queue, for
+// a later attempt (a shared executor's sweep queues it again).
+const jobRetry store.JobStatus = "(retry)"
 
 // jobEnd is the job status, and error text, of a run that ended with
 // status and err, as drive judges it; not ok for a run the server's

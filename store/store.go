@@ -549,6 +549,12 @@ var ErrNotFound = errors.New("store: not found")
 // Close, or of a wait (RunEvents.WaitRunEvents) that Close ended.
 var ErrClosed = errors.New("store: closed")
 
+// ErrUnavailable is matched (errors.Is) by a store error that says the
+// store could not be reached: the connection was refused or lost (a
+// database restarting, the network). The same call may succeed later;
+// nothing is known to have been written.
+var ErrUnavailable = errors.New("store: unavailable")
+
 // ErrExists is returned when creating something that exists.
 var ErrExists = errors.New("store: already exists")
 

@@ -458,3 +458,41 @@ func TestStalledWorkerLeavesTheRunAlone(t *testing.T) {
 		}
 	}
 }
+
+// unreachable is a store whose first reads of a thread's head fail as a
+// store that cannot be reached does.
+type unreachable struct {
+	*postgres.Store
+	fails atomic.Int32
+}
+
+func (u *unreachable) Head(ctx context.Context, threadID string) (int64, time.Time, error) {
+	if u.fails.Add(-1) >= 0 {
+		return 0, time.Time{}, fmt.Errorf("store/postgres: head of %s: connection refused: %w", threadID, store.ErrUnavailable)
+	}
+	return u.Store.Head(ctx, threadID)
+}
+
+// TestUnreachableStoreRequeuesTheRun: a worker that takes a run while the
+// store cannot be reached (its first read of the thread fails so) puts
+// the run back in the queue instead of failing it; the sweep queues it
+// again and it ends success.
+func TestUnreachableStoreRequeuesTheRun(t *testing.T) {
+	r := newRig(t)
+	u := &unreachable{}
+	u.fails.Store(1)
+	r.worker(nodeConf{events: func(st *postgres.Store) store.Store { u.Store = st; return u }})
+	id := r.run("g", "sync")
+	for _, node := range []string{"a", "b", "c"} {
+		r.nap(node)
+	}
+	if _, j := r.api.do(t, "GET", "/threads/g/runs/"+id+"/join", ""); !strings.Contains(j, `"c":{"out":"slept c"}`) {
+		t.Fatalf("join: %s", j)
+	}
+	if _, run := r.api.do(t, "GET", "/threads/g/runs/"+id, ""); !strings.Contains(run, `"status":"success"`) {
+		t.Fatalf("the run: %s", run)
+	}
+	if u.fails.Load() >= 0 {
+		t.Fatal("the store's failure was never met: the test tests nothing")
+	}
+}

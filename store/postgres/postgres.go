@@ -62,9 +62,13 @@ func (e *Error) Error() string { return "store/postgres: " + e.Op + ": " + e.Err
 func (e *Error) Unwrap() error { return e.Err }
 
 // Is matches store.ErrFull for a server out of disk space (SQLSTATE
-// 53100) and store.ErrReadOnly for a read-only transaction or a role
-// without the privilege (25006, 42501).
+// 53100), store.ErrReadOnly for a read-only transaction or a role
+// without the privilege (25006, 42501), and store.ErrUnavailable for a
+// connection refused or lost.
 func (e *Error) Is(target error) bool {
+	if target == store.ErrUnavailable {
+		return connLost(context.Background(), e.Err)
+	}
 	switch pgCode(e.Err) {
 	case "53100":
 		return target == store.ErrFull

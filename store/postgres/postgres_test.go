@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -579,18 +581,20 @@ func BenchmarkAppend(b *testing.B) {
 }
 
 // TestErrorKinds: the server's disk_full is store.ErrFull, a read-only
-// transaction or a missing privilege store.ErrReadOnly, and other errors
-// neither (the engine retries those as transient).
+// transaction or a missing privilege store.ErrReadOnly, a lost connection
+// (08xxx, an admin shutdown) store.ErrUnavailable, and other errors none
+// (the engine retries those as transient).
 func TestErrorKinds(t *testing.T) {
 	for _, c := range []struct {
-		code           string
-		full, readOnly bool
+		code                        string
+		full, readOnly, unavailable bool
 	}{
-		{"53100", true, false},
-		{"25006", false, true},
-		{"42501", false, true},
-		{"40001", false, false},
-		{"08006", false, false},
+		{"53100", true, false, false},
+		{"25006", false, true, false},
+		{"42501", false, true, false},
+		{"40001", false, false, false},
+		{"08006", false, false, true},
+		{"57P01", false, false, true},
 	} {
 		err := fmt.Errorf("wrapped: %w", &Error{Op: "append to t", Err: &pgconn.PgError{Code: c.code, Message: "m"}})
 		if got := errors.Is(err, store.ErrFull); got != c.full {
@@ -599,6 +603,14 @@ func TestErrorKinds(t *testing.T) {
 		if got := errors.Is(err, store.ErrReadOnly); got != c.readOnly {
 			t.Errorf("SQLSTATE %s: errors.Is(ErrReadOnly) = %v", c.code, got)
 		}
+		if got := errors.Is(err, store.ErrUnavailable); got != c.unavailable {
+			t.Errorf("SQLSTATE %s: errors.Is(ErrUnavailable) = %v", c.code, got)
+		}
+	}
+	// A connection refused (the server down) is unavailable too.
+	down := &Error{Op: "read", Err: &net.OpError{Op: "dial", Err: syscall.ECONNREFUSED}}
+	if !errors.Is(down, store.ErrUnavailable) {
+		t.Errorf("a refused connection: not store.ErrUnavailable")
 	}
 }
 
