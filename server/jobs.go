@@ -392,9 +392,13 @@ func decodeRunBody(j *store.Job) *runBody {
 // status, the reply of runs.wait and the error text.
 func (s *Server) drive(ctx context.Context, job *store.Job, st *runStream, end **store.JobChange) (store.JobStatus, []byte, string) {
 	fail := func(err error) (store.JobStatus, []byte, string) {
-		if s.shared && errors.Is(err, store.ErrUnavailable) {
+		if s.shared && (errors.Is(err, store.ErrUnavailable) || errors.Is(err, service.ErrBusy)) {
 			// The store could not be reached (restarting): nothing
-			// about the run's end was recorded. Back to the queue.
+			// about the run's end was recorded. Or an earlier attempt
+			// at the run still goes on in this process (queued again
+			// after its lease ran out while the store was down): it
+			// ends, fenced, and this one waits for its turn. Back to
+			// the queue.
 			return jobRetry, nil, err.Error()
 		}
 		kind := string(engine.KindOf(err))

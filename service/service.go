@@ -954,6 +954,10 @@ var ErrCancelled = engine.ErrRunCancelled
 // process.
 var ErrNotRunning = errors.New("service: no run of the thread is in progress here")
 
+// ErrBusy is wrapped by the error of a Start or Resume of a thread whose
+// run is in progress in this Service: one run of a thread at a time.
+var ErrBusy = errors.New("service: a run of the thread is in progress here")
+
 // Cancel stops the run of a thread that this process drives: its steps
 // in flight are abandoned and the run ends with status "cancelled", its
 // error wrapping ErrCancelled; the thread records it so, and the run
@@ -976,7 +980,7 @@ func (s *Service) drive(ctx context.Context, thread string, extra engine.Observe
 	s.mu.Lock()
 	if s.active[thread] != nil {
 		s.mu.Unlock()
-		return nil, &engine.ThreadError{Thread: thread, Detail: "a run of the thread is in progress in this process"}
+		return nil, &engine.ThreadError{Thread: thread, Kind: engine.KindConflict, Err: ErrBusy, Detail: "a run of the thread is in progress in this process"}
 	}
 	s.active[thread] = &activeRun{cancel: cancel}
 	s.mu.Unlock()

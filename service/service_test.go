@@ -263,6 +263,10 @@ func TestCancel(t *testing.T) {
 		done <- res
 	}()
 	<-started
+	// One run of a thread at a time in a Service.
+	if _, err := s.Resume(ctx, ResumeRequest{Thread: "c"}); !errors.Is(err, ErrBusy) || engine.KindOf(err) != engine.KindConflict {
+		t.Fatalf("a second run of the thread while one goes on: %v (kind %s); want ErrBusy, conflict", err, engine.KindOf(err))
+	}
 	if err := s.Cancel(ctx, "c"); err != nil {
 		t.Fatal(err)
 	}
