@@ -215,7 +215,8 @@ func TestAsyncDurabilityWithABatchWriter(t *testing.T) {
 	}
 }
 
-// countingBatches counts the batches a BatchWriter store is given.
+// countingBatches counts the batches of records a BatchWriter store is
+// given: by WriteBatch, Append, and with a run's end (EndRun).
 type countingBatches struct {
 	*sqlite.Store
 	mu      sync.Mutex
@@ -227,6 +228,26 @@ func (c *countingBatches) WriteBatch(ctx context.Context, b *store.Batch) error 
 	c.batches = append(c.batches, len(b.Records))
 	c.mu.Unlock()
 	return c.Store.WriteBatch(ctx, b)
+}
+
+// Append counts a plain append of records (the writer's, once the
+// thread exists) as a batch.
+func (c *countingBatches) Append(ctx context.Context, recs ...*store.Record) error {
+	c.mu.Lock()
+	c.batches = append(c.batches, len(recs))
+	c.mu.Unlock()
+	return c.Store.Append(ctx, recs...)
+}
+
+// EndRun counts the records a run's end writes with it (those the writer
+// had not written yet) as a batch too.
+func (c *countingBatches) EndRun(ctx context.Context, e *store.RunEnd) error {
+	if len(e.Records) > 0 {
+		c.mu.Lock()
+		c.batches = append(c.batches, len(e.Records))
+		c.mu.Unlock()
+	}
+	return c.Store.EndRun(ctx, e)
 }
 
 // TestAsyncDurabilityOneCommitForAFastRun: a run of fast steps in a new
