@@ -294,17 +294,8 @@ FOR UPDATE OF j SKIP LOCKED`)
 	if err != nil {
 		return 0, fmt.Errorf("riverexec: sweep: %w", err)
 	}
-	var unqueued []runArgs
-	for rows.Next() {
-		var a runArgs
-		if err := rows.Scan(&a.Job, &a.Thread); err != nil {
-			rows.Close()
-			return 0, fmt.Errorf("riverexec: sweep: %w", err)
-		}
-		unqueued = append(unqueued, a)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+	unqueued, err := pgx.CollectRows(rows, pgx.RowToStructByPos[runArgs])
+	if err != nil {
 		return 0, fmt.Errorf("riverexec: sweep: %w", err)
 	}
 	for _, a := range unqueued {
@@ -324,46 +315,27 @@ RETURNING j.id, j.thread_id`, e.opts.LeaseTTL.Seconds())
 	if err != nil {
 		return 0, fmt.Errorf("riverexec: sweep: %w", err)
 	}
-	var dead []runArgs
-	for rows.Next() {
-		var a runArgs
-		if err := rows.Scan(&a.Job, &a.Thread); err != nil {
-			rows.Close()
-			return 0, fmt.Errorf("riverexec: sweep: %w", err)
-		}
-		dead = append(dead, a)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+	dead, err := pgx.CollectRows(rows, pgx.RowToStructByPos[runArgs])
+	if err != nil {
 		return 0, fmt.Errorf("riverexec: sweep: %w", err)
 	}
-	if len(dead) == 0 {
-		if len(unqueued) > 0 || len(stale) > 0 {
-			if err := tx.Commit(ctx); err != nil {
-				return 0, fmt.Errorf("riverexec: sweep: %w", err)
-			}
-			e.logStale(stale)
-		}
-		return len(unqueued), nil
+	if len(dead)+len(unqueued)+len(stale) == 0 {
+		return 0, nil
 	}
-	var orphans []int64
+	// The dead workers' River jobs, cancelled once the sweep is in.
+	ids := make([]string, len(dead))
+	for i, a := range dead {
+		ids[i] = a.Job
+	}
+	rows, err = tx.Query(ctx, `SELECT id FROM river_job WHERE kind = 'weft_run' AND args->>'job_id' = ANY($1) AND state = 'running'`, ids)
+	if err != nil {
+		return 0, fmt.Errorf("riverexec: sweep: %w", err)
+	}
+	orphans, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return 0, fmt.Errorf("riverexec: sweep: %w", err)
+	}
 	for _, a := range dead {
-		var ids []int64
-		r, err := tx.Query(ctx, `SELECT id FROM river_job WHERE kind = 'weft_run' AND args->>'job_id' = $1 AND state = 'running'`, a.Job)
-		if err == nil {
-			for r.Next() {
-				var id int64
-				if r.Scan(&id) == nil {
-					ids = append(ids, id)
-				}
-			}
-			r.Close()
-			err = r.Err()
-		}
-		if err != nil {
-			return 0, fmt.Errorf("riverexec: sweep: %w", err)
-		}
-		orphans = append(orphans, ids...)
 		if _, err := e.client.InsertTx(ctx, tx, a, &river.InsertOpts{Queue: e.queue}); err != nil {
 			return 0, fmt.Errorf("riverexec: sweep: queueing run %s again: %w", a.Job, err)
 		}
@@ -371,21 +343,15 @@ RETURNING j.id, j.thread_id`, e.opts.LeaseTTL.Seconds())
 	if err := tx.Commit(ctx); err != nil {
 		return 0, fmt.Errorf("riverexec: sweep: %w", err)
 	}
-	e.logStale(stale)
+	if len(stale) > 0 {
+		e.log.Warn("River jobs a dead worker left running cancelled (River finalizes them)", "river_jobs", stale)
+	}
 	for _, id := range orphans {
 		if _, err := e.client.JobCancel(ctx, id); err != nil {
 			e.log.Warn("cancelling a dead worker's River job", "river_job", id, "err", err)
 		}
 	}
 	return len(dead) + len(unqueued), nil
-}
-
-// logStale tells of the River jobs a sweep cancelled for runs that were
-// not running.
-func (e *Executor) logStale(ids []int64) {
-	if len(ids) > 0 {
-		e.log.Warn("River jobs a dead worker left running cancelled (River finalizes them)", "river_jobs", ids)
-	}
 }
 
 // Submit queues a run.
