@@ -131,8 +131,7 @@ const logRetryFor = 30 * time.Second
 // written by reading it back.
 func (l *eventLog) append(seq int64, batch []*store.RunEvent) error {
 	ctx := context.Background() // a run's events are written even as it is cancelled
-	deadline := time.Now().Add(logRetryFor)
-	wait := 50 * time.Millisecond
+	b := newBackoff(logRetryFor)
 	failed := false // an earlier try failed, its outcome unknown
 	for try := 0; ; try++ {
 		for i, e := range batch {
@@ -152,17 +151,16 @@ func (l *eventLog) append(seq int64, batch []*store.RunEvent) error {
 			}
 			seq = conflict.Got // events of an earlier attempt are there
 			continue
-		case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrInvalid), errors.Is(err, store.ErrClosed):
-			return err
-		case time.Now().After(deadline):
+		case !mayPass(err):
 			return err
 		}
 		if !failed {
 			l.log.Warn("writing a run's events to the store failed: retrying", "run", l.job, "err", err)
 		}
 		failed = true
-		time.Sleep(wait)
-		wait = min(2*wait, time.Second)
+		if !b.wait(ctx) {
+			return err
+		}
 	}
 }
 

@@ -355,28 +355,56 @@ func (s *Server) closing(st *runStream) {
 const setJobRetryFor = 30 * time.Second
 
 // setJob moves job id from one of from to status to, with errText,
-// retrying for setJobRetryFor a failure that may pass (not a conflict,
-// a missing job, a refusal or a closed store).
+// retrying for setJobRetryFor a failure that may pass.
 func (s *Server) setJob(ctx context.Context, id string, from []store.JobStatus, to store.JobStatus, errText string) error {
-	deadline := time.Now().Add(setJobRetryFor)
-	wait := 50 * time.Millisecond
-	for warned := false; ; warned = true {
+	b := newBackoff(setJobRetryFor)
+	for {
 		_, err := s.jobs.SetJob(ctx, id, from, to, "", errText)
-		switch {
-		case err == nil, errors.Is(err, store.ErrConflict), errors.Is(err, store.ErrNotFound),
-			errors.Is(err, store.ErrInvalid), errors.Is(err, store.ErrClosed), time.Now().After(deadline):
+		if err == nil || !mayPass(err) {
 			return err
 		}
-		if !warned {
+		if b.tries == 0 {
 			s.log.Warn("recording a run's status failed: retrying", "run", id, "status", to, "err", err)
 		}
-		select {
-		case <-time.After(wait):
-		case <-ctx.Done():
+		if !b.wait(ctx) {
 			return err
 		}
-		wait = min(2*wait, time.Second)
 	}
+}
+
+// mayPass reports whether a store's failure may pass on a retry: not a
+// conflict, a missing row, a refusal or a closed store.
+func mayPass(err error) bool {
+	return !errors.Is(err, store.ErrConflict) && !errors.Is(err, store.ErrNotFound) &&
+		!errors.Is(err, store.ErrInvalid) && !errors.Is(err, store.ErrClosed)
+}
+
+// backoff paces the retries of a store call: 50 ms, doubling to a
+// second, until a deadline.
+type backoff struct {
+	deadline time.Time
+	next     time.Duration
+	tries    int
+}
+
+func newBackoff(d time.Duration) *backoff {
+	return &backoff{deadline: time.Now().Add(d), next: 50 * time.Millisecond}
+}
+
+// wait sleeps before the next try; false when the deadline has passed
+// or ctx is done (no try then).
+func (b *backoff) wait(ctx context.Context) bool {
+	if time.Now().After(b.deadline) {
+		return false
+	}
+	select {
+	case <-time.After(b.next):
+	case <-ctx.Done():
+		return false
+	}
+	b.next = min(2*b.next, time.Second)
+	b.tries++
+	return true
 }
 
 // decodeRunBody is the request a job keeps, or nil.
@@ -392,6 +420,11 @@ func decodeRunBody(j *store.Job) *runBody {
 // status, the reply of runs.wait and the error text.
 func (s *Server) drive(ctx context.Context, job *store.Job, st *runStream, end **store.JobChange) (store.JobStatus, []byte, string) {
 	fail := func(err error) (store.JobStatus, []byte, string) {
+		if errors.Is(err, store.ErrLeaseLost) {
+			// Another process took the thread over (this one stalled
+			// past its lease): the job is that process's now.
+			return jobLost, nil, err.Error()
+		}
 		if s.shared && (errors.Is(err, store.ErrUnavailable) || errors.Is(err, service.ErrBusy)) {
 			// The store could not be reached (restarting): nothing
 			// about the run's end was recorded. Or an earlier attempt
@@ -540,11 +573,6 @@ func (s *Server) drive(ctx context.Context, job *store.Job, st *runStream, end *
 		if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, ErrServerClosing) {
 			return store.JobInterrupted, s.interruptedReply(cause), cause.Error()
 		}
-		if errors.Is(err, store.ErrLeaseLost) {
-			// Another process drives the thread (this one stalled
-			// past its lease): the job is that process's.
-			return jobLost, nil, err.Error()
-		}
 		return fail(err)
 	}
 	switch {
@@ -595,11 +623,6 @@ func (s *Server) drive(ctx context.Context, job *store.Job, st *runStream, end *
 	}
 	if errors.Is(context.Cause(ctx), ErrServerClosing) {
 		return store.JobPending, nil, ""
-	}
-	if errors.Is(err, store.ErrLeaseLost) {
-		// Another process took the thread over (this one stalled past
-		// its lease): the job is that process's now.
-		return jobLost, nil, err.Error()
 	}
 	return fail(err)
 }
