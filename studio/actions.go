@@ -35,6 +35,19 @@ func (s *Studio) threadOf(r *http.Request) (*threadJSON, *flowPage, error) {
 	return &th, fp, nil
 }
 
+// threadNow is threadOf and the thread's state now.
+func (s *Studio) threadNow(r *http.Request) (*threadJSON, *flowPage, *stateJSON, error) {
+	th, fp, err := s.threadOf(r)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	var st stateJSON
+	if err := s.get(r.Context(), "GET", "/threads/"+url.PathEscape(th.ID)+"/state", nil, &st); err != nil {
+		return nil, nil, nil, err
+	}
+	return th, fp, &st, nil
+}
+
 // apiError is the message of an API answer that is not 2xx, or "".
 func apiError(code int, body []byte) string {
 	if code >= 200 && code < 300 {
@@ -52,18 +65,13 @@ func apiError(code int, body []byte) string {
 // answer answers the questions a waiting thread asks, resuming its run:
 // the form's fields are the HUMAN node's outputs, typed.
 func (s *Studio) answer(w http.ResponseWriter, r *http.Request) {
-	th, fp, err := s.threadOf(r)
+	th, fp, st, err := s.threadNow(r)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
 	page := "threads/" + url.PathEscape(th.ID)
-	var st stateJSON
-	if err := s.get(r.Context(), "GET", "/threads/"+url.PathEscape(th.ID)+"/state", nil, &st); err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	qs := questions(fp.plan, &st)
+	qs := questions(fp.plan, st)
 	if len(qs) == 0 {
 		s.back(w, r, page, "this thread asks no question now")
 		return
@@ -188,17 +196,12 @@ func (s *Studio) fork(w http.ResponseWriter, r *http.Request) {
 // null; one whose run had ended starts a new run from its parameters and
 // variables as they are now.
 func (s *Studio) runOn(w http.ResponseWriter, r *http.Request) {
-	th, fp, err := s.threadOf(r)
+	th, fp, st, err := s.threadNow(r)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
 	page := "threads/" + url.PathEscape(th.ID)
-	var st stateJSON
-	if err := s.get(r.Context(), "GET", "/threads/"+url.PathEscape(th.ID)+"/state", nil, &st); err != nil {
-		s.fail(w, r, err)
-		return
-	}
 	var input any // null: continue
 	if len(st.Next) == 0 {
 		in := map[string]any{}
