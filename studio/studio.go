@@ -198,7 +198,11 @@ func (s *Studio) call(ctx context.Context, method, path string, body any) (int, 
 		}
 		rd = bytes.NewReader(b)
 	}
-	req := httptest.NewRequestWithContext(ctx, method, path, rd)
+	// (httptest's request panics on a bad path: this one says so.)
+	req, err := http.NewRequestWithContext(ctx, method, path, rd)
+	if err != nil {
+		return 0, nil, err
+	}
 	req.Header.Set("Content-Type", "application/json")
 	if s.opts.APIKey != "" {
 		req.Header.Set("X-Api-Key", s.opts.APIKey)
