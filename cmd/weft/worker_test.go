@@ -66,9 +66,17 @@ func TestServeAndWorkers(t *testing.T) {
 	if resp.StatusCode != 200 || !strings.Contains(resp.Header.Get("Content-Type"), "text/html") || !strings.Contains(string(page), "/riverui/") {
 		t.Fatalf("GET /riverui/: %d %s\n%.300s", resp.StatusCode, resp.Header.Get("Content-Type"), page)
 	}
-	var jobs map[string]any
-	if code := api.call(t, "GET", "/riverui/api/jobs?state=completed", "", &jobs); code != 200 || !strings.Contains(fmt.Sprint(jobs), "weft_run") {
-		t.Fatalf("GET /riverui/api/jobs: %d %v", code, jobs)
+	// River marks a job completed a moment after its work returns (its
+	// completer writes in batches), so the list may be empty at first.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		var jobs map[string]any
+		code := api.call(t, "GET", "/riverui/api/jobs?state=completed", "", &jobs)
+		if code == 200 && strings.Contains(fmt.Sprint(jobs), "weft_run") {
+			break
+		}
+		if code != 200 || time.Now().After(deadline) {
+			t.Fatalf("GET /riverui/api/jobs: %d %v", code, jobs)
+		}
 	}
 	// A worker counts a run out a moment after its client has the
 	// reply (its River job's work returns after the run's end).
