@@ -37,6 +37,9 @@ type Runner struct {
 	Bind BindFunc
 	// Sleep waits between retries; nil uses a timer. Tests replace it.
 	Sleep func(ctx context.Context, d time.Duration) error
+	// Tracer, when set, is told of every run the Runner drives and every
+	// attempt of an action (see Tracer); nil traces nothing.
+	Tracer Tracer
 
 	bound bindCache // the actions Bind made, kept for later runs
 }
@@ -154,7 +157,7 @@ func (r *Runner) RunWith(ctx context.Context, plan *flow.Plan, params map[string
 	if err != nil {
 		return &Result{Status: Failed, Err: err}, err
 	}
-	res, err := r.drive(ctx, m, obs)
+	res, err := r.drive(ctx, m, obs, false)
 	res.detach()
 	return res, err
 }
@@ -204,7 +207,7 @@ func (r *Runner) Resume(ctx context.Context, res *Result, answers map[string]map
 			return res, err // not reached: answerOutputs found the task waiting
 		}
 	}
-	res, err = r.drive(ctx, m, obs)
+	res, err = r.drive(ctx, m, obs, true)
 	res.detach()
 	return res, err
 }
@@ -368,13 +371,18 @@ func (st *runState) drain() {
 	st.qdone.Broadcast()
 }
 
-func (r *Runner) drive(ctx context.Context, m *Machine, obs Observer) (*Result, error) {
-	return r.driveIn(ctx, m, obs, nil)
+func (r *Runner) drive(ctx context.Context, m *Machine, obs Observer, resumed bool) (*Result, error) {
+	return r.driveIn(ctx, m, obs, nil, resumed)
 }
 
 // driveIn drives m; with dur, every step is committed to its thread.
-func (r *Runner) driveIn(ctx context.Context, m *Machine, obs Observer, dur *durable) (*Result, error) {
+// resumed says the drive goes on with a run begun before (for Tracer).
+func (r *Runner) driveIn(ctx context.Context, m *Machine, obs Observer, dur *durable, resumed bool) (*Result, error) {
 	plan := m.plan
+	var endRun func(Status, error)
+	if r.Tracer != nil {
+		ctx, endRun = r.Tracer.StartRun(ctx, tracedRun(m, dur, resumed))
+	}
 	if plan.MaxTime > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, plan.MaxTime, errMaxTime)
@@ -396,6 +404,9 @@ func (r *Runner) driveIn(ctx context.Context, m *Machine, obs Observer, dur *dur
 	sc.ex.reset(ctx, &sc.st)
 	reusable := sc.ex.run() && !sc.st.abandoned.Load()
 	res := sc.st.result()
+	if endRun != nil {
+		endRun(res.Status, res.Err)
+	}
 	res.reusable = reusable
 	if reusable {
 		clear(sc.st.impl)
@@ -557,20 +568,34 @@ func (st *runState) exec(ctx context.Context, t *Task, act Action, c *Call) ([]f
 			st.observe(Event{Type: ActionEvent, Step: t.Step, Node: t.Name, Task: t.ID, Item: t.Item, Kind: kind, Data: data})
 		}
 	}
-	err := st.attempt(ctx, act, c, n.Timeout)
+	actx, end := st.startAttempt(ctx, c)
+	err := st.attempt(actx, act, c, n.Timeout)
 	if err == nil {
+		if end != nil {
+			end(AttemptEnd{})
+		}
 		return c.Outputs, nil
 	}
-	out, err := st.retry(ctx, t, act, c, err)
+	out, last, end, err := st.retry(ctx, t, act, c, err, end)
 	if err != nil && t.Node.Fallback != nil && st.fallBack(ctx, t, c, err) {
+		if end != nil {
+			end(AttemptEnd{Err: last, Fallback: true})
+		}
 		return c.Outputs, nil
+	}
+	if end != nil {
+		end(AttemptEnd{Err: last})
 	}
 	return out, err
 }
 
 // retry handles a failed first attempt: an interrupt or a cancelled run
-// ends the task, otherwise the node's retry policy decides.
-func (st *runState) retry(ctx context.Context, t *Task, act Action, c *Call, err error) ([]flow.Value, error) {
+// ends the task, otherwise the node's retry policy decides. end is the
+// failed attempt's Tracer end, or nil: retry ends each attempt it
+// decides to follow with another, and returns the outcome, the last
+// attempt's own error and that attempt's end, nil when the last attempt
+// succeeded (retry ended it) or without a Tracer.
+func (st *runState) retry(ctx context.Context, t *Task, act Action, c *Call, err error, end func(AttemptEnd)) (out []flow.Value, last error, lastEnd func(AttemptEnd), _ error) {
 	n := t.Node.Node
 	attempts := 1
 	if n.Retry != nil && n.Retry.MaxAttempts > 1 {
@@ -578,28 +603,37 @@ func (st *runState) retry(ctx context.Context, t *Task, act Action, c *Call, err
 	}
 	for attempt := 1; ; attempt++ {
 		if _, ok := isInterrupt(err); ok {
-			return nil, err
+			return nil, err, end, err
 		}
 		if ctx.Err() != nil || attempt >= attempts {
+			last = err
 			if attempts > 1 {
 				err = fmt.Errorf("after %d attempts: %w", attempt, err)
 			}
-			return nil, err
+			return nil, last, end, err
 		}
 		delay := n.Retry.Delay(attempt + 1)
 		st.observe(Event{Type: NodeRetrying, Step: t.Step, Node: t.Name, Task: t.ID, Item: t.Item, Attempt: attempt, Delay: delay, Error: err.Error()})
+		if end != nil {
+			end(AttemptEnd{Err: err, Retrying: true, Delay: delay})
+		}
 		sleep := st.r.Sleep
 		if sleep == nil {
 			sleep = sleepCtx
 		}
-		if err := sleep(ctx, delay); err != nil {
-			return nil, err
+		if serr := sleep(ctx, delay); serr != nil {
+			return nil, nil, nil, serr
 		}
 		c.Attempt = attempt + 1
 		clear(c.Outputs)
 		c.notices = nil
-		if err = st.attempt(ctx, act, c, n.Timeout); err == nil {
-			return c.Outputs, nil
+		var actx context.Context
+		actx, end = st.startAttempt(ctx, c)
+		if err = st.attempt(actx, act, c, n.Timeout); err == nil {
+			if end != nil {
+				end(AttemptEnd{})
+			}
+			return c.Outputs, nil, nil, nil
 		}
 	}
 }

@@ -764,7 +764,7 @@ func (th *Threads) run(ctx context.Context, plan *flow.Plan, threadID string, pa
 		err = &CheckpointError{Thread: threadID, Run: d.info.Number, Seq: ts.Seq + 1, Node: "(start)", Err: err}
 		return &Result{Status: Failed, Err: err}, err
 	}
-	res, err := th.Runner.driveIn(ctx, m, obs, d)
+	res, err := th.Runner.driveIn(ctx, m, obs, d, d.resumed)
 	res, err = d.finish(ctx, res, err)
 	res.detach()
 	return res, err
@@ -892,7 +892,7 @@ func (th *Threads) resume(ctx context.Context, plan *flow.Plan, threadID string,
 			return &Result{Status: Failed, Err: d.err}, d.err
 		}
 	}
-	res, err := th.Runner.driveIn(ctx, m, obs, d)
+	res, err := th.Runner.driveIn(ctx, m, obs, d, d.resumed)
 	res, err = d.finish(ctx, res, err)
 	res.detach()
 	return res, err
