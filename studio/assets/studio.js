@@ -369,7 +369,7 @@
         el.rows.appendChild(tr);
         const li = document.createElement("li");
         li.className = "exec";
-        li.innerHTML = "<div class=exec-head><strong></strong> <span class=meta></span> <span class=badge></span></div><pre class=tokens hidden></pre><ul class=events hidden></ul><p class=notes hidden></p>";
+        li.innerHTML = "<div class=exec-head><strong></strong> <span class=meta></span> <span class=badge></span></div><pre class=tokens tabindex=0 hidden></pre><ul class=events tabindex=0 hidden></ul><p class=notes hidden></p>";
         li.querySelector("strong").textContent = x.name;
         li.querySelector(".meta").textContent = x.step == null ? "" : "step " + x.step;
         x.li = li;

@@ -1,0 +1,172 @@
+package studio_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+)
+
+// axeScript is axe-core's browser build, which .ci/run installs with npm
+// ci in test/axe (pinned in its package.json).
+var axeScript = filepath.Join("..", "test", "axe", "node_modules", "axe-core", "axe.min.js")
+
+// axeSource reads axe.min.js, or skips the test when test/axe has no
+// node_modules.
+func axeSource(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(axeScript)
+	if err != nil {
+		t.Skipf("skipped: %s is missing (%v); run `npm ci` in test/axe to run the studio's accessibility audit", axeScript, err)
+	}
+	return string(b)
+}
+
+// axeViolation is one rule a page breaks, as axe.run reports it.
+type axeViolation struct {
+	ID     string `json:"id"`
+	Impact string `json:"impact"`
+	Help   string `json:"help"`
+	Nodes  []struct {
+		Target         []any  `json:"target"`
+		FailureSummary string `json:"failureSummary"`
+	} `json:"nodes"`
+}
+
+// audit runs axe-core on the page ctx shows, with the WCAG 2.1 A and AA
+// rules and axe's best practices (landmarks, heading order), and returns
+// what it finds, one line per element at fault. What axe could not
+// decide (the contrast of text drawn in the SVG graph, whose background
+// it cannot compute) is logged, not failed.
+func audit(t *testing.T, ctx context.Context, axe string) []string {
+	t.Helper()
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](axe+"\n;typeof axe === 'object'")); err != nil {
+		t.Fatalf("injecting axe-core: %v", err)
+	}
+	js := `axe.run(document, {runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice']}, resultTypes: ['violations', 'incomplete']}).then(r => JSON.stringify({violations: r.violations, incomplete: r.incomplete}))`
+	out, err := chromedp.Run(ctx, chromedp.Evaluate[string](js, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatalf("axe.run: %v", err)
+	}
+	var res struct{ Violations, Incomplete []axeViolation }
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("axe.run's answer: %v in %s", err, out)
+	}
+	lines := func(vs []axeViolation) []string {
+		var ls []string
+		for _, v := range vs {
+			for _, n := range v.Nodes {
+				ls = append(ls, fmt.Sprintf("%s (%s) at %v: %s; %s", v.ID, v.Impact, n.Target, v.Help, strings.ReplaceAll(n.FailureSummary, "\n", " ")))
+			}
+		}
+		return ls
+	}
+	for _, v := range res.Incomplete {
+		t.Logf("axe could not decide %s on %d elements (the first: %v: %s)", v.ID, len(v.Nodes), v.Nodes[0].Target, strings.ReplaceAll(v.Nodes[0].FailureSummary, "\n", " "))
+	}
+	return lines(res.Violations)
+}
+
+// TestBrowserAccessibility: axe-core (WCAG 2.1 A and AA rules) finds
+// nothing wrong on any studio screen: the workflows, a workflow, the
+// threads list, a thread waiting for a person (its question form), an
+// idle thread, a step, a run followed live (going, failed, ended), an
+// error and the sign-in page.
+func TestBrowserAccessibility(t *testing.T) {
+	axe := axeSource(t)
+	ctx := browser(t)
+	acts := &liveActs{started: make(chan string, 8), gate: make(chan struct{}), tokens: 20}
+	r := buildRig(t, "", acts.registry(), "../server/testdata/approval.wf", "testdata/live.wf")
+	waiting := approvalThread(r, "doc A")
+	_, done := r.startRun("Live", url.Values{"input_text": {"doc D"}})
+	done = strings.TrimPrefix(done, "/studio/threads/")
+	go func() {
+		for range 4 {
+			acts.gate <- struct{}{}
+		}
+	}()
+	r.waitStatus(done, "idle")
+	for range 4 {
+		<-acts.started
+	}
+	_, failed := r.startRun("Live", url.Values{"input_text": {"please fail"}})
+	failed = strings.TrimPrefix(failed, "/studio/threads/")
+	go func() {
+		for range 3 {
+			acts.gate <- struct{}{}
+		}
+	}()
+	r.waitStatus(failed, "error")
+	for range 3 {
+		<-acts.started
+	}
+	_, body := r.get("/studio/threads/" + waiting)
+	step := stepLink.FindStringSubmatch(body)
+	if step == nil {
+		t.Fatalf("no step link on the waiting thread's page:\n%s", body)
+	}
+
+	check := func(name, path, ready string) {
+		t.Helper()
+		if err := chromedp.Do(ctx, chromedp.Navigate(r.url+path)); err != nil {
+			t.Fatal(err)
+		}
+		if ready != "" {
+			waitJS(t, ctx, name+": ready", ready)
+		}
+		shot(t, ctx, "a11y-"+name)
+		if found := audit(t, ctx, axe); len(found) > 0 {
+			t.Errorf("%s (%s): %d accessibility violations:\n  %s", name, path, len(found), strings.Join(found, "\n  "))
+		}
+	}
+	check("workflows", "/studio/", "")
+	check("workflow", "/studio/workflows/Approval", "")
+	check("workflow-live", "/studio/workflows/Live", "")
+	check("threads", "/studio/threads", `document.querySelectorAll('#thread-list tr[data-thread]').length === 3`)
+	check("thread-waiting", "/studio/threads/"+waiting, `document.getElementById('live-status').textContent.includes('waits for a person') || document.getElementById('live-status').textContent.includes('No run in progress')`)
+	check("thread-idle", "/studio/threads/"+done, `document.getElementById('live-status').textContent.includes('No run in progress')`)
+	check("thread-failed", "/studio/threads/"+failed, `document.getElementById('live-status').textContent.includes('No run in progress')`)
+	check("step", "/studio/threads/"+waiting+"/steps/"+step[1], "")
+	check("error", "/studio/workflows/Nope", "")
+
+	// A run followed live, going, then failed: the live block drawn.
+	startLive(t, ctx, r, "please fail")
+	if got := <-acts.started; got != "plan" {
+		t.Fatalf("started %s, want plan", got)
+	}
+	waitJS(t, ctx, "plan current", nodeIs("plan", "current"))
+	shot(t, ctx, "a11y-live-going")
+	if found := audit(t, ctx, axe); len(found) > 0 {
+		t.Errorf("live, going: %d accessibility violations:\n  %s", len(found), strings.Join(found, "\n  "))
+	}
+	go func() {
+		for range 3 {
+			acts.gate <- struct{}{}
+		}
+	}()
+	waitJS(t, ctx, "the failure", `document.getElementById("live-status").textContent.includes("the search service said no")`)
+	waitJS(t, ctx, "the output", `!document.getElementById("live-output").textContent.includes("has not ended")`)
+	shot(t, ctx, "a11y-live-failed")
+	if found := audit(t, ctx, axe); len(found) > 0 {
+		t.Errorf("live, failed: %d accessibility violations:\n  %s", len(found), strings.Join(found, "\n  "))
+	}
+
+	// The sign-in page of a server with an API key.
+	kr := newRig(t, "s3cret")
+	if err := chromedp.Do(ctx, chromedp.Navigate(kr.url+"/studio/")); err != nil {
+		t.Fatal(err)
+	}
+	if loc, err := chromedp.Run(ctx, chromedp.Location()); err != nil || !strings.Contains(loc, "/studio/login") {
+		t.Fatalf("with a key, at %s (%v); want the login page", loc, err)
+	}
+	shot(t, ctx, "a11y-login")
+	if found := audit(t, ctx, axe); len(found) > 0 {
+		t.Errorf("login: %d accessibility violations:\n  %s", len(found), strings.Join(found, "\n  "))
+	}
+}
