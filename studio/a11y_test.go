@@ -170,3 +170,76 @@ func TestBrowserAccessibility(t *testing.T) {
 		t.Errorf("login: %d accessibility violations:\n  %s", len(found), strings.Join(found, "\n  "))
 	}
 }
+
+// focused describes the element that has the keyboard focus and how its
+// focus shows.
+type focused struct {
+	Desc         string  // tag#id.class
+	OutlineStyle string  // computed outline-style
+	OutlineWidth float64 // computed outline-width, px
+	OutlineColor string  // computed outline-color
+}
+
+// TestBrowserKeyboard: on a thread that waits for a person, Tab goes
+// from the skip link through the page to the question's answer field and
+// its Answer button, then to the graph and the state (scrollable: the
+// keyboard scrolls them), and every element it lands on shows its focus
+// with a visible outline (3px, the focus colour).
+func TestBrowserKeyboard(t *testing.T) {
+	ctx := browser(t)
+	r := newRig(t, "")
+	id := approvalThread(r, "doc K")
+	if err := chromedp.Do(ctx, chromedp.Navigate(r.url+"/studio/threads/"+id)); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, "the live status", `document.getElementById('live-status').textContent.includes('No run in progress')`)
+	const where = `(() => { const e = document.activeElement; const s = getComputedStyle(e);
+		return {desc: e.tagName.toLowerCase() + (e.id ? '#' + e.id : '') + (e.className && typeof e.className === 'string' ? '.' + e.className.trim().split(/\s+/).join('.') : '') + (e.type === 'submit' ? '[submit]' : ''),
+			outlineStyle: s.outlineStyle, outlineWidth: parseFloat(s.outlineWidth), outlineColor: s.outlineColor}; })()`
+	var path []string
+	answer, submit, graph := -1, -1, -1
+	for i := 0; i < 40 && !strings.HasPrefix(path0(path), "pre.state"); i++ {
+		if err := chromedp.Do(ctx, chromedp.KeyEvent("\t")); err != nil {
+			t.Fatal(err)
+		}
+		f, err := chromedp.Run(ctx, chromedp.Evaluate[focused](where))
+		if err != nil {
+			t.Fatal(err)
+		}
+		path = append(path, f.Desc)
+		if f.OutlineStyle != "solid" || f.OutlineWidth < 3 || f.OutlineColor != "rgb(255, 191, 71)" {
+			t.Errorf("Tab %d: %s shows its focus with outline %s %gpx %s; want a 3px solid rgb(255, 191, 71) outline", i+1, f.Desc, f.OutlineStyle, f.OutlineWidth, f.OutlineColor)
+		}
+		if i == 0 {
+			shot(t, ctx, "keyboard-skip")
+		}
+		switch {
+		case f.Desc == "select#ans-verdict":
+			answer = i
+		case answer >= 0 && f.Desc == "button[submit]":
+			in, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`!!document.activeElement.closest('form.answer-form')`))
+			if err != nil || !in {
+				t.Fatalf("Tab %d: the button after the answer field is not the answer form's (%v)", i+1, err)
+			}
+			submit = i
+			shot(t, ctx, "keyboard-answer")
+		case f.Desc == "div.graph":
+			graph = i
+		}
+	}
+	t.Logf("Tab goes: %s", strings.Join(path, " → "))
+	if path[0] != "a.skip" {
+		t.Errorf("the first Tab lands on %s, want the skip link", path[0])
+	}
+	if answer < 0 || submit < 0 || graph < submit || !strings.HasPrefix(path0(path), "pre.state") {
+		t.Fatalf("Tab did not reach the answer field, its button, the graph and the state in turn: %s", strings.Join(path, " → "))
+	}
+}
+
+// path0 is the last of path, or "".
+func path0(path []string) string {
+	if len(path) == 0 {
+		return ""
+	}
+	return path[len(path)-1]
+}

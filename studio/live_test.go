@@ -382,3 +382,55 @@ func TestBrowserLiveRetry(t *testing.T) {
 		t.Fatalf("failed only hides the retried row (%v)", err)
 	}
 }
+
+// TestBrowserLiveCapsRows: a run of 1,002 node executions (Loop's tick
+// 1,001 times, then done) keeps the last 50 of each node on the page, in
+// the timeline and the list, with one row per node saying how many
+// earlier ones are not shown; every execution is still counted.
+func TestBrowserLiveCapsRows(t *testing.T) {
+	ctx := browser(t)
+	r := newViewRig(t, nil, "testdata/loop.wf")
+	startFrom(t, ctx, r, "Loop", "x")
+	waitJS(t, ctx, "the run's end", `document.getElementById("live-status").textContent.includes("ended success")`)
+	type page struct {
+		Execs, Rows, Items, TickRows, DoneRows int
+		Earlier                                []string
+		FirstTick, LastTick                    string
+	}
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[page](`(() => {
+		const rows = [...document.querySelectorAll('#timeline tbody:not(.earlier) tr')];
+		const ticks = rows.filter(tr => tr.cells[0].textContent === 'tick');
+		return {
+			execs: window.weftStudio.stats.execs,
+			rows: rows.length,
+			items: document.querySelectorAll('#live-nodes > li').length,
+			tickRows: ticks.length,
+			doneRows: rows.filter(tr => tr.cells[0].textContent === 'done').length,
+			earlier: [...document.querySelectorAll('#timeline tbody.earlier tr')].map(tr => tr.cells[0].textContent + ': ' + tr.cells[1].textContent)
+				.concat([...document.querySelectorAll('#live-nodes > li.exec-earlier')].map(li => li.textContent)),
+			firstTick: ticks[0].cells[1].textContent,
+			lastTick: ticks[ticks.length - 1].cells[1].textContent,
+		};
+	})()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%+v", got)
+	want := page{
+		Execs: 1002, Rows: 51, Items: 52, TickRows: 50, DoneRows: 1,
+		Earlier:   []string{"tick: 951 earlier executions not shown; the last 50 follow", "tick: 951 earlier executions not shown; the last 50 follow."},
+		FirstTick: "952", LastTick: "1001",
+	}
+	if fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", want) {
+		t.Fatalf("the page:\n %+v\nwant\n %+v", got, want)
+	}
+	if n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`window.weftStudio.stats.received`)); err != nil || n < 2*1002 {
+		t.Fatalf("frames received: %d (%v), want at least a start and an end per execution", n, err)
+	} else {
+		t.Logf("%d frames received", n)
+	}
+	shot(t, ctx, "live-capped")
+	if png, err := chromedp.Run(ctx, chromedp.Screenshot(chromedp.CSS(`#timeline`))); err == nil {
+		saveShot(t, "live-capped-timeline", png)
+	}
+}
