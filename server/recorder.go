@@ -34,6 +34,10 @@ type recorder struct {
 	// failed and were retried: its task result says how many attempts
 	// it took (weft's "attempts", beside LangGraph's keys).
 	retried map[string]int
+	// tasks are the start frames of the tasks under way, by node
+	// execution (keyOf): a retry sends its task's start again, with the
+	// attempt that follows.
+	tasks map[string]map[string]any
 	// seen says the run's readers have its state (a run taken over):
 	// start sends no values.
 	seen bool
@@ -311,6 +315,10 @@ func (r *recorder) observe(ev engine.Event, prefix, node string) {
 		}
 		if r.modes["tasks"] || r.modes["debug"] {
 			task := map[string]any{"id": r.taskUUIDAt(key, ev.Step), "name": node, "input": namedObject(ev.Inputs), "triggers": []string{"branch:to:" + node}, "interrupts": []any{}, "metadata": r.meta, "time": ev.Time}
+			if r.tasks == nil {
+				r.tasks = map[string]map[string]any{}
+			}
+			r.tasks[key] = task
 			if r.modes["tasks"] {
 				r.emit("tasks", ns, task)
 			}
@@ -321,6 +329,7 @@ func (r *recorder) observe(ev engine.Event, prefix, node string) {
 	case engine.NodeFinished:
 		r.flush()
 		if ev.Item > 0 {
+			delete(r.tasks, keyOf(ev))
 			return // a map element: its node's outputs come when the map ends
 		}
 		outs := namedObject(ev.Outputs)
@@ -375,6 +384,7 @@ func (r *recorder) observe(ev engine.Event, prefix, node string) {
 			r.retried = map[string]int{}
 		}
 		r.retried[keyOf(ev)]++
+		r.retrying(ev, ns)
 	case engine.EdgeTaken:
 		for _, c := range ev.Changes {
 			if prefix == "" {
@@ -401,11 +411,41 @@ func (r *recorder) observe(ev engine.Event, prefix, node string) {
 }
 
 // attempts adds to a task result how many attempts its execution took,
-// when it was retried, and forgets them.
+// when it was retried, and forgets them and the task's start.
 func (r *recorder) attempts(result map[string]any, key string) {
+	delete(r.tasks, key)
 	if n := r.retried[key]; n > 0 {
 		result["attempts"] = n + 1
 		delete(r.retried, key)
+	}
+}
+
+// retrying sends, in the tasks and debug modes, the start of a task's
+// next attempt when one failed and the node's retry policy gives it
+// another: LangGraph's task start frame again (same id, name, input),
+// with weft's "attempt" (the one that follows, from 2) and "retry" (the
+// failed attempt: its number, error, and the wait before the next, in
+// ms) beside "time". LangGraph sends nothing between attempts.
+func (r *recorder) retrying(ev engine.Event, ns string) {
+	if !r.modes["tasks"] && !r.modes["debug"] {
+		return
+	}
+	started := r.tasks[keyOf(ev)]
+	if started == nil {
+		return // a task whose start this run's stream did not send
+	}
+	task := make(map[string]any, len(started)+2)
+	for k, v := range started {
+		task[k] = v
+	}
+	task["time"] = ev.Time
+	task["attempt"] = ev.Attempt + 1
+	task["retry"] = map[string]any{"attempt": ev.Attempt, "error": ev.Error, "delay_ms": float64(ev.Delay) / float64(time.Millisecond)}
+	if r.modes["tasks"] {
+		r.emit("tasks", ns, task)
+	}
+	if r.modes["debug"] {
+		r.emit("debug", ns, map[string]any{"step": ev.Step, "type": "task", "timestamp": ev.Time, "payload": task})
 	}
 }
 

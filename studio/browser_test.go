@@ -44,13 +44,20 @@ func browser(t *testing.T) context.Context {
 // or in the test's temporary directory.
 func shot(t *testing.T, ctx context.Context, name string) {
 	t.Helper()
-	dir := os.Getenv("WEFT_SCREENSHOTS")
-	if dir == "" {
-		dir = t.TempDir()
-	}
 	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)) // 100: PNG (less is JPEG)
 	if err != nil {
 		t.Fatalf("screenshot %s: %v", name, err)
+	}
+	saveShot(t, name, png)
+}
+
+// saveShot saves png as name in WEFT_SCREENSHOTS, or in the test's
+// temporary directory.
+func saveShot(t *testing.T, name string, png []byte) {
+	t.Helper()
+	dir := os.Getenv("WEFT_SCREENSHOTS")
+	if dir == "" {
+		dir = t.TempDir()
 	}
 	if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
 		t.Fatal(err)

@@ -329,21 +329,108 @@ func TestBrowserLiveFindsTheRun(t *testing.T) {
 }
 
 // TestBrowserLiveRetry: a node whose first attempt fails and whose retry
-// policy gives it a second shows, in the timeline and its execution's
-// notes, the attempts it took.
+// policy gives it a second shows the retry as it happens (the server's
+// retry frame): while the second attempt runs, its row and execution say
+// "attempt 2" and show the failed attempt's error in red; at the end the
+// row and notes say how many attempts it took, the failed one still
+// listed.
 func TestBrowserLiveRetry(t *testing.T) {
 	ctx := browser(t)
 	var calls atomic.Int32
+	second := make(chan struct{})
 	reg := engine.NewRegistry()
 	reg.Replace("flaky", engine.ActionFunc(func(ctx context.Context, c *engine.Call) error {
 		if calls.Add(1) == 1 {
 			return errors.New("the first attempt fails")
+		}
+		select {
+		case <-second:
+		case <-ctx.Done():
+			return context.Cause(ctx)
 		}
 		c.Outputs[0] = flow.StringValue("ok " + c.Inputs[0].Text())
 		return nil
 	}))
 	r := newViewRig(t, reg, "../server/testdata/flaky.wf")
 	startFrom(t, ctx, r, "Flaky", "x")
-	waitJS(t, ctx, "the retried node's row", `[...document.querySelectorAll('#timeline tbody tr')].map(tr => tr.cells[0].textContent + ': ' + tr.cells[4].textContent).join() === 'try: done (2 attempts)'`)
-	waitJS(t, ctx, "its notes", `document.querySelector('#live-nodes .exec .notes').textContent === 'retried: 2 attempts'`)
+	row := `[...document.querySelectorAll('#timeline tbody tr')].map(tr => tr.cells[0].textContent + ': ' + tr.cells[4].textContent).join()`
+	waitJS(t, ctx, "the retry, live", row+` === 'try: attempt 2 runningattempt 1 failed: the first attempt fails'`)
+	for what, js := range map[string]string{
+		"the failed attempt in red": `(() => { const s = document.querySelector('#timeline tbody tr.exec-retried td span.bad'); return !!s && getComputedStyle(s).color === 'rgb(180, 35, 24)'; })()`,
+		"the badge":                 `document.querySelector('#live-nodes .exec.exec-retrying .badge').textContent === 'attempt 2'`,
+		"the execution's attempts":  `[...document.querySelectorAll('#live-nodes .exec .attempts li.bad')].map(li => li.textContent).join() === 'attempt 1 failed: the first attempt fails'`,
+		"the node current":          nodeIs("try", "current"),
+		"the status line names it":  `document.getElementById("live-status").textContent.includes(": try…")`,
+	} {
+		if ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](js)); err != nil || !ok {
+			t.Fatalf("while retrying, %s: not so (%v)", what, err)
+		}
+	}
+	if n := calls.Load(); n != 2 {
+		t.Fatalf("%d calls while the second attempt runs", n)
+	}
+	shot(t, ctx, "live-retrying")
+	close(second)
+	waitJS(t, ctx, "the retried node's row", row+` === 'try: done (2 attempts)'`)
+	waitJS(t, ctx, "its notes", `document.querySelector('#live-nodes .exec .notes').textContent === 'retried: 2 attempts' && document.querySelector('#live-nodes .exec .attempts').textContent === 'attempt 1 failed: the first attempt fails'`)
+	waitJS(t, ctx, "the run's end", `document.getElementById("live-status").textContent.includes("ended success")`)
+	// Failed only keeps the retried row: it had a failure.
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#failed-only`))); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.querySelector('#timeline tbody tr.exec-retried').offsetParent !== null`)); err != nil || !ok {
+		t.Fatalf("failed only hides the retried row (%v)", err)
+	}
+}
+
+// TestBrowserLiveCapsRows: a run of 1,002 node executions (Loop's tick
+// 1,001 times, then done) keeps the last 50 of each node on the page, in
+// the timeline and the list, with one row per node saying how many
+// earlier ones are not shown; every execution is still counted.
+func TestBrowserLiveCapsRows(t *testing.T) {
+	ctx := browser(t)
+	r := newViewRig(t, nil, "testdata/loop.wf")
+	startFrom(t, ctx, r, "Loop", "x")
+	waitJS(t, ctx, "the run's end", `document.getElementById("live-status").textContent.includes("ended success")`)
+	type page struct {
+		Execs, Rows, Items, TickRows, DoneRows int
+		Earlier                                []string
+		FirstTick, LastTick                    string
+	}
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[page](`(() => {
+		const rows = [...document.querySelectorAll('#timeline tbody:not(.earlier) tr')];
+		const ticks = rows.filter(tr => tr.cells[0].textContent === 'tick');
+		return {
+			execs: window.weftStudio.stats.execs,
+			rows: rows.length,
+			items: document.querySelectorAll('#live-nodes > li').length,
+			tickRows: ticks.length,
+			doneRows: rows.filter(tr => tr.cells[0].textContent === 'done').length,
+			earlier: [...document.querySelectorAll('#timeline tbody.earlier tr')].map(tr => tr.cells[0].textContent + ': ' + tr.cells[1].textContent)
+				.concat([...document.querySelectorAll('#live-nodes > li.exec-earlier')].map(li => li.textContent)),
+			firstTick: ticks[0].cells[1].textContent,
+			lastTick: ticks[ticks.length - 1].cells[1].textContent,
+		};
+	})()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%+v", got)
+	want := page{
+		Execs: 1002, Rows: 51, Items: 52, TickRows: 50, DoneRows: 1,
+		Earlier:   []string{"tick: 951 earlier executions not shown; the last 50 follow", "tick: 951 earlier executions not shown; the last 50 follow."},
+		FirstTick: "952", LastTick: "1001",
+	}
+	if fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", want) {
+		t.Fatalf("the page:\n %+v\nwant\n %+v", got, want)
+	}
+	if n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`window.weftStudio.stats.received`)); err != nil || n < 2*1002 {
+		t.Fatalf("frames received: %d (%v), want at least a start and an end per execution", n, err)
+	} else {
+		t.Logf("%d frames received", n)
+	}
+	shot(t, ctx, "live-capped")
+	if png, err := chromedp.Run(ctx, chromedp.Screenshot(chromedp.CSS(`#timeline`))); err == nil {
+		saveShot(t, "live-capped-timeline", png)
+	}
 }

@@ -8,7 +8,8 @@
   // received from the stream, frames applied to the page, the most
   // frames waiting for one animation frame, and how far behind the
   // newest applied frame was (ms, the last and the most).
-  const stats = { received: 0, applied: 0, flushes: 0, maxBacklog: 0, msBehind: 0, maxMsBehind: 0, tokens: 0 };
+  // execs counts the node executions the run has had (shown or not).
+  const stats = { received: 0, applied: 0, flushes: 0, maxBacklog: 0, msBehind: 0, maxMsBehind: 0, tokens: 0, execs: 0 };
   window.weftStudio = { prefix: prefix, api: api, stats: stats };
 
   const live = document.getElementById("live");
@@ -20,6 +21,7 @@
     const TEXT_CAP = 20000;   // characters of streamed text kept per node execution
     const EVENTS_CAP = 200;   // tool calls and other events kept per node execution
     const ROWS_EVERY = 250;   // ms between redraws of running durations and bars
+    const ROWS_PER_NODE = 50; // executions of one node drawn; earlier ones are summed up in one row
     const sect = document.getElementById("thread");
     let threadID = sect && sect.dataset.thread;
     if (!threadID) {
@@ -49,10 +51,11 @@
         id: id, status: "pending", attempt: 0, t0: null, end: null, execs: [], byId: new Map(),
         lastStarted: null, lastDone: null, waiting: null, error: null, output: null, ended: false,
         dirty: new Set(), nodes: new Set(), edges: [], statusDirty: true, lastRows: 0, tokenExec: null,
-        threadStatus: null, unmarked: false,
+        threadStatus: null, unmarked: false, perNode: new Map(),
       };
       el.rows.textContent = "";
       el.execs.textContent = "";
+      if (el.earlier) { el.earlier.textContent = ""; }
       el.output.textContent = "The run has not ended.";
     }
 
@@ -186,13 +189,16 @@
           run.status = "running"; run.attempt = d.attempt; run.statusDirty = true;
           break;
         case "debug":
-          if (d.type === "task") { started(d.payload, Date.parse(d.timestamp), d.step); }
+          if (d.type === "task" && d.payload && d.payload.retry) { retrying(d.payload, Date.parse(d.timestamp)); }
+          else if (d.type === "task") { started(d.payload, Date.parse(d.timestamp), d.step); }
           else if (d.type === "task_result") { finished(d.payload, Date.parse(d.timestamp)); }
           break;
         case "tasks":
           // The server's time of the task's start or end when the
           // frame has it (weft's "time"), else when the page got it.
-          if ("input" in d) { started(d, stamp(d), null); } else { finished(d, stamp(d)); }
+          // A task's start sent again with "retry" (weft's) says that an
+          // attempt failed and the next is under way.
+          if (d.retry) { retrying(d, stamp(d)); } else if ("input" in d) { started(d, stamp(d), null); } else { finished(d, stamp(d)); }
           break;
         case "updates":
           for (const k in d) {
@@ -230,13 +236,17 @@
       unmark();
       // Times are the browser's: when it took the frame (tasks frames
       // carry none).
-      const x = { id: p.id, name: p.name, step: step, start: t, seen: Date.now(), end: null, status: "running", text: "", cut: false, events: [], dropped: 0, notes: [], error: null };
+      const x = { id: p.id, name: p.name, step: step, start: t, seen: Date.now(), end: null, status: "running", text: "", cut: false, events: [], dropped: 0, notes: [], error: null, attempt: 1, failures: [], n: run.execs.length + 1 };
       if (run.t0 === null || t < run.t0) { run.t0 = t; }
       const from = run.lastDone || run.lastStarted;
       if (from && from !== p.name) { run.edges.push([from, p.name]); }
       run.lastStarted = p.name;
       run.execs.push(x);
+      stats.execs = run.execs.length;
       run.byId.set(p.id, x);
+      let per = run.perNode.get(p.name);
+      if (!per) { per = { shown: [], hidden: 0, hiddenFailed: 0, hiddenRetried: 0, row: null, li: null }; run.perNode.set(p.name, per); }
+      per.shown.push(x);
       run.status = "running";
       run.statusDirty = true;
       touch(x);
@@ -248,6 +258,19 @@
       x.end = t;
       if (p.error) { x.status = "failed"; x.error = p.error; } else { x.status = "done"; x.result = p.result; run.lastDone = x.name; }
       if (p.attempts > 1) { x.attempts = p.attempts; x.notes.push("retried: " + p.attempts + " attempts"); }
+      run.statusDirty = true;
+      touch(x);
+    }
+
+    // retrying takes a task's start sent again because its attempt
+    // p.retry.attempt failed: the execution shows the attempt under way
+    // and the failed one, with its error.
+    function retrying(p, t) {
+      let x = run.byId.get(p.id);
+      if (!x) { started(p, t, null); x = run.byId.get(p.id); }
+      x.attempt = p.attempt || x.attempt + 1;
+      x.failures.push({ attempt: p.retry.attempt, error: p.retry.error || "", at: t });
+      x.status = "running";
       run.statusDirty = true;
       touch(x);
     }
@@ -348,8 +371,9 @@
       }
       const now = Date.now();
       let redrawBars = run.ended || now - run.lastRows >= ROWS_EVERY;
-      run.dirty.forEach(function (x) { if (drawExec(x, now) && run.execs.length <= 500) { redrawBars = true; } });
+      run.dirty.forEach(function (x) { if (!x.gone && drawExec(x, now) && run.execs.length <= 500) { redrawBars = true; } });
       run.dirty.clear();
+      run.perNode.forEach(cap);
       if (redrawBars) { run.lastRows = now; bars(now); }
       // After every write: keep streaming text scrolled to its end.
       run.scroll && run.scroll.forEach(function (pre) { pre.scrollTop = pre.scrollHeight; });
@@ -362,20 +386,22 @@
         const tr = document.createElement("tr");
         tr.innerHTML = "<th scope=row></th><td></td><td></td><td></td><td></td><td class=bar-col><span class=bar></span></td>";
         tr.cells[0].textContent = x.name;
-        tr.cells[1].textContent = run.execs.indexOf(x) + 1;
+        tr.cells[1].textContent = x.n;
         tr.cells[2].textContent = run.t0 === null ? "" : "+" + fmtMs(x.start - run.t0);
         tr.cells[2].title = new Date(x.start).toISOString();
         x.row = tr;
         el.rows.appendChild(tr);
         const li = document.createElement("li");
         li.className = "exec";
-        li.innerHTML = "<div class=exec-head><strong></strong> <span class=meta></span> <span class=badge></span></div><pre class=tokens hidden></pre><ul class=events hidden></ul><p class=notes hidden></p>";
+        li.innerHTML = "<div class=exec-head><strong></strong> <span class=meta></span> <span class=badge></span></div><ul class=attempts hidden></ul><pre class=tokens tabindex=0 hidden></pre><ul class=events tabindex=0 hidden></ul><p class=notes hidden></p>";
         li.querySelector("strong").textContent = x.name;
         li.querySelector(".meta").textContent = x.step == null ? "" : "step " + x.step;
         x.li = li;
         x.pre = li.querySelector(".tokens");
         x.ul = li.querySelector(".events");
         x.notesEl = li.querySelector(".notes");
+        x.attemptsEl = li.querySelector(".attempts");
+        x.shownFailures = 0;
         x.shownText = 0;
         x.shownEvents = 0;
         x.shownDropped = 0;
@@ -388,9 +414,29 @@
       x.drawn = x.status;
       x.row.className = "exec-" + x.status + (x.fellBack ? " exec-fellback" : "");
       x.row.cells[3].textContent = dur == null ? "" : fmtMs(dur) + (x.end == null ? "…" : "");
-      x.row.cells[4].textContent = label + (x.attempts ? " (" + x.attempts + " attempts)" : "") + (x.fellBack ? " (fell back)" : "") + (x.error ? ": " + x.error : "");
-      x.li.className = "exec exec-" + x.status;
-      x.li.querySelector(".badge").textContent = label;
+      const retry = x.status === "running" && x.attempt > 1 ? "attempt " + x.attempt : "";
+      x.row.className += x.failures.length ? " exec-retried" : "";
+      x.row.cells[4].textContent = (retry ? retry + " running" : label) + (x.attempts ? " (" + x.attempts + " attempts)" : "") + (x.fellBack ? " (fell back)" : "") + (x.error ? ": " + x.error : "");
+      if (retry && x.failures.length) {
+        const f = x.failures[x.failures.length - 1];
+        const span = document.createElement("span");
+        span.className = "bad";
+        span.textContent = "attempt " + f.attempt + " failed: " + f.error;
+        x.row.cells[4].appendChild(document.createElement("br"));
+        x.row.cells[4].appendChild(span);
+      }
+      x.li.className = "exec exec-" + x.status + (retry ? " exec-retrying" : "");
+      x.li.querySelector(".badge").textContent = retry || label;
+      if (x.failures.length > x.shownFailures) {
+        x.attemptsEl.hidden = false;
+        for (let i = x.shownFailures; i < x.failures.length; i++) {
+          const li = document.createElement("li");
+          li.className = "bad";
+          li.textContent = "attempt " + x.failures[i].attempt + " failed: " + x.failures[i].error;
+          x.attemptsEl.appendChild(li);
+        }
+        x.shownFailures = x.failures.length;
+      }
       if (x.text.length !== x.shownText || x.cut) {
         x.pre.hidden = false;
         x.pre.textContent = (x.cut ? "…" : "") + x.text;
@@ -413,6 +459,54 @@
         x.notesEl.textContent = x.notes.concat(x.question ? ["asks: " + (typeof x.question === "string" ? x.question : JSON.stringify(x.question))] : [], x.error ? ["error: " + x.error] : []).join(" · ");
       }
       return moved; // a new execution, or one whose status changed: the bars move
+    }
+
+    // cap keeps the last ROWS_PER_NODE executions of a node drawn, in the
+    // timeline and the list; the earlier ones leave the page, summed up
+    // in one row (and one item) of the node's: how many, failed, retried.
+    // A running or waiting execution stays.
+    function cap(per, name) {
+      let moved = false;
+      while (per.shown.length > ROWS_PER_NODE) {
+        const x = per.shown[0];
+        if (x.status === "running" || x.status === "waiting") { break; }
+        per.shown.shift();
+        per.hidden++;
+        if (x.status === "failed") { per.hiddenFailed++; }
+        if (x.failures.length) { per.hiddenRetried++; }
+        if (x.row) { x.row.remove(); x.li.remove(); }
+        x.gone = true;
+        x.row = x.li = x.pre = x.ul = x.notesEl = x.attemptsEl = null;
+        x.text = ""; x.events = [];
+        moved = true;
+      }
+      if (!moved) { return; }
+      if (!per.row) {
+        per.row = document.createElement("tr");
+        per.row.className = "exec-earlier";
+        per.row.innerHTML = "<th scope=row></th><td colspan=5></td>";
+        per.row.cells[0].textContent = name;
+        earlierBody().appendChild(per.row);
+        per.li = document.createElement("li");
+        per.li.className = "exec exec-earlier";
+        el.execs.insertBefore(per.li, el.execs.firstChild);
+      }
+      const text = per.hidden + " earlier execution" + (per.hidden === 1 ? "" : "s") + " not shown" +
+        (per.hiddenFailed ? ", " + per.hiddenFailed + " failed" : "") + (per.hiddenRetried ? ", " + per.hiddenRetried + " retried" : "") +
+        "; the last " + per.shown.length + " follow";
+      per.row.cells[1].textContent = text;
+      per.row.classList.toggle("exec-failed", per.hiddenFailed > 0);
+      per.li.textContent = name + ": " + text + ".";
+    }
+
+    // earlierBody is the timeline's first body, for the summary rows.
+    function earlierBody() {
+      if (!el.earlier) {
+        el.earlier = document.createElement("tbody");
+        el.earlier.className = "earlier";
+        el.rows.parentNode.insertBefore(el.earlier, el.rows);
+      }
+      return el.earlier;
     }
 
     function eventItem(d) {
