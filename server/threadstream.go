@@ -146,7 +146,7 @@ func threadModes(r *http.Request) (map[string]bool, error) {
 	return modes, nil
 }
 
-// wants reports whether a frame of event is sent in modes.
+// wantsFrame reports whether a frame of event is sent in modes.
 func wantsFrame(modes map[string]bool, event string) bool {
 	switch {
 	case modes[threadModeRuns]:
