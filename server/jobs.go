@@ -36,6 +36,11 @@ func (n *newRun) location(stateless bool) string {
 // its job as pending and submits it. thread "" is a stateless run: a
 // thread is made for it (and deleted after, unless on_completion keep).
 func (s *Server) createRun(ctx context.Context, thread string, r *http.Request) (_ *newRun, err error) {
+	defer func() {
+		if err == nil {
+			s.threadWatch.wake(thread) // its thread streams follow it
+		}
+	}()
 	var b runBody
 	if err := decode(r, &b); err != nil {
 		return nil, err

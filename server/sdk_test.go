@@ -348,3 +348,9 @@ func TestSDKSafety(t *testing.T) {
 	s := newSDKServer(t, nil, func(o *server.Options) { o.APIKey = key })
 	s.run(node, "safety.mjs", "WEFT_API_KEY="+key)
 }
+
+// The thread stream (client.threads.joinStream) over two runs.
+func TestSDKThreadStream(t *testing.T) {
+	node := sdkNode(t)
+	newSDKServer(t, nil, nil).run(node, "threadstream.mjs")
+}

@@ -129,6 +129,10 @@ type Server struct {
 	events store.RunEvents
 	bg     context.Context
 	stop   context.CancelFunc
+
+	// threadWatch wakes thread streams when a run is made or a thread
+	// deleted here (threadstream.go).
+	threadWatch threadWatch
 }
 
 // New makes a Server. It checks the options: a Service, assistants with a
@@ -268,6 +272,7 @@ func (s *Server) routes() {
 	m.Handle("GET /threads/{id}/state/{cp}", s.handle(s.getStateAt))
 	m.Handle("POST /threads/{id}/state/checkpoint", s.handle(s.postStateAt))
 	m.Handle("POST /threads/{id}/history", s.handle(s.history))
+	m.Handle("GET /threads/{id}/stream", s.handle(s.threadStream))
 
 	m.Handle("POST /threads/{id}/runs", s.handle(s.createBackgroundRun))
 	m.Handle("GET /threads/{id}/runs", s.handle(s.listRuns))

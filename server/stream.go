@@ -366,6 +366,10 @@ func (ss *streams) sweep() {
 type sse struct {
 	w  http.ResponseWriter
 	rc *http.ResponseController
+	// prefix goes before each event id (a thread stream's run); keep, if
+	// not nil, says which frames stream sends (the others are skipped).
+	prefix string
+	keep   func(event string) bool
 }
 
 // startSSE sends the headers of an event stream.
@@ -384,19 +388,32 @@ func startSSE(w http.ResponseWriter, location string) *sse {
 }
 
 // send writes one event: event, data, id lines, as LangGraph's server
-// writes them; its id is "<epoch>-<n>".
+// writes them; its id is "<prefix><epoch>-<n>".
 func (s *sse) send(event string, data []byte, epoch string, id int) error {
-	buf := make([]byte, 0, len(event)+len(data)+len(epoch)+32)
+	return s.sendRaw(event, data, s.prefix+epoch+"-"+strconv.Itoa(id))
+}
+
+// sendRaw writes one event with the id given (none when empty).
+func (s *sse) sendRaw(event string, data []byte, id string) error {
+	buf := make([]byte, 0, len(event)+len(data)+len(id)+32)
 	buf = append(buf, "event: "...)
 	buf = append(buf, event...)
 	buf = append(buf, "\ndata: "...)
 	buf = append(buf, data...)
-	buf = append(buf, "\nid: "...)
-	buf = append(buf, epoch...)
-	buf = append(buf, '-')
-	buf = strconv.AppendInt(buf, int64(id), 10)
+	if id != "" {
+		buf = append(buf, "\nid: "...)
+		buf = append(buf, id...)
+	}
 	buf = append(buf, "\n\n"...)
 	if _, err := s.w.Write(buf); err != nil {
+		return err
+	}
+	return s.rc.Flush()
+}
+
+// comment writes a keep-alive comment.
+func (s *sse) comment() error {
+	if _, err := s.w.Write([]byte(": keep-alive\n\n")); err != nil {
 		return err
 	}
 	return s.rc.Flush()
@@ -421,8 +438,10 @@ func (s *sse) stream(ctx context.Context, st *runStream, c eventCursor) error {
 			return s.send("error", b, st.epoch, after+1)
 		}
 		for _, f := range frames {
-			if err := s.send(f.event, f.data, st.epoch, id); err != nil {
-				return err
+			if s.keep == nil || s.keep(f.event) {
+				if err := s.send(f.event, f.data, st.epoch, id); err != nil {
+					return err
+				}
 			}
 			after = id
 			id++
@@ -441,10 +460,9 @@ func (s *sse) stream(ctx context.Context, st *runStream, c eventCursor) error {
 		select {
 		case <-more:
 		case <-keepAlive.C:
-			if _, err := s.w.Write([]byte(": keep-alive\n\n")); err != nil {
+			if err := s.comment(); err != nil {
 				return err
 			}
-			_ = s.rc.Flush()
 		case <-ctx.Done():
 			return context.Cause(ctx)
 		}

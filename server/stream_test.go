@@ -81,3 +81,41 @@ func TestParseEventID(t *testing.T) {
 		t.Fatalf("two streams drew the epoch %s", st.epoch)
 	}
 }
+
+// TestThreadWatch: a thread's waiters share one channel, closed by a
+// wake; the entry goes with the wake or with its last waiter, so idle
+// threads hold nothing.
+func TestThreadWatch(t *testing.T) {
+	var tw threadWatch
+	a, releaseA := tw.watch("t")
+	b, releaseB := tw.watch("t")
+	if a != b || len(tw.m) != 1 {
+		t.Fatalf("two waiters of one thread: %v %v, %d entries", a, b, len(tw.m))
+	}
+	tw.wake("other")
+	select {
+	case <-a:
+		t.Fatal("woken by another thread's wake")
+	default:
+	}
+	tw.wake("t")
+	select {
+	case <-a:
+	default:
+		t.Fatal("not woken")
+	}
+	if len(tw.m) != 0 {
+		t.Fatalf("%d entries after the wake", len(tw.m))
+	}
+	releaseA()
+	releaseB()
+	c, releaseC := tw.watch("t")
+	if c == a {
+		t.Fatal("a new waiter got the closed channel")
+	}
+	releaseC()
+	releaseC() // twice: once counted
+	if len(tw.m) != 0 {
+		t.Fatalf("%d entries after the last waiter went", len(tw.m))
+	}
+}

@@ -366,6 +366,7 @@ func (s *Server) deleteThread(w http.ResponseWriter, r *http.Request) error {
 	if err := s.opts.Store.DeleteThread(ctx, id); err != nil {
 		return threadErr(id, err)
 	}
+	s.threadWatch.wake(id) // its thread streams end
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }

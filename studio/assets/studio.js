@@ -71,20 +71,78 @@
     }
 
     function say(text, cls) {
+      if (fallback) {
+        text += " (Live updates: the thread's stream failed, so the page looks for its next run every 3 s.)";
+        cls = cls || "waiting";
+      }
       el.status.textContent = text;
       el.status.className = "live-status" + (cls ? " " + cls : "");
     }
 
     // ---- finding the run -------------------------------------------------
+    // fallback is set when the thread's stream cannot be had: the page
+    // then looks for the thread's runs every few seconds, and says so.
+    let fallback = false;
     const wanted = new URLSearchParams(location.search).get("run");
     if (wanted) {
       open(wanted);
     } else {
-      look();
+      watch();
     }
 
-    // look finds the thread's run in progress, and looks again every few
-    // seconds while there is none.
+    // watch follows the thread's stream (GET /threads/{id}/stream, through
+    // the studio's API proxy): each run of the thread as it goes, from the
+    // one in progress on, whoever started it; every frame goes the way a
+    // run stream's do, and each run_done ends its run. EventSource
+    // reconnects with the last event's id by itself; a stream refused
+    // (an error answer) falls back to looking.
+    function watch() {
+      stats.threadStream = "connecting";
+      live.dataset.watch = "stream";
+      const ts = new EventSource(api(tpath + "/stream"));
+      let following = null; // the run the stream is in, as frames arrive
+      ts.addEventListener("open", function () {
+        stats.threadStream = "open";
+        if (!run) { idle(); }
+      });
+      ts.addEventListener("metadata", function (e) {
+        let d = {};
+        try { d = JSON.parse(e.data); } catch (err) { /* apply reports it */ }
+        if (d.run_id && d.run_id !== following) {
+          following = d.run_id;
+          stats.threadRuns = (stats.threadRuns || 0) + 1;
+          take("__run__", JSON.stringify(d.run_id));
+        }
+        take("metadata", e.data);
+      });
+      ["values", "updates", "messages", "custom", "tasks", "debug"].forEach(function (name) {
+        ts.addEventListener(name, function (e) { take(name, e.data); });
+      });
+      ts.addEventListener("run_done", function (e) {
+        let d = {};
+        try { d = JSON.parse(e.data); } catch (err) { /* ended unknown */ }
+        take("__end__", JSON.stringify(d.status || "unknown"));
+      });
+      ts.addEventListener("error", function (e) {
+        if (e.data !== undefined) { take("error", e.data); return; } // an error frame
+        if (ts.readyState !== EventSource.CLOSED) { stats.threadStream = "reconnecting"; return; }
+        stats.threadStream = "failed";
+        fallback = true;
+        live.dataset.watch = "poll";
+        if (!run || run.ended) { look(); } else { say(el.status.textContent); }
+      });
+    }
+
+    // idle says, while no run is followed, how the thread's last run ended.
+    function idle() {
+      fetch(api(tpath + "/runs?limit=1")).then(function (r) { return r.ok ? r.json() : []; }).then(function (runs) {
+        if (run) { return; }
+        say(runs.length ? "No run in progress; the last one ended " + runs[0].status + ". A new run shows here as it starts." : "No run yet. A run shows here as it starts.");
+      }).catch(function () { /* the stream says the rest */ });
+    }
+
+    // look (the fallback) finds the thread's run in progress, and looks
+    // again every few seconds while there is none.
     function look() {
       fetch(api(tpath + "/runs?limit=10")).then(function (r) {
         if (!r.ok) { return r.text().then(function (t) { throw new Error(r.status + " " + t); }); }
@@ -221,6 +279,12 @@
         case "__end__":
           ended(d);
           break;
+        case "__run__":
+          // The thread's stream moved on to its next run.
+          reset(d);
+          el.body.hidden = false;
+          say("Following run " + d + "…");
+          break;
       }
     }
 
@@ -344,6 +408,7 @@
         run.statusDirty = true;
         render();
         document.dispatchEvent(new CustomEvent("weft:run-end", { detail: { run: run.id, status: run.status, thread: threadID, threadStatus: th.status } }));
+        if (fallback && !wanted) { setTimeout(look, 3000); } // the next run, by looking
       }).catch(function (err) {
         say("The run ended " + status + "; reading its output failed: " + err.message, "bad");
       });
