@@ -192,3 +192,28 @@ func TestRunEventsCloseStopsListener(t *testing.T) {
 		t.Errorf("WaitRunEvents after Close: no error")
 	}
 }
+
+// A call on a closed store fails with store.ErrClosed, not the pool's own
+// error: a wait that Close ends between its subscription and its read
+// (TestRunEventsCloseStopsListener's race) says the store closed.
+func TestCallsAfterCloseSayClosed(t *testing.T) {
+	db := pgtest.New(t)
+	ctx := t.Context()
+	s, err := Open(ctx, db.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateThread(ctx, &store.Thread{ID: "t1", Workflow: "w"}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if _, err := s.Thread(ctx, "t1"); !errors.Is(err, store.ErrClosed) {
+		t.Errorf("Thread after Close: %v; want store.ErrClosed", err)
+	}
+	if _, err := s.RunEvents(ctx, "j1", 0, 0); !errors.Is(err, store.ErrClosed) {
+		t.Errorf("RunEvents after Close: %v; want store.ErrClosed", err)
+	}
+	if _, err := s.WaitRunEvents(ctx, "j1", 0, 0); !errors.Is(err, store.ErrClosed) {
+		t.Errorf("WaitRunEvents after Close: %v; want store.ErrClosed", err)
+	}
+}

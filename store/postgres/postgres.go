@@ -39,6 +39,7 @@ import (
 	"io"
 	"net"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -89,6 +90,9 @@ type Store struct {
 	// listener is the LISTEN connection of WaitRunEvents, started by
 	// the first waiter.
 	listener *listener
+	// closed is set by Close: a call failing after it (on the closed
+	// pool) fails with store.ErrClosed.
+	closed atomic.Bool
 }
 
 var _ store.Store = (*Store)(nil)
@@ -142,6 +146,7 @@ func openAt(ctx context.Context, cfg *pgxpool.Config, version int) (*Store, erro
 // Close stops the listener of WaitRunEvents, waiting for it, and closes
 // the pool.
 func (s *Store) Close() error {
+	s.closed.Store(true)
 	s.listener.close()
 	s.pool.Close()
 	return nil
@@ -167,6 +172,9 @@ func (s *Store) retry(ctx context.Context, fn func() error) error {
 	wait := firstBackoff
 	for attempt := 0; ; attempt++ {
 		err := fn()
+		if err != nil && s.closed.Load() {
+			return fmt.Errorf("%w: %w", store.ErrClosed, err)
+		}
 		if err == nil || attempt == maxRetries || !connLost(ctx, err) {
 			return err
 		}
