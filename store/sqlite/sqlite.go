@@ -622,6 +622,12 @@ func (s *Store) Threads(ctx context.Context, opts store.ListOptions) ([]*store.T
 		where = append(where, `EXISTS (SELECT 1 FROM json_each(t.meta) m WHERE m.key = ? AND m.type = 'text' AND m.value = ?)`)
 		args = append(args, k, opts.Meta[k])
 	}
+	if opts.Search != "" {
+		// lower() folds ASCII letters only, as Search does.
+		like := store.LikeContains(opts.Search)
+		where = append(where, `(lower(t.id) LIKE ? ESCAPE '\' OR EXISTS (SELECT 1 FROM json_each(t.meta) m WHERE m.type = 'text' AND lower(m.value) LIKE ? ESCAPE '\'))`)
+		args = append(args, like, like)
+	}
 	dir, cmp := "DESC", "<"
 	if opts.Order == store.OldestFirst {
 		dir, cmp = "ASC", ">"
