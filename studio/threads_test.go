@@ -363,7 +363,10 @@ func TestBrowserThreads(t *testing.T) {
 // half of them with graph_id Approval, each with a user of 100) and 10
 // more with a run waiting for a person.
 //
-//	go test -run '^$' -bench ThreadsList -benchtime 20x ./studio
+// Pages far in are reached by following Next (cursors), as a browser
+// does.
+//
+//	go test -run '^$' -bench ThreadsList -benchtime 20x -benchmem ./studio
 func BenchmarkThreadsList(b *testing.B) {
 	const n = 10_000
 	for _, kind := range []string{"memory", "sqlite"} {
@@ -401,23 +404,39 @@ func BenchmarkThreadsList(b *testing.B) {
 				}
 			}
 			b.Logf("%s: %d threads made in %v", kind, n+10, time.Since(start).Round(time.Millisecond))
-			for _, q := range []string{
-				"",                          // page 1, counted
-				"?offset=5000",              // page 101
-				"?status=interrupted",       // the 10 waiting
-				"?status=idle&offset=5000",  // a status far in
-				"?workflow=Approval",        // metadata, counted
-				"?meta=user%3Du7&offset=50", // metadata, page 2
-				"?q=t04321",                 // one id
-				"?partial=1",                // what threads.js fetches
-				"?count=1",                  // counted on request
+			// deep follows a list's Next n times from q: the URL of its
+			// page n+1, by cursor.
+			deep := func(q string, n int) string {
+				for range n {
+					c, body := benchCall(h, "GET", "/studio/threads"+q, "")
+					m := nextRE.FindStringSubmatch(body)
+					if c != 200 || m == nil {
+						b.Fatalf("%s: %d, no next page\n%s", q, c, body)
+					}
+					q = strings.TrimPrefix(strings.ReplaceAll(m[1], "&amp;", "&"), "/studio/threads")
+				}
+				return q
+			}
+			for _, c := range []struct{ name, q string }{
+				{"page1", ""},
+				{"page101", deep("", 100)},
+				{"interrupted", "?status=interrupted"}, // the 10 waiting
+				{"idle-page1", "?status=idle"},
+				{"idle-page101", deep("?status=idle", 100)},
+				{"workflow", "?workflow=Approval"},
+				{"meta-page2", deep("?meta=user%3Du7", 1)},
+				{"search-page1", "?q=U7"},            // u7, u70...u79: 1,100 threads
+				{"search-page20", deep("?q=U7", 19)}, // deep in them
+				{"search-id", "?q=t04321"},           // a part of ids: one
+				{"partial", "?partial=1"},            // what threads.js fetches
+				{"count", "?count=1"},                // counted on request
 			} {
-				b.Run(q, func(b *testing.B) {
-					if c, body := benchCall(h, "GET", "/studio/threads"+q, ""); c != 200 || !strings.Contains(body, "data-thread=") {
-						b.Fatalf("%d\n%s", c, body)
+				b.Run(c.name, func(b *testing.B) {
+					if code, body := benchCall(h, "GET", "/studio/threads"+c.q, ""); code != 200 || !strings.Contains(body, "data-thread=") {
+						b.Fatalf("%d\n%s", code, body)
 					}
 					for b.Loop() {
-						benchCall(h, "GET", "/studio/threads"+q, "")
+						benchCall(h, "GET", "/studio/threads"+c.q, "")
 					}
 				})
 			}
@@ -461,4 +480,42 @@ func benchCall(h http.Handler, method, path, body string) (int, string) {
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
 	return rec.Code, rec.Body.String()
+}
+
+// TestBrowserThreadsSearch: in chromium, typing a part of a thread id,
+// then a part of a metadata value, into the search box and submitting
+// the form lists the threads that match, and only those.
+func TestBrowserThreadsSearch(t *testing.T) {
+	ctx, cancel := context.WithTimeout(browser(t), 60*time.Second)
+	defer cancel()
+	r := newRig(t, "")
+	r.newThread("invoice-2026-001", `{"customer":"Acme Corp"}`)
+	r.newThread("invoice-2026-002", `{"customer":"Globex"}`)
+	r.newThread("refund-77", `{"customer":"acme ltd"}`)
+	search := func(text, want string) {
+		t.Helper()
+		if err := chromedp.Do(ctx,
+			chromedp.Navigate(r.url+"/studio/threads"),
+			chromedp.SendKeys(chromedp.CSS(`#f-q`), text),
+			chromedp.Submit(chromedp.CSS(`form.filters`)),
+		); err != nil {
+			t.Fatal(err)
+		}
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			got, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.readyState === 'complete' && location.search.includes('q=') ?
+				Array.from(document.querySelectorAll('#thread-list tr[data-thread]')).map(tr => tr.dataset.thread).join(' ') : '?'`))
+			if err == nil && got == want {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("search %q lists %q (%v), want %q", text, got, err, want)
+			}
+		}
+	}
+	search("2026-00", "invoice-2026-002 invoice-2026-001") // a part of ids
+	search("ACME", "refund-77 invoice-2026-001")           // a part of metadata values, either case
+	if v, err := chromedp.Run(ctx, chromedp.Value(chromedp.CSS(`#f-q`))); err != nil || v != "ACME" {
+		t.Fatalf("the search box keeps %q (%v)", v, err)
+	}
+	shot(t, ctx, "threads-search")
 }
