@@ -538,31 +538,47 @@ func (o ListOptions) Match(t *Thread) bool {
 // Contains reports whether t's ID or one of its Meta values contains
 // term, ignoring the case of ASCII letters: ListOptions.Search.
 func Contains(t *Thread, term string) bool {
-	term = asciiLower(term)
-	if strings.Contains(asciiLower(t.ID), term) {
+	if containsFold(t.ID, term) {
 		return true
 	}
 	for _, v := range t.Meta {
-		if strings.Contains(asciiLower(v), term) {
+		if containsFold(v, term) {
 			return true
 		}
 	}
 	return false
 }
 
+// containsFold reports whether s contains term, A-Z and a-z matching each
+// other (bytewise, no other folding), without allocating.
+func containsFold(s, term string) bool {
+	for i := 0; i+len(term) <= len(s); i++ {
+		j := 0
+		for j < len(term) && lowerByte(s[i+j]) == lowerByte(term[j]) {
+			j++
+		}
+		if j == len(term) {
+			return true
+		}
+	}
+	return false
+}
+
+// lowerByte maps A-Z to a-z.
+func lowerByte(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
 // asciiLower maps A-Z to a-z, leaving every other byte as it is (not
 // strings.ToLower, which folds other letters too, where SQL stores'
 // lower() do not).
 func asciiLower(s string) string {
-	i := strings.IndexFunc(s, func(r rune) bool { return 'A' <= r && r <= 'Z' })
-	if i < 0 {
-		return s
-	}
 	b := []byte(s)
-	for j := i; j < len(b); j++ {
-		if 'A' <= b[j] && b[j] <= 'Z' {
-			b[j] += 'a' - 'A'
-		}
+	for i, c := range b {
+		b[i] = lowerByte(c)
 	}
 	return string(b)
 }
