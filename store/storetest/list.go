@@ -149,7 +149,7 @@ func testThreadSearch(t *testing.T, s store.Store) {
 		{ID: "t3", Workflow: "w1", Updated: hour(7), Meta: map[string]string{"path": `C:\tmp\x`, "owner": "Alice"}},
 		{ID: "t4", Workflow: "w1", Updated: hour(6), Meta: map[string]string{"tag": "a_b", "city": "Évian"}},
 		{ID: "t5", Workflow: "w2", Updated: hour(5), Meta: map[string]string{"tag": "axb", "user": "carol"}},
-		{ID: "t6", Workflow: "w1", Updated: hour(4), Meta: map[string]string{"order": "none"}},
+		{ID: "t6", Workflow: "w1", Updated: hour(4), Meta: map[string]string{"order": "none", "cmp": "x<y&z"}},
 	} {
 		th.Created = th.Updated
 		if err := s.CreateThread(ctx, th); err != nil {
@@ -181,6 +181,7 @@ func testThreadSearch(t *testing.T, s store.Store) {
 		{store.ListOptions{Search: "alice"}, "Order-ABC-1 t3"}, // a JSON text value and a plain one
 		{store.ListOptions{Search: `"bob"`}, "order-xyz-2"},
 		{store.ListOptions{Search: "none"}, "t6"},
+		{store.ListOptions{Search: "<Y&"}, "t6"}, // characters JSON may escape
 		{store.ListOptions{Search: "%"}, "order-xyz-2"}, // % is itself, not any text
 		{store.ListOptions{Search: "0% o"}, "order-xyz-2"},
 		{store.ListOptions{Search: "a_b"}, "t4"}, // _ is itself: not axb
