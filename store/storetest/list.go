@@ -181,7 +181,7 @@ func testThreadSearch(t *testing.T, s store.Store) {
 		{store.ListOptions{Search: "alice"}, "Order-ABC-1 t3"}, // a JSON text value and a plain one
 		{store.ListOptions{Search: `"bob"`}, "order-xyz-2"},
 		{store.ListOptions{Search: "none"}, "t6"},
-		{store.ListOptions{Search: "<Y&"}, "t6"}, // characters JSON may escape
+		{store.ListOptions{Search: "<Y&"}, "t6"},        // characters JSON may escape
 		{store.ListOptions{Search: "%"}, "order-xyz-2"}, // % is itself, not any text
 		{store.ListOptions{Search: "0% o"}, "order-xyz-2"},
 		{store.ListOptions{Search: "a_b"}, "t4"}, // _ is itself: not axb
