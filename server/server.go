@@ -338,7 +338,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			h := w.Header()
 			h.Set("Access-Control-Allow-Origin", origin)
 			h.Add("Vary", "Origin")
-			h.Set("Access-Control-Expose-Headers", "Content-Location, Location")
+			h.Set("Access-Control-Expose-Headers", "Content-Location, Location, X-Weft-Next-Cursor, X-Weft-Prev-Cursor")
 			if r.Method == http.MethodOptions {
 				h.Set("Access-Control-Allow-Methods", "GET, POST, PUT, PATCH, DELETE, OPTIONS")
 				h.Set("Access-Control-Allow-Headers", "Content-Type, X-Api-Key, Last-Event-ID, Authorization")

@@ -3,11 +3,13 @@ package server
 import (
 	"cmp"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -381,33 +383,90 @@ type threadQuery struct {
 	Offset    int                        `json:"offset"`
 	SortBy    string                     `json:"sort_by"`
 	SortOrder string                     `json:"sort_order"`
+
+	// weft's extensions (LangGraph's server has none of these fields;
+	// clients that do not know them never send them).
+
+	// Query selects the threads whose id, or one of whose metadata
+	// values (its JSON: "u7" is the text `"u7"`), contains it, ASCII
+	// letters of either case (store.ListOptions.Search).
+	Query string `json:"query"`
+	// After is a cursor a search answered in X-Weft-Next-Cursor: the
+	// page after it, read from there (keyset paging), not by skipping
+	// offset threads. Before, from X-Weft-Prev-Cursor, is the page
+	// before it. Both are for sort_by updated_at (the default) only.
+	After  string `json:"after"`
+	Before string `json:"before"`
+}
+
+// The headers of a search's answer with the cursors of the pages next to
+// its page: Next when a thread follows it, Prev when it was asked with a
+// cursor (after: the page's first thread; before: when a thread precedes
+// it). weft's extension.
+const (
+	hdrNextCursor = "X-Weft-Next-Cursor"
+	hdrPrevCursor = "X-Weft-Prev-Cursor"
+)
+
+// pageCursors are the cursors of the pages before and after a search's
+// page; "": none.
+type pageCursors struct{ prev, next string }
+
+// encodeCursor is the text of a listing position: opaque to clients,
+// URL-safe.
+func encodeCursor(c store.Cursor) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(c.Updated.UnixNano(), 10) + "." + c.ID))
+}
+
+// decodeCursor reads a cursor encodeCursor wrote; else an invalid
+// request naming path.
+func decodeCursor(path, text string) (store.Cursor, error) {
+	b, err := base64.RawURLEncoding.DecodeString(text)
+	if err == nil {
+		ns, id, ok := strings.Cut(string(b), ".")
+		n, perr := strconv.ParseInt(ns, 10, 64)
+		if ok && perr == nil && id != "" {
+			return store.Cursor{Updated: time.Unix(0, n).UTC(), ID: id}, nil
+		}
+	}
+	return store.Cursor{}, invalid(path, "%q is not a cursor this server gave (X-Weft-Next-Cursor, X-Weft-Prev-Cursor)", text)
+}
+
+// cursorOf is a listed thread's position.
+func cursorOf(tj *threadJSON) string {
+	return encodeCursor(store.Cursor{Updated: tj.UpdatedAt, ID: tj.ThreadID})
 }
 
 // search lists the threads q selects, the page of limit from offset
-// (limit < 0: all).
-func (s *Server) search(ctx context.Context, q *threadQuery, limit int) ([]*threadJSON, error) {
+// (limit < 0: all), after or before q's cursor, with the cursors of the
+// pages next to it (none when sorted by another field than updated_at).
+func (s *Server) search(ctx context.Context, q *threadQuery, limit int) ([]*threadJSON, pageCursors, error) {
 	opts, err := checkSearch(q)
 	if err != nil {
-		return nil, err
+		return nil, pageCursors{}, err
 	}
 	if q.SortBy != "" && q.SortBy != "updated_at" {
-		return s.sortedSearch(ctx, q, opts, limit)
+		out, err := s.sortedSearch(ctx, q, opts, limit)
+		return out, pageCursors{}, err
 	}
 	var out []*threadJSON
 	skip := q.Offset
 	want := 0
 	if limit >= 0 {
-		want = max(q.Offset+limit, 1)
+		want = q.Offset + limit + 1 // one more says whether more follow
 	}
 	// A thread's JSON is read when it is needed to filter (eachThread
-	// gives it), or once it is in the page (not for those skipped).
+	// gives it), or once it is in the page (not for those skipped, nor
+	// for the one after the page).
 	var jerr error
+	more := false
 	err = s.eachThread(ctx, q, opts, false, want, func(thr *store.Thread, tj *threadJSON) bool {
 		if skip > 0 {
 			skip--
 			return true
 		}
 		if limit >= 0 && len(out) == limit {
+			more = true
 			return false
 		}
 		if tj == nil {
@@ -421,12 +480,34 @@ func (s *Server) search(ctx context.Context, q *threadQuery, limit int) ([]*thre
 			}
 		}
 		out = append(out, tj)
-		return limit < 0 || len(out) < limit
+		return true
 	})
 	if err == nil {
 		err = jerr
 	}
-	return out, err
+	if err != nil {
+		return nil, pageCursors{}, err
+	}
+	var pc pageCursors
+	if len(out) == 0 {
+		return out, pc, nil
+	}
+	if q.Before != "" {
+		// Listed backwards from the cursor: put in order.
+		slices.Reverse(out)
+		pc.next = cursorOf(out[len(out)-1])
+		if more {
+			pc.prev = cursorOf(out[0])
+		}
+		return out, pc, nil
+	}
+	if more {
+		pc.next = cursorOf(out[len(out)-1])
+	}
+	if q.After != "" || q.Offset > 0 {
+		pc.prev = cursorOf(out[0])
+	}
+	return out, pc, nil
 }
 
 // checkSearch checks a search's status, sort and order, and returns the
@@ -459,6 +540,31 @@ func checkSearch(q *threadQuery) (store.ListOptions, error) {
 		opts.Order = store.OldestFirst
 	default:
 		return store.ListOptions{}, invalid("$.sort_order", "must be asc or desc, not %q", q.SortOrder)
+	}
+	opts.Search = q.Query
+	switch {
+	case q.After != "" && q.Before != "":
+		return store.ListOptions{}, invalid("$.before", "cannot go with after: one cursor a page")
+	case (q.After != "" || q.Before != "") && q.SortBy != "" && q.SortBy != "updated_at":
+		return store.ListOptions{}, invalid("$.sort_by", "cursors page by updated_at only, not %s", q.SortBy)
+	case q.After != "":
+		c, err := decodeCursor("$.after", q.After)
+		if err != nil {
+			return store.ListOptions{}, err
+		}
+		opts.After = c
+	case q.Before != "":
+		c, err := decodeCursor("$.before", q.Before)
+		if err != nil {
+			return store.ListOptions{}, err
+		}
+		// The page before: listed from the cursor in the other order.
+		opts.After = c
+		if opts.Order == store.NewestFirst {
+			opts.Order = store.OldestFirst
+		} else {
+			opts.Order = store.NewestFirst
+		}
 	}
 	return opts, nil
 }
@@ -563,7 +669,7 @@ func (s *Server) busyThreads(ctx context.Context, opts store.ListOptions) ([]*st
 		if err != nil {
 			return nil, err
 		}
-		if opts.Match(thr) {
+		if opts.Match(thr) && (opts.After.IsZero() || opts.Compare(opts.After, thr.Cursor()) < 0) {
 			out = append(out, thr)
 		}
 	}
@@ -601,12 +707,18 @@ func (s *Server) searchThreads(w http.ResponseWriter, r *http.Request) error {
 		}
 		limit = *q.Limit
 	}
-	out, err := s.search(r.Context(), &q, limit)
+	out, pc, err := s.search(r.Context(), &q, limit)
 	if err != nil {
 		return err
 	}
 	if out == nil {
 		out = []*threadJSON{}
+	}
+	if pc.next != "" {
+		w.Header().Set(hdrNextCursor, pc.next)
+	}
+	if pc.prev != "" {
+		w.Header().Set(hdrPrevCursor, pc.prev)
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
@@ -618,7 +730,7 @@ func (s *Server) countThreads(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(r, &q); err != nil {
 		return err
 	}
-	q.Offset = 0
+	q.Offset, q.After, q.Before = 0, "", "" // a count has no page
 	opts, err := checkSearch(&q)
 	if err != nil {
 		return err

@@ -462,6 +462,13 @@ type ListOptions struct {
 	Source string
 	// Meta lists the threads whose Meta has every one of these pairs.
 	Meta map[string]string
+	// Search lists the threads whose ID, or one of whose Meta values
+	// (the stored text, not the key), contains it as a substring,
+	// ignoring the case of ASCII letters (A-Z matches a-z; any other
+	// character, % _ and \ included, matches itself only); "": any.
+	// Stores match it in their query (see LikeContains), not by
+	// reading every thread.
+	Search string
 	// Order is the order of the listing.
 	Order Order
 	// After, when not zero, starts the listing after this position (a
@@ -512,7 +519,7 @@ func (o ListOptions) Check() error {
 }
 
 // Match reports whether t, with its LastRun and Status set, passes the
-// filters of o (Status, Workflow, Source, Meta; not After).
+// filters of o (Status, Workflow, Source, Meta, Search; not After).
 func (o ListOptions) Match(t *Thread) bool {
 	if len(o.Status) > 0 && !slices.Contains(o.Status, t.Status) {
 		return false
@@ -525,7 +532,72 @@ func (o ListOptions) Match(t *Thread) bool {
 			return false
 		}
 	}
-	return true
+	return o.Search == "" || Contains(t, o.Search)
+}
+
+// Contains reports whether t's ID or one of its Meta values contains
+// term, ignoring the case of ASCII letters: ListOptions.Search.
+func Contains(t *Thread, term string) bool {
+	if containsFold(t.ID, term) {
+		return true
+	}
+	for _, v := range t.Meta {
+		if containsFold(v, term) {
+			return true
+		}
+	}
+	return false
+}
+
+// containsFold reports whether s contains term, A-Z and a-z matching each
+// other (bytewise, no other folding), without allocating.
+func containsFold(s, term string) bool {
+	for i := 0; i+len(term) <= len(s); i++ {
+		j := 0
+		for j < len(term) && lowerByte(s[i+j]) == lowerByte(term[j]) {
+			j++
+		}
+		if j == len(term) {
+			return true
+		}
+	}
+	return false
+}
+
+// lowerByte maps A-Z to a-z.
+func lowerByte(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// asciiLower maps A-Z to a-z, leaving every other byte as it is (not
+// strings.ToLower, which folds other letters too, where SQL stores'
+// lower() do not).
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		b[i] = lowerByte(c)
+	}
+	return string(b)
+}
+
+// LikeContains is the pattern of a SQL LIKE ... ESCAPE '\' that matches
+// text containing term, ASCII letters lowered (the text must be lowered
+// the same way, ASCII only): term's %, _ and \ are escaped with \ so
+// that each matches itself.
+func LikeContains(term string) string {
+	var b strings.Builder
+	b.WriteByte('%')
+	for _, c := range []byte(asciiLower(term)) {
+		if c == '%' || c == '_' || c == '\\' {
+			b.WriteByte('\\')
+		}
+		b.WriteByte(c)
+	}
+	b.WriteByte('%')
+	return b.String()
 }
 
 // Compare orders two positions (threads' Cursors) as a listing in

@@ -190,18 +190,28 @@ func notFound(format string, args ...any) error {
 
 // call calls the API in-process with the key: the status and the body.
 func (s *Studio) call(ctx context.Context, method, path string, body any) (int, []byte, error) {
+	rec, err := s.do(ctx, method, path, body)
+	if err != nil {
+		return 0, nil, err
+	}
+	return rec.Code, rec.Body.Bytes(), nil
+}
+
+// do serves one call of the API in-process: its whole answer (status,
+// headers, body).
+func (s *Studio) do(ctx context.Context, method, path string, body any) (*httptest.ResponseRecorder, error) {
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
 		if err != nil {
-			return 0, nil, err
+			return nil, err
 		}
 		rd = bytes.NewReader(b)
 	}
 	// (httptest's request panics on a bad path: this one says so.)
 	req, err := http.NewRequestWithContext(ctx, method, path, rd)
 	if err != nil {
-		return 0, nil, err
+		return nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	if s.opts.APIKey != "" {
@@ -209,7 +219,7 @@ func (s *Studio) call(ctx context.Context, method, path string, body any) (int, 
 	}
 	rec := httptest.NewRecorder()
 	s.opts.API.ServeHTTP(rec, req)
-	return rec.Code, rec.Body.Bytes(), nil
+	return rec, nil
 }
 
 // get reads a JSON answer of the API into v; a status other than 200 is

@@ -2,9 +2,11 @@ package studio
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -18,15 +20,19 @@ const pageSize = 50
 // threadStatuses are the LangGraph thread statuses, the list's filter.
 var threadStatuses = []string{"idle", "busy", "interrupted", "error"}
 
-// threadFilter is what the threads list's form asks for: each field a
-// query parameter of GET /studio/threads.
+// threadFilter is what the threads list's form asks for, and the page:
+// each field a query parameter of GET /studio/threads.
 type threadFilter struct {
 	Status   string // one of threadStatuses, or "": any
 	Workflow string // a graph_id, or "": any
 	Meta     string // "key=value", or ""
-	Q        string // a whole thread id, or ""
-	Offset   int
-	Count    bool // count the threads (POST /threads/count)
+	Q        string // a part of a thread id or of a metadata value, or ""
+	// After and Before are the API's cursors (X-Weft-Next-Cursor,
+	// X-Weft-Prev-Cursor): the page after or before one; both "": the
+	// first page.
+	After, Before string
+	Page          int  // the page's number, 1 for the first: for "Threads 51–100" only
+	Count         bool // count the threads (POST /threads/count)
 }
 
 // filterOf reads the list's filter from a request's query; a bad value is
@@ -37,14 +43,20 @@ func filterOf(q url.Values) (threadFilter, error) {
 		Workflow: strings.TrimSpace(q.Get("workflow")),
 		Meta:     strings.TrimSpace(q.Get("meta")),
 		Q:        strings.TrimSpace(q.Get("q")),
+		After:    q.Get("after"),
+		Before:   q.Get("before"),
+		Page:     1,
 		Count:    q.Get("count") != "",
 	}
-	if o := q.Get("offset"); o != "" {
-		n, err := strconv.Atoi(o)
-		if err != nil || n < 0 {
-			return f, fmt.Errorf("offset %q: want a whole number, 0 or more", o)
+	if p := q.Get("page"); p != "" {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 1 {
+			return f, fmt.Errorf("page %q: want a whole number, 1 or more", p)
 		}
-		f.Offset = n
+		f.Page = n
+	}
+	if f.After != "" && f.Before != "" {
+		return f, errors.New("after and before: one at a time")
 	}
 	if f.Status != "" && !contains(threadStatuses, f.Status) {
 		return f, fmt.Errorf("status %q: want idle, busy, interrupted or error", f.Status)
@@ -64,8 +76,8 @@ func contains(xs []string, x string) bool {
 // query is the filter as the body of POST /threads/search (and
 // /threads/count): the workflow is the metadata graph_id, the
 // metadata's value is JSON when it parses as JSON (n=3, ok=true,
-// s="3") else text, and the search box is the ids filter (the API
-// matches a whole thread id).
+// s="3") else text, and the search box is weft's query (a part of an
+// id or of a metadata value).
 func (f threadFilter) query() (map[string]any, error) {
 	body := map[string]any{}
 	meta := map[string]any{}
@@ -94,21 +106,22 @@ func (f threadFilter) query() (map[string]any, error) {
 		body["metadata"] = meta
 	}
 	if f.Q != "" {
-		body["ids"] = []string{f.Q}
+		body["query"] = f.Q
 	}
 	return body, nil
 }
 
-// link is the list's URL for the filter at offset.
-func (s *Studio) link(f threadFilter, offset int) string {
+// link is the list's URL for the filter at a page: after or before a
+// cursor (at most one), numbered page.
+func (s *Studio) link(f threadFilter, after, before string, page int) string {
 	v := url.Values{}
-	for k, x := range map[string]string{"status": f.Status, "workflow": f.Workflow, "meta": f.Meta, "q": f.Q} {
+	for k, x := range map[string]string{"status": f.Status, "workflow": f.Workflow, "meta": f.Meta, "q": f.Q, "after": after, "before": before} {
 		if x != "" {
 			v.Set(k, x)
 		}
 	}
-	if offset > 0 {
-		v.Set("offset", strconv.Itoa(offset))
+	if page > 1 {
+		v.Set("page", strconv.Itoa(page))
 	}
 	u := s.prefix + "threads"
 	if len(v) > 0 {
@@ -116,6 +129,35 @@ func (s *Studio) link(f threadFilter, offset int) string {
 	}
 	return u
 }
+
+// here is the list's URL for the page f is.
+func (s *Studio) here(f threadFilter) string { return s.link(f, f.After, f.Before, f.Page) }
+
+// search reads a page of POST /threads/search, with the cursors of the
+// pages before and after it; a 422 (a cursor the API does not take) is
+// errBadPage.
+func (s *Studio) search(ctx context.Context, body map[string]any) (list []listThread, prev, next string, err error) {
+	rec, err := s.do(ctx, "POST", "/threads/search", body)
+	if err != nil {
+		return nil, "", "", err
+	}
+	b := rec.Body.Bytes()
+	switch rec.Code {
+	case http.StatusOK:
+	case http.StatusUnprocessableEntity:
+		return nil, "", "", fmt.Errorf("%w: %s", errBadPage, bytes.TrimSpace(b))
+	default:
+		return nil, "", "", fmt.Errorf("POST /threads/search: %d %s", rec.Code, bytes.TrimSpace(b))
+	}
+	if err := json.Unmarshal(b, &list); err != nil {
+		return nil, "", "", fmt.Errorf("POST /threads/search: %w", err)
+	}
+	return list, rec.Header().Get("X-Weft-Prev-Cursor"), rec.Header().Get("X-Weft-Next-Cursor"), nil
+}
+
+// errBadPage is a search the API refused: a cursor in the URL that it
+// does not take.
+var errBadPage = errors.New("the API refused the search")
 
 // listThread is a thread as POST /threads/search gives it, with the
 // questions a waiting one asks.
@@ -163,9 +205,11 @@ type threadsPage struct {
 }
 
 // threads lists the threads: a page of 50, filtered by status, workflow,
-// metadata and thread id, newest update first. With ?partial=1 it is the
-// list alone (the table and its pagination), which assets/threads.js
-// re-fetches every 2 s to keep the list live.
+// metadata and a part of an id or metadata value, newest update first;
+// the pages go by the API's cursors (weft's after and before), so a page
+// far in costs what the first does. With ?partial=1 it is the list alone
+// (the table and its pagination), which assets/threads.js re-fetches
+// every 2 s to keep the list live.
 func (s *Studio) threads(r *http.Request) (string, any, error) {
 	p := &threadsPage{Title: "Threads", Statuses: threadStatuses, Flows: s.flows, Total: -1}
 	f, err := filterOf(r.URL.Query())
@@ -179,32 +223,33 @@ func (s *Studio) threads(r *http.Request) (string, any, error) {
 		p.Error = err.Error()
 		return "threads", p, nil
 	}
-	var list []listThread
-	if f.Q != "" {
-		// One id: read that thread (the API's ids filter would list every
-		// thread to find it), then check the other filters here.
-		list, err = s.byID(r, f, body)
-	} else {
-		// One more than a page says whether a next page exists.
-		body["limit"], body["offset"] = pageSize+1, f.Offset
-		err = s.get(r.Context(), "POST", "/threads/search", body, &list)
-		delete(body, "limit")
-		delete(body, "offset")
+	page := maps.Clone(body)
+	page["limit"] = pageSize
+	if f.After != "" {
+		page["after"] = f.After
+	}
+	if f.Before != "" {
+		page["before"] = f.Before
+	}
+	list, prev, next, err := s.search(r.Context(), page)
+	if errors.Is(err, errBadPage) {
+		p.Error = err.Error() + " (start again from the first page)"
+		return "threads", p, nil
 	}
 	if err != nil {
 		return "", nil, err
 	}
-	more := len(list) > pageSize
-	if more {
-		list = list[:pageSize]
+	first := f.After == "" && (f.Before == "" || prev == "")
+	if first {
+		f.Page = 1 // back at the start, whatever the URL said
 	}
 	// The total: known when the page is the last; else counted only when
 	// asked (?count=1, not by the live refresh): POST /threads/count
 	// lists every thread the filter selects, and with a status reads
 	// each one's state, too slow at 10,000 threads to do every 2 s.
 	switch {
-	case !more && (len(list) > 0 || f.Offset == 0):
-		p.Total = f.Offset + len(list)
+	case next == "" && (len(list) > 0 || first):
+		p.Total = (f.Page-1)*pageSize + len(list)
 	case f.Count && r.URL.Query().Get("partial") == "":
 		if err := s.get(r.Context(), "POST", "/threads/count", body, &p.Total); err != nil {
 			return "", nil, err
@@ -212,22 +257,23 @@ func (s *Studio) threads(r *http.Request) (string, any, error) {
 		p.Counted = time.Now().Format("15:04:05")
 	}
 	if p.Total < 0 || p.Counted != "" {
-		p.CountURL = withParam(s.link(f, f.Offset), "count=1")
+		p.CountURL = withParam(s.here(f), "count=1")
 	}
 	now := time.Now()
 	for _, th := range list {
 		p.Rows = append(p.Rows, s.rowOf(th, now))
 	}
 	if len(list) > 0 {
-		p.From, p.To = f.Offset+1, f.Offset+len(list)
+		p.From = (f.Page-1)*pageSize + 1
+		p.To = p.From + len(list) - 1
 	}
-	if f.Offset > 0 {
-		p.Prev = s.link(f, max(f.Offset-pageSize, 0))
+	if prev != "" && !first {
+		p.Prev = s.link(f, "", prev, f.Page-1)
 	}
-	if more {
-		p.Next = s.link(f, f.Offset+pageSize)
+	if next != "" {
+		p.Next = s.link(f, next, "", f.Page+1)
 	}
-	p.Live = withParam(s.link(f, f.Offset), "partial=1")
+	p.Live = withParam(s.here(f), "partial=1")
 	return "threads", p, nil
 }
 
@@ -297,30 +343,4 @@ func (s *Studio) threadsList(w http.ResponseWriter, r *http.Request) {
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Content-Type-Options", "nosniff")
 	_, _ = w.Write(buf.Bytes())
-}
-
-// byID is the thread f.Q names, if the rest of the filter (the search
-// body) selects it: a list of one or none.
-func (s *Studio) byID(r *http.Request, f threadFilter, body map[string]any) ([]listThread, error) {
-	var th listThread
-	err := s.get(r.Context(), "GET", "/threads/"+url.PathEscape(f.Q), nil, &th)
-	var he *httpError
-	if errors.As(err, &he) && he.status == http.StatusNotFound {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	if f.Offset > 0 || f.Status != "" && th.Status != f.Status {
-		return nil, nil
-	}
-	meta, _ := body["metadata"].(map[string]any)
-	for k, want := range meta {
-		a, _ := json.Marshal(want)
-		b, _ := json.Marshal(th.Metadata[k])
-		if _, ok := th.Metadata[k]; !ok || string(a) != string(b) {
-			return nil, nil
-		}
-	}
-	return []listThread{th}, nil
 }

@@ -114,7 +114,12 @@ func TestThreadsListFilters(t *testing.T) {
 		"?meta=n%3D%223%22":                  "[]",                  // "3": the text
 		"?meta=team%3Dops&status=idle":       "[t-ops]",             // filters combine
 		"?q=t-dev":                           "[t-dev]",             // the whole id
-		"?q=t-":                              "[]",                  // not a part of it
+		"?q=T-":                              "[t-run t-dev t-ops]", // a part of it, either case
+		"?q=-d":                              "[t-dev]",
+		"?q=elsew":                           "[t-dev]",             // a part of a metadata value
+		"?q=team":                            "[]",                  // not a key
+		"?q=ops&status=idle":                 "[t-ops]",             // with the other filters
+		"?q=%25":                             "[]",                  // % is itself, not any text
 		"?workflow=Approval&meta=team%3Ddev": "[]",                  // workflow and metadata both
 		"?status=&workflow=&meta=&q=":        "[t-run t-dev t-ops]", // the empty form
 	} {
@@ -135,15 +140,34 @@ func TestThreadsListFilters(t *testing.T) {
 	}
 	// A bad filter is said, not a failure.
 	for q, want := range map[string]string{
-		"?status=sleepy": `status &#34;sleepy&#34;: want idle, busy, interrupted or error`,
-		"?meta=nokey":    `metadata &#34;nokey&#34;: want key=value`,
-		"?offset=-1":     `offset &#34;-1&#34;`,
+		"?status=sleepy":    `status &#34;sleepy&#34;: want idle, busy, interrupted or error`,
+		"?meta=nokey":       `metadata &#34;nokey&#34;: want key=value`,
+		"?page=0":           `page &#34;0&#34;`,
+		"?after=x&before=y": `after and before: one at a time`,
+		"?after=nope":       `the API refused the search`,
 	} {
 		page, ids := r.list(q)
 		if len(ids) != 0 || !strings.Contains(page, `<p class="error" role="alert">`+want) {
 			t.Errorf("threads%s: %v; want the error %s in\n%s", q, ids, want, page)
 		}
 	}
+}
+
+var nextRE, prevRE = regexp.MustCompile(`<a href="([^"]+)" rel="next">`), regexp.MustCompile(`<a href="([^"]+)" rel="prev">`)
+
+// follow is the URL of a page's link (nextRE or prevRE), as a query of
+// /studio/threads; "" when the page has none.
+func follow(t *testing.T, page string, re *regexp.Regexp) string {
+	t.Helper()
+	m := re.FindStringSubmatch(page)
+	if m == nil {
+		return ""
+	}
+	u := strings.ReplaceAll(m[1], "&amp;", "&")
+	if !strings.HasPrefix(u, "/studio/threads?") {
+		t.Fatalf("link %q", u)
+	}
+	return strings.TrimPrefix(u, "/studio/threads")
 }
 
 func TestThreadsListPages(t *testing.T) {
@@ -155,43 +179,71 @@ func TestThreadsListPages(t *testing.T) {
 	if len(ids) != 50 || ids[0] != "p119" || ids[49] != "p070" {
 		t.Fatalf("page 1: %v", ids)
 	}
+	next := follow(t, page, nextRE)
 	if !strings.Contains(page, "Threads 1–50</p>") || strings.Contains(page, `rel="prev"`) ||
-		!strings.Contains(page, `<a href="/studio/threads?meta=batch%3Db&amp;offset=50" rel="next">`) ||
+		!strings.HasPrefix(next, "?after=") || !strings.Contains(next, "&meta=batch%3Db&page=2") ||
 		!strings.Contains(page, `<a href="/studio/threads?meta=batch%3Db&amp;count=1">Count them</a>`) {
-		t.Fatalf("page 1's count and links:\n%s", page)
+		t.Fatalf("page 1's count and links (next %q):\n%s", next, page)
 	}
-	page, ids = r.list("?meta=batch%3Db&offset=50")
-	if len(ids) != 50 || ids[0] != "p069" || !strings.Contains(page, "Threads 51–100</p>") ||
-		!strings.Contains(page, `<a href="/studio/threads?meta=batch%3Db" rel="prev">`) ||
-		!strings.Contains(page, `<a href="/studio/threads?meta=batch%3Db&amp;offset=100" rel="next">`) {
+	page, ids = r.list(next)
+	if len(ids) != 50 || ids[0] != "p069" || ids[49] != "p020" || !strings.Contains(page, "Threads 51–100</p>") ||
+		!strings.HasPrefix(follow(t, page, prevRE), "?before=") || strings.Contains(follow(t, page, prevRE), "page=") || !strings.Contains(follow(t, page, nextRE), "&page=3") {
 		t.Fatalf("page 2: %v\n%s", ids, page)
 	}
+	page2 := page
 	// The last page knows the total.
-	page, ids = r.list("?meta=batch%3Db&offset=100")
-	if len(ids) != 20 || ids[19] != "p000" || !strings.Contains(page, "Threads 101–120 of 120") ||
-		strings.Contains(page, `rel="next"`) || !strings.Contains(page, `offset=50" rel="prev"`) || strings.Contains(page, "Count them") {
+	page, ids = r.list(follow(t, page, nextRE))
+	if len(ids) != 20 || ids[0] != "p019" || ids[19] != "p000" || !strings.Contains(page, "Threads 101–120 of 120") ||
+		strings.Contains(page, `rel="next"`) || strings.Contains(page, "Count them") {
 		t.Fatalf("page 3: %v\n%s", ids, page)
+	}
+	// Previous goes back page by page, to the first (which has none).
+	back, ids := r.list(follow(t, page, prevRE))
+	if len(ids) != 50 || ids[0] != "p069" || ids[49] != "p020" || !strings.Contains(back, "Threads 51–100</p>") {
+		t.Fatalf("back to page 2: %v\n%s", ids, back)
+	}
+	back, ids = r.list(follow(t, page2, prevRE))
+	if len(ids) != 50 || ids[0] != "p119" || !strings.Contains(back, "Threads 1–50</p>") || strings.Contains(back, `rel="prev"`) ||
+		follow(t, back, nextRE) == "" {
+		t.Fatalf("back to page 1: %v\n%s", ids, back)
+	}
+	// A thread made meanwhile comes first; page 2 by its cursor stays.
+	r.newThread("p120", `{"batch":"b"}`)
+	if _, ids = r.list(next); ids[0] != "p069" {
+		t.Fatalf("page 2 after a new thread: %v", ids)
 	}
 	// Counted when asked (POST /threads/count), not by the live list.
 	r.newThread("other", `{}`)
-	if page, _ = r.list("?meta=batch%3Db&count=1"); !strings.Contains(page, `<p id="threads-total">120 threads match (counted at `) {
+	if page, _ = r.list("?meta=batch%3Db&count=1"); !strings.Contains(page, `<p id="threads-total">121 threads match (counted at `) {
 		t.Fatalf("counted:\n%s", page)
 	}
-	if page, _ = r.list("?count=1"); !strings.Contains(page, `121 threads match`) {
+	if page, _ = r.list("?count=1"); !strings.Contains(page, `122 threads match`) {
 		t.Fatalf("all counted:\n%s", page)
 	}
-	if _, frag := r.get("/studio/threads?count=1&partial=1"); strings.Contains(frag, "121") {
+	if _, frag := r.get("/studio/threads?count=1&partial=1"); strings.Contains(frag, "122") {
 		t.Fatalf("the live list counts:\n%s", frag)
 	}
 	// With a status the API is not asked to count (it would read every
-	// thread's state): the pages say from and to, and Next comes when a
-	// page is full.
+	// thread's state): the pages say from and to, and Next comes when
+	// more follow.
 	page, ids = r.list("?status=idle")
-	if len(ids) != 50 || !strings.Contains(page, "Threads 1–50</p>") || !strings.Contains(page, `offset=50&amp;status=idle" rel="next"`) {
+	if len(ids) != 50 || !strings.Contains(page, "Threads 1–50</p>") || !strings.Contains(follow(t, page, nextRE), "status=idle") {
 		t.Fatalf("idle, page 1: %v\n%s", ids, page)
 	}
-	if _, ids = r.list("?status=idle&offset=150"); len(ids) != 0 {
-		t.Fatalf("past the end: %v", ids)
+	// And with a search, over pages: p000...p099.
+	seen := 0
+	for q := "?q=P0"; q != ""; {
+		page, ids = r.list(q)
+		seen += len(ids)
+		for _, id := range ids {
+			if !strings.HasPrefix(id, "p0") {
+				t.Fatalf("search P0 lists %s", id)
+			}
+		}
+		q = follow(t, page, nextRE)
+	}
+	if want := 100; seen != want {
+		t.Errorf("search P0 listed %d threads over its pages, want %d", seen, want)
 	}
 }
 
@@ -311,7 +363,10 @@ func TestBrowserThreads(t *testing.T) {
 // half of them with graph_id Approval, each with a user of 100) and 10
 // more with a run waiting for a person.
 //
-//	go test -run '^$' -bench ThreadsList -benchtime 20x ./studio
+// Pages far in are reached by following Next (cursors), as a browser
+// does.
+//
+//	go test -run '^$' -bench ThreadsList -benchtime 20x -benchmem ./studio
 func BenchmarkThreadsList(b *testing.B) {
 	const n = 10_000
 	for _, kind := range []string{"memory", "sqlite"} {
@@ -349,23 +404,39 @@ func BenchmarkThreadsList(b *testing.B) {
 				}
 			}
 			b.Logf("%s: %d threads made in %v", kind, n+10, time.Since(start).Round(time.Millisecond))
-			for _, q := range []string{
-				"",                          // page 1, counted
-				"?offset=5000",              // page 101
-				"?status=interrupted",       // the 10 waiting
-				"?status=idle&offset=5000",  // a status far in
-				"?workflow=Approval",        // metadata, counted
-				"?meta=user%3Du7&offset=50", // metadata, page 2
-				"?q=t04321",                 // one id
-				"?partial=1",                // what threads.js fetches
-				"?count=1",                  // counted on request
+			// deep follows a list's Next n times from q: the URL of its
+			// page n+1, by cursor.
+			deep := func(q string, n int) string {
+				for range n {
+					c, body := benchCall(h, "GET", "/studio/threads"+q, "")
+					m := nextRE.FindStringSubmatch(body)
+					if c != 200 || m == nil {
+						b.Fatalf("%s: %d, no next page\n%s", q, c, body)
+					}
+					q = strings.TrimPrefix(strings.ReplaceAll(m[1], "&amp;", "&"), "/studio/threads")
+				}
+				return q
+			}
+			for _, c := range []struct{ name, q string }{
+				{"page1", ""},
+				{"page101", deep("", 100)},
+				{"interrupted", "?status=interrupted"}, // the 10 waiting
+				{"idle-page1", "?status=idle"},
+				{"idle-page101", deep("?status=idle", 100)},
+				{"workflow", "?workflow=Approval"},
+				{"meta-page2", deep("?meta=user%3Du7", 1)},
+				{"search-page1", "?q=U7"},            // u7, u70...u79: 1,100 threads
+				{"search-page20", deep("?q=U7", 19)}, // deep in them
+				{"search-id", "?q=t04321"},           // a part of ids: one
+				{"partial", "?partial=1"},            // what threads.js fetches
+				{"count", "?count=1"},                // counted on request
 			} {
-				b.Run(q, func(b *testing.B) {
-					if c, body := benchCall(h, "GET", "/studio/threads"+q, ""); c != 200 || !strings.Contains(body, "data-thread=") {
-						b.Fatalf("%d\n%s", c, body)
+				b.Run(c.name, func(b *testing.B) {
+					if code, body := benchCall(h, "GET", "/studio/threads"+c.q, ""); code != 200 || !strings.Contains(body, "data-thread=") {
+						b.Fatalf("%d\n%s", code, body)
 					}
 					for b.Loop() {
-						benchCall(h, "GET", "/studio/threads"+q, "")
+						benchCall(h, "GET", "/studio/threads"+c.q, "")
 					}
 				})
 			}
@@ -409,4 +480,42 @@ func benchCall(h http.Handler, method, path, body string) (int, string) {
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
 	return rec.Code, rec.Body.String()
+}
+
+// TestBrowserThreadsSearch: in chromium, typing a part of a thread id,
+// then a part of a metadata value, into the search box and submitting
+// the form lists the threads that match, and only those.
+func TestBrowserThreadsSearch(t *testing.T) {
+	ctx, cancel := context.WithTimeout(browser(t), 60*time.Second)
+	defer cancel()
+	r := newRig(t, "")
+	r.newThread("invoice-2026-001", `{"customer":"Acme Corp"}`)
+	r.newThread("invoice-2026-002", `{"customer":"Globex"}`)
+	r.newThread("refund-77", `{"customer":"acme ltd"}`)
+	search := func(text, want string) {
+		t.Helper()
+		if err := chromedp.Do(ctx,
+			chromedp.Navigate(r.url+"/studio/threads"),
+			chromedp.SendKeys(chromedp.CSS(`#f-q`), text),
+			chromedp.Submit(chromedp.CSS(`form.filters`)),
+		); err != nil {
+			t.Fatal(err)
+		}
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			got, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.readyState === 'complete' && location.search.includes('q=') ?
+				Array.from(document.querySelectorAll('#thread-list tr[data-thread]')).map(tr => tr.dataset.thread).join(' ') : '?'`))
+			if err == nil && got == want {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("search %q lists %q (%v), want %q", text, got, err, want)
+			}
+		}
+	}
+	search("2026-00", "invoice-2026-002 invoice-2026-001") // a part of ids
+	search("ACME", "refund-77 invoice-2026-001")           // a part of metadata values, either case
+	if v, err := chromedp.Run(ctx, chromedp.Value(chromedp.CSS(`#f-q`))); err != nil || v != "ACME" {
+		t.Fatalf("the search box keeps %q (%v)", v, err)
+	}
+	shot(t, ctx, "threads-search")
 }

@@ -245,23 +245,61 @@ func (s *Store) Threads(ctx context.Context, opts store.ListOptions) ([]*store.T
 			latest[r.ThreadID] = r
 		}
 	}
+	// The threads are filtered and sorted as they are stored, without a
+	// copy; only those listed are copied. With a limit, only the first
+	// k are kept (in order), not every thread sorted.
 	var all []*store.Thread
+	k := 0
+	if opts.Limit > 0 {
+		k = opts.Offset + opts.Limit
+	}
 	for _, th := range s.threads {
-		t := copyThread(&th.t)
-		t.LastRun, t.Status = 0, ""
-		if l := latest[t.ID]; l != nil {
-			t.LastRun, t.Status = l.Number, l.Status
+		t := &th.t
+		if !opts.After.IsZero() && opts.Compare(opts.After, t.Cursor()) >= 0 {
+			continue
 		}
-		if opts.Match(t) && (opts.After.IsZero() || opts.Compare(opts.After, t.Cursor()) < 0) {
-			all = append(all, t)
+		var view store.Thread // t's fields Match reads, with the latest run's
+		view.ID, view.Workflow, view.Source, view.Meta = t.ID, t.Workflow, t.Source, t.Meta
+		if l := latest[t.ID]; l != nil {
+			view.LastRun, view.Status = l.Number, l.Status
+		}
+		if opts.Match(&view) {
+			all = keep(all, t, opts, k)
 		}
 	}
-	slices.SortFunc(all, func(a, b *store.Thread) int { return opts.Compare(a.Cursor(), b.Cursor()) })
+	if k == 0 {
+		slices.SortFunc(all, func(a, b *store.Thread) int { return opts.Compare(a.Cursor(), b.Cursor()) })
+	}
 	all = all[min(opts.Offset, len(all)):]
 	if opts.Limit > 0 && opts.Limit < len(all) {
 		all = all[:opts.Limit]
 	}
-	return all, nil
+	out := make([]*store.Thread, len(all))
+	for i, t := range all {
+		c := copyThread(t)
+		c.LastRun, c.Status = 0, ""
+		if l := latest[t.ID]; l != nil {
+			c.LastRun, c.Status = l.Number, l.Status
+		}
+		out[i] = c
+	}
+	return out, nil
+}
+
+// keep adds t to all, the threads listed so far: at the end when k is 0
+// (no limit; sorted later), else in order, all kept to the first k.
+func keep(all []*store.Thread, t *store.Thread, opts store.ListOptions, k int) []*store.Thread {
+	if k == 0 {
+		return append(all, t)
+	}
+	if len(all) == k && opts.Compare(t.Cursor(), all[k-1].Cursor()) >= 0 {
+		return all // after the last kept
+	}
+	i, _ := slices.BinarySearchFunc(all, t, func(a, b *store.Thread) int { return opts.Compare(a.Cursor(), b.Cursor()) })
+	if len(all) == k {
+		all = all[:k-1]
+	}
+	return slices.Insert(all, i, t)
 }
 
 // withLastRun returns a copy of t with its latest run's Number and

@@ -463,6 +463,13 @@ func (s *Store) Threads(ctx context.Context, opts store.ListOptions) ([]*store.T
 		}
 		where = append(where, "t.meta @> "+arg(string(meta), "text")+"::jsonb")
 	}
+	if opts.Search != "" {
+		// translate folds ASCII letters only, as Search does (lower()
+		// and ILIKE fold others too, by the database's locale).
+		const fold = `'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz'`
+		like := arg(store.LikeContains(opts.Search), "text")
+		where = append(where, "(translate(t.id, "+fold+") LIKE "+like+` ESCAPE '\' OR EXISTS (SELECT 1 FROM jsonb_each_text(t.meta) m WHERE translate(m.value, `+fold+") LIKE "+like+` ESCAPE '\'))`)
+	}
 	dir, cmp := "DESC", "<"
 	if opts.Order == store.OldestFirst {
 		dir, cmp = "ASC", ">"

@@ -622,6 +622,23 @@ func (s *Store) Threads(ctx context.Context, opts store.ListOptions) ([]*store.T
 		where = append(where, `EXISTS (SELECT 1 FROM json_each(t.meta) m WHERE m.key = ? AND m.type = 'text' AND m.value = ?)`)
 		args = append(args, k, opts.Meta[k])
 	}
+	if opts.Search != "" {
+		// lower() folds ASCII letters only, as Search does.
+		like := store.LikeContains(opts.Search)
+		values := `EXISTS (SELECT 1 FROM json_each(t.meta) m WHERE m.type = 'text' AND lower(m.value) LIKE ? ESCAPE '\')`
+		if rawSafe(opts.Search) {
+			// The meta column's JSON text holds such a term as it is
+			// wherever a value does: a LIKE on the text first spares
+			// json_each on most rows (which still decides: the text
+			// has the keys too).
+			values = `lower(t.meta) LIKE ? ESCAPE '\' AND ` + values
+		}
+		cond := `(lower(t.id) LIKE ? ESCAPE '\' OR ` + values + `)`
+		where = append(where, cond)
+		for range strings.Count(cond, "?") {
+			args = append(args, like) // the same pattern each time
+		}
+	}
 	dir, cmp := "DESC", "<"
 	if opts.Order == store.OldestFirst {
 		dir, cmp = "ASC", ">"
@@ -658,6 +675,18 @@ func (s *Store) Threads(ctx context.Context, opts store.ListOptions) ([]*store.T
 		return nil, fmt.Errorf("sqlite store: list threads: %w", err)
 	}
 	return out, nil
+}
+
+// rawSafe reports whether term is written as itself in the JSON text
+// json.Marshal makes of a value that contains it: printable ASCII but
+// for what it escapes (" \ < > &).
+func rawSafe(term string) bool {
+	for i := range len(term) {
+		if c := term[i]; c < 0x20 || c > 0x7e || strings.IndexByte(`"\<>&`, c) >= 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // DeleteThread removes a thread; its runs, records, questions and jobs

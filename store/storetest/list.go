@@ -135,3 +135,84 @@ func testThreadFilters(t *testing.T, s store.Store) {
 		}
 	}
 }
+
+// testThreadSearch checks ListOptions.Search: a substring of the ID or of
+// a Meta value (not a key), ASCII letters of either case, %, _ and \
+// matching themselves only, other letters their own case only; with the
+// other filters and keyset paging.
+func testThreadSearch(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	hour := func(n int) time.Time { return base().Add(time.Duration(n) * time.Hour) }
+	for _, th := range []*store.Thread{
+		{ID: "Order-ABC-1", Workflow: "w1", Updated: hour(9), Meta: map[string]string{"user": `"alice"`}},
+		{ID: "order-xyz-2", Workflow: "w2", Updated: hour(8), Meta: map[string]string{"user": `"bob"`, "note": "50% off"}},
+		{ID: "t3", Workflow: "w1", Updated: hour(7), Meta: map[string]string{"path": `C:\tmp\x`, "owner": "Alice"}},
+		{ID: "t4", Workflow: "w1", Updated: hour(6), Meta: map[string]string{"tag": "a_b", "city": "Évian"}},
+		{ID: "t5", Workflow: "w2", Updated: hour(5), Meta: map[string]string{"tag": "axb", "user": "carol"}},
+		{ID: "t6", Workflow: "w1", Updated: hour(4), Meta: map[string]string{"order": "none", "cmp": "x<y&z"}},
+	} {
+		th.Created = th.Updated
+		if err := s.CreateThread(ctx, th); err != nil {
+			t.Fatalf("CreateThread(%s): %v", th.ID, err)
+		}
+	}
+	if err := s.PutRun(ctx, &store.Run{ID: "r3", ThreadID: "t3", Number: 1, Status: store.Failed, Created: base(), Updated: base()}); err != nil {
+		t.Fatal(err)
+	}
+	list := func(opts store.ListOptions) (string, []*store.Thread) {
+		t.Helper()
+		got, err := s.Threads(ctx, opts)
+		if err != nil {
+			t.Fatalf("Threads(%+v): %v", opts, err)
+		}
+		ids := make([]string, len(got))
+		for i, th := range got {
+			ids[i] = th.ID
+		}
+		return strings.Join(ids, " "), got
+	}
+	for _, c := range []struct {
+		opts store.ListOptions
+		want string
+	}{
+		{store.ListOptions{Search: "order"}, "Order-ABC-1 order-xyz-2"}, // ids, either case; not t6's key
+		{store.ListOptions{Search: "ORDER-x"}, "order-xyz-2"},
+		{store.ListOptions{Search: "abc"}, "Order-ABC-1"},
+		{store.ListOptions{Search: "alice"}, "Order-ABC-1 t3"}, // a JSON text value and a plain one
+		{store.ListOptions{Search: `"bob"`}, "order-xyz-2"},
+		{store.ListOptions{Search: "none"}, "t6"},
+		{store.ListOptions{Search: "<Y&"}, "t6"},        // characters JSON may escape
+		{store.ListOptions{Search: "%"}, "order-xyz-2"}, // % is itself, not any text
+		{store.ListOptions{Search: "0% o"}, "order-xyz-2"},
+		{store.ListOptions{Search: "a_b"}, "t4"}, // _ is itself: not axb
+		{store.ListOptions{Search: "_"}, "t4"},
+		{store.ListOptions{Search: `\`}, "t3"}, // \ is itself
+		{store.ListOptions{Search: `c:\TMP\`}, "t3"},
+		{store.ListOptions{Search: "Évian"}, "t4"},
+		{store.ListOptions{Search: "évian"}, ""}, // only ASCII letters fold
+		{store.ListOptions{Search: "zzz"}, ""},
+		{store.ListOptions{Search: "o", Workflow: "w2"}, "order-xyz-2 t5"},
+		{store.ListOptions{Search: "alice", Status: []store.Status{store.Failed}}, "t3"},
+		{store.ListOptions{Search: "alice", Meta: map[string]string{"user": `"alice"`}}, "Order-ABC-1"},
+		{store.ListOptions{Search: "t", Order: store.OldestFirst}, "t6 t5 t4 t3"},
+		{store.ListOptions{Search: "t", Offset: 1, Limit: 2}, "t4 t5"},
+	} {
+		if got, _ := list(c.opts); got != c.want {
+			t.Errorf("Threads(%+v) = %q, want %q", c.opts, got, c.want)
+		}
+	}
+	// Keyset paging through a search: pages of two.
+	var pages []string
+	opts := store.ListOptions{Search: "T", Limit: 2}
+	for {
+		ids, got := list(opts)
+		if len(got) == 0 {
+			break
+		}
+		pages = append(pages, ids)
+		opts.After = got[len(got)-1].Cursor()
+	}
+	if got := strings.Join(pages, " | "); got != "t3 t4 | t5 t6" {
+		t.Errorf("pages of Search %q = %q", opts.Search, got)
+	}
+}

@@ -66,6 +66,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ThreadCRUD", testThreadCRUD},
 		{"ThreadListing", testThreadListing},
 		{"ThreadFilters", testThreadFilters},
+		{"ThreadSearch", testThreadSearch},
 		{"ThreadUpdatedByAppend", testThreadUpdatedByAppend},
 		{"Runs", testRuns},
 		{"RunStatus", testRunStatus},
