@@ -29,16 +29,16 @@ const ScopeName = "github.com/weftlang/weft/telemetry"
 
 // The attributes weft adds where the GenAI conventions have none.
 const (
-	AttrThreadID       = attribute.Key("weft.thread.id")        // the run's thread
-	AttrRunNumber      = attribute.Key("weft.run.number")       // the run's number in its thread, from 1
-	AttrRunID          = attribute.Key("weft.run.id")           // the run's random id in its thread
-	AttrRunResumed     = attribute.Key("weft.run.resumed")      // the drive goes on with a run begun before
-	AttrRunStatus      = attribute.Key("weft.run.status")       // the status the drive ended with
-	AttrNodeName       = attribute.Key("weft.node.name")        // the node
-	AttrNodeAction     = attribute.Key("weft.node.action")      // the node's action
-	AttrNodeStep       = attribute.Key("weft.node.step")        // the step of the run
-	AttrNodeItem       = attribute.Key("weft.node.item")        // the element of a map node, from 1
-	AttrNodeAttempt    = attribute.Key("weft.node.attempt")     // the attempt, from 1
+	AttrThreadID       = attribute.Key("weft.thread.id")    // the run's thread
+	AttrRunNumber      = attribute.Key("weft.run.number")   // the run's number in its thread, from 1
+	AttrRunID          = attribute.Key("weft.run.id")       // the run's random id in its thread
+	AttrRunResumed     = attribute.Key("weft.run.resumed")  // the drive goes on with a run begun before
+	AttrRunStatus      = attribute.Key("weft.run.status")   // the status the drive ended with
+	AttrNodeName       = attribute.Key("weft.node.name")    // the node
+	AttrNodeAction     = attribute.Key("weft.node.action")  // the node's action
+	AttrNodeStep       = attribute.Key("weft.node.step")    // the step of the run
+	AttrNodeItem       = attribute.Key("weft.node.item")    // the element of a map node, from 1
+	AttrNodeAttempt    = attribute.Key("weft.node.attempt") // the attempt, from 1
 	AttrIdempotencyKey = attribute.Key("weft.node.idempotency_key")
 	AttrRetryDelay     = attribute.Key("weft.retry.delay_ms") // on a retry event: the wait before the next attempt
 )
