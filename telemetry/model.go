@@ -15,10 +15,12 @@ import (
 // WrapModel returns m traced: each Chat is a client span "chat MODEL"
 // with the GenAI request and response attributes. spec is the model's
 // "PROVIDER:MODEL" (as service.Options.WrapModel gets it); PROVIDER is
-// the span's gen_ai.provider.name.
+// the span's gen_ai.provider.name, and MODEL its gen_ai.request.model
+// when the request names none (a provider's model is bound at its
+// opening).
 func (t *Tracer) WrapModel(spec string, m llm.Model) llm.Model {
-	provider, _, _ := strings.Cut(spec, ":")
-	return &tracedModel{t: t, m: m, provider: provider}
+	provider, model, _ := strings.Cut(spec, ":")
+	return &tracedModel{t: t, m: m, provider: provider, model: model}
 }
 
 // tracedModel is a Model whose calls are spans.
@@ -26,13 +28,18 @@ type tracedModel struct {
 	t        *Tracer
 	m        llm.Model
 	provider string
+	model    string // the spec's model, for a request that names none
 }
 
 // Chat calls the model in a span.
 func (tm *tracedModel) Chat(ctx context.Context, req *llm.Request, onChunk func(llm.Chunk) error) (*llm.Response, error) {
+	model := req.Model
+	if model == "" {
+		model = tm.model
+	}
 	attrs := make([]attribute.KeyValue, 0, 8)
 	attrs = append(attrs, semconv.GenAIOperationNameChat, semconv.GenAIProviderNameKey.String(tm.provider),
-		semconv.GenAIRequestModel(req.Model), semconv.GenAIRequestStream(onChunk != nil))
+		semconv.GenAIRequestModel(model), semconv.GenAIRequestStream(onChunk != nil))
 	if req.Temperature != nil {
 		attrs = append(attrs, semconv.GenAIRequestTemperature(*req.Temperature))
 	}
@@ -48,7 +55,7 @@ func (tm *tracedModel) Chat(ctx context.Context, req *llm.Request, onChunk func(
 	if tm.t.opts.CaptureContent {
 		attrs = append(attrs, inputAttrs(req)...)
 	}
-	ctx, span := tm.t.tr.Start(ctx, spanName("chat", req.Model),
+	ctx, span := tm.t.tr.Start(ctx, spanName("chat", model),
 		trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
 	defer span.End()
 	resp, err := tm.m.Chat(ctx, req, onChunk)
