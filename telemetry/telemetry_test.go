@@ -10,7 +10,6 @@ import (
 	"sync"
 	"testing"
 
-	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -388,4 +387,3 @@ func TestChatError(t *testing.T) {
 	wantAttrs(t, s, map[string]string{"error.type": "llm." + string(llm.KindContextOverflow), "gen_ai.provider.name": "openai"})
 }
 
-var _ = attribute.String
