@@ -112,10 +112,9 @@ func (t *Tracer) StartAttempt(ctx context.Context, c *engine.Call) (context.Cont
 	}
 	ctx, span := t.tr.Start(ctx, spanName("execute_node", name), trace.WithAttributes(attrs...))
 	return ctx, func(e engine.AttemptEnd) {
-		var ir *engine.Interrupt
 		switch {
 		case e.Err == nil:
-		case errors.As(e.Err, &ir):
+		case errors.Is(e.Err, engine.ErrWaiting): // an *engine.Interrupt
 			span.AddEvent(EventWaiting)
 		default:
 			fail(span, e.Err)
