@@ -386,4 +386,3 @@ func TestChatError(t *testing.T) {
 	}
 	wantAttrs(t, s, map[string]string{"error.type": "llm." + string(llm.KindContextOverflow), "gen_ai.provider.name": "openai"})
 }
-
