@@ -5,10 +5,14 @@ import (
 	"slices"
 	"testing"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
 	"github.com/weftlang/weft/engine"
 	"github.com/weftlang/weft/flow"
 	"github.com/weftlang/weft/graph"
 	"github.com/weftlang/weft/internal/benchshapes"
+	"github.com/weftlang/weft/telemetry"
 )
 
 // ---- the shapes, from internal/benchshapes ----
@@ -118,6 +122,28 @@ func BenchmarkS2Loop1000(b *testing.B) {
 			}
 		})
 	})
+	// wf-traced is wf with an OpenTelemetry Tracer: a span per run and per
+	// attempt, through a batch span processor to an exporter that drops
+	// them (the cost of making and queueing spans, not of sending them).
+	b.Run("wf-traced", func(b *testing.B) {
+		reg := wfActions(b)
+		plan := wfPlan(b, "s2.wf", s2Source, reg)
+		r := &engine.Runner{Registry: reg, Tracer: benchTracer(b)}
+		measure(b, 1000, func() {
+			res, err := r.Run(ctx, plan, nil, nil)
+			if err != nil || res.Vars[0].Value.Int() != 1000 {
+				b.Fatalf("got %v, %v", res.Vars, err)
+			}
+		})
+	})
+}
+
+// benchTracer is a telemetry.Tracer on a batch span processor whose
+// exporter drops the spans; it is shut down when tb ends.
+func benchTracer(tb testing.TB) *telemetry.Tracer {
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(tracetest.NewNoopExporter()))
+	tb.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	return telemetry.NewTracer(tp, telemetry.Options{})
 }
 
 func BenchmarkS3Fanout100(b *testing.B) {

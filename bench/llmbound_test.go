@@ -243,6 +243,7 @@ type llmBoundFixture struct {
 	direct *llmBoundModel
 	plan   *flow.Plan
 	runner *engine.Runner
+	model  llm.Model // what the LLM actions call
 	params []map[string]flow.Value
 	want   []string
 	answer int // index of the variable answer in Result.Vars
@@ -268,8 +269,8 @@ func newLLMBoundFixture(tb testing.TB, runs, limit int, latency time.Duration, d
 		tb.Cleanup(f.tr.CloseIdleConnections)
 		base = ollama.New(ollama.Config{BaseURL: f.srv.BaseURL(), Model: "bench", HTTPClient: &http.Client{Transport: f.tr}})
 	}
-	model := llm.Reliable(base, llm.Policy{Concurrency: limit, MaxAttempts: 1})
-	binder := &action.Binder{Default: "ollama:bench", Open: func(string) (llm.Model, error) { return model, nil }}
+	f.model = llm.Reliable(base, llm.Policy{Concurrency: limit, MaxAttempts: 1})
+	binder := &action.Binder{Default: "ollama:bench", Open: func(string) (llm.Model, error) { return f.model, nil }}
 
 	reg := engine.NewRegistry()
 	if err := reg.Register("noop", engine.ActionFunc(func(context.Context, *engine.Call) error { return nil })); err != nil {
@@ -457,8 +458,16 @@ func (h *heapSampler) finish() (heap, stacks uint64) {
 // the figures. BenchmarkLLMBoundDirect is the same without HTTP.
 func BenchmarkLLMBound(b *testing.B) {
 	for _, limit := range []int{1000, 2500, 5000} {
-		b.Run("L="+strconv.Itoa(limit), func(b *testing.B) { benchLLMBound(b, limit, false) })
+		b.Run("L="+strconv.Itoa(limit), func(b *testing.B) { benchLLMBound(b, limit, false, false) })
 	}
+}
+
+// BenchmarkLLMBoundTraced is BenchmarkLLMBound at L=1000 without and with
+// OpenTelemetry tracing (a span per run, per attempt and per model call,
+// through a batch span processor to an exporter that drops them).
+func BenchmarkLLMBoundTraced(b *testing.B) {
+	b.Run("off", func(b *testing.B) { benchLLMBound(b, 1000, false, false) })
+	b.Run("on", func(b *testing.B) { benchLLMBound(b, 1000, false, true) })
 }
 
 // BenchmarkLLMBoundDirect is BenchmarkLLMBound with the model in process
@@ -468,16 +477,20 @@ func BenchmarkLLMBound(b *testing.B) {
 // fan-outs of 1,000 runs make at once.
 func BenchmarkLLMBoundDirect(b *testing.B) {
 	for _, limit := range []int{1000, 2500, 5000, 10000} {
-		b.Run("L="+strconv.Itoa(limit), func(b *testing.B) { benchLLMBound(b, limit, true) })
+		b.Run("L="+strconv.Itoa(limit), func(b *testing.B) { benchLLMBound(b, limit, true, false) })
 	}
 }
 
-func benchLLMBound(b *testing.B, limit int, direct bool) {
+func benchLLMBound(b *testing.B, limit int, direct, traced bool) {
 	const (
 		runs    = 1000
 		latency = 50 * time.Millisecond
 	)
 	f := newLLMBoundFixture(b, runs, limit, latency, direct)
+	if traced {
+		tr := benchTracer(b)
+		f.model, f.runner.Tracer = tr.WrapModel("ollama:bench", f.model), tr
+	}
 	if f.srv != nil {
 		f.srv.KeepRequests(false)
 	}

@@ -88,6 +88,14 @@ type Options struct {
 	// WrapModel, when set, wraps every model a run opens (recording its
 	// exchanges, say); spec is the model's "PROVIDER:MODEL".
 	WrapModel func(spec string, m llm.Model) llm.Model
+	// WrapTool, when set, wraps every tool the runs' components give
+	// (offered to LLM actions and called by TOOL nodes): tracing each
+	// call, say. It is called once per tool, when the runtime is built.
+	WrapTool func(t *tool.Tool) *tool.Tool
+	// Tracer, when set, follows every run and every attempt of its
+	// nodes (see engine.Tracer; package telemetry traces them with
+	// OpenTelemetry).
+	Tracer engine.Tracer
 	// WorkflowsKept is how many opened workflows are kept by digest, so
 	// that resuming a thread need not compile its source again (0: 256);
 	// the one used longest ago goes first, and is opened again from the
@@ -370,6 +378,11 @@ func (s *Service) assemble(ctx context.Context, set *component.Set, spec *Spec) 
 	if err != nil {
 		return nil, err
 	}
+	if wrap := s.opts.WrapTool; wrap != nil {
+		for i, t := range ts {
+			ts[i] = wrap(t)
+		}
+	}
 	treg, err := tool.NewRegistry(ts...)
 	if err != nil {
 		return nil, err
@@ -418,7 +431,7 @@ func (s *Service) assemble(ctx context.Context, set *component.Set, spec *Spec) 
 			return wrap(b.Name, a), nil
 		}
 	}
-	runner := &engine.Runner{Registry: reg, Bind: bind}
+	runner := &engine.Runner{Registry: reg, Bind: bind, Tracer: s.opts.Tracer}
 	th := &engine.Threads{Runner: runner, Store: s.opts.Store, LeaseTTL: s.opts.LeaseTTL, ClaimWait: s.opts.ClaimWait, Owner: s.owner, Durability: s.opts.Durability, Cache: &s.states}
 	return &runtime{set: set, runner: runner, threads: th, reg: reg, binder: binder}, nil
 }

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/weftlang/weft/component"
 	"github.com/weftlang/weft/component/builtin"
@@ -17,6 +19,7 @@ import (
 	"github.com/weftlang/weft/llm/replay"
 	"github.com/weftlang/weft/service"
 	"github.com/weftlang/weft/store"
+	"github.com/weftlang/weft/telemetry"
 )
 
 // Environment variables the CLI answers for the components it configures
@@ -303,9 +306,33 @@ func newService(e env, o *runOptions, st store.Store, specs *cliSpecs, actions *
 			}
 		}
 	}
+	tel, err := telemetry.Setup(context.Background(), getenv, e.stderr)
+	if err != nil {
+		closeRec()
+		return nil, nil, usageErrorf("%v", err)
+	}
+	closeTel := func() {}
+	if tel != nil {
+		opts.Tracer, opts.WrapTool = tel.Tracer, tel.Tracer.WrapTool
+		inner := opts.WrapModel
+		opts.WrapModel = func(spec string, m llm.Model) llm.Model {
+			if inner != nil {
+				m = inner(spec, m)
+			}
+			return tel.Tracer.WrapModel(spec, m)
+		}
+		closeTel = func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if err := tel.Shutdown(ctx); err != nil {
+				fmt.Fprintf(e.stderr, "weft: warning: %v\n", termSafe(err.Error(), false))
+			}
+		}
+	}
 	s, err := service.New(opts)
 	if err != nil {
 		closeRec()
+		closeTel()
 		return nil, nil, internal(err)
 	}
 	return s, func() {
@@ -313,5 +340,6 @@ func newService(e env, o *runOptions, st store.Store, specs *cliSpecs, actions *
 			fmt.Fprintf(e.stderr, "weft: warning: %v\n", termSafe(red.Error(err).Error(), false))
 		}
 		closeRec()
+		closeTel()
 	}, nil
 }

@@ -179,13 +179,24 @@ func runCalls(ctx context.Context, reg *Registry, step int, calls []llm.ToolCall
 	return out
 }
 
+// callIDKey is the context key of the ID of the call a tool runs.
+type callIDKey struct{}
+
+// CallID returns the ID of the model's tool call that a tool's Run is
+// running, as Loop puts it in the Run's context (for a trace, a log);
+// "" when the tool was not called by Loop (a TOOL node, say).
+func CallID(ctx context.Context) string {
+	id, _ := ctx.Value(callIDKey{}).(string)
+	return id
+}
+
 // runCall runs one call and returns its ToolRole message.
 func runCall(ctx context.Context, reg *Registry, step, i int, c llm.ToolCall, obs *observer) llm.Message {
 	start := time.Now()
 	var content string
 	var err error
 	if t, ok := reg.Get(c.Name); ok {
-		content, err = t.Call(ctx, c.Arguments)
+		content, err = t.Call(context.WithValue(ctx, callIDKey{}, c.ID), c.Arguments)
 	} else {
 		err = &UnknownToolError{Name: c.Name, Known: reg.Names()}
 	}

@@ -549,3 +549,35 @@ func TestCallResultErrors(t *testing.T) {
 		t.Errorf("got %s, %v", got, err)
 	}
 }
+
+// A tool that Loop runs finds its call's ID in its context (CallID), the
+// generated one for a call the model sent without; called directly, none.
+func TestCallIDInTheToolsContext(t *testing.T) {
+	var mu sync.Mutex
+	var seen []string
+	echo := &tool.Tool{Def: llm.Tool{Name: "echo"}, Run: func(ctx context.Context, _ json.RawMessage) (any, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		seen = append(seen, tool.CallID(ctx))
+		return "ok", nil
+	}}
+	reg, err := tool.NewRegistry(echo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := newModel(func(*llm.Request) (*llm.Response, error) {
+		return &llm.Response{Message: llm.Message{Role: llm.Assistant, ToolCalls: []llm.ToolCall{
+			{ID: "call_a", Name: "echo", Arguments: json.RawMessage(`{}`)},
+			{Name: "echo", Arguments: json.RawMessage(`{}`)},
+		}}}, nil
+	}, answer("done"))
+	if _, err := tool.Loop(context.Background(), m, &llm.Request{}, reg, tool.LoopOptions{Sequential: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := echo.Call(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(seen, ","); got != "call_a,call_1_1," {
+		t.Errorf("call IDs seen %q", got)
+	}
+}
