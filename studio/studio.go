@@ -124,7 +124,7 @@ func (s *Studio) routes() {
 	s.mux.Handle("GET "+s.prefix+"workflows/{name}", s.authed(s.page(s.workflow)))
 	s.mux.Handle("POST "+s.prefix+"workflows/{name}/run", s.authed(http.HandlerFunc(s.startRun)))
 	s.mux.Handle("GET "+s.prefix+"threads", s.authed(http.HandlerFunc(s.threadsList)))
-	s.mux.Handle("GET "+s.prefix+"threads/{id}", s.authed(s.page(s.thread)))
+	s.mux.Handle("GET "+s.prefix+"threads/{id}", s.authed(http.HandlerFunc(s.threadPage)))
 	s.mux.Handle("POST "+s.prefix+"threads/{id}/answer", s.authed(http.HandlerFunc(s.answer)))
 	s.mux.Handle("POST "+s.prefix+"threads/{id}/fork", s.authed(http.HandlerFunc(s.fork)))
 	s.mux.Handle("POST "+s.prefix+"threads/{id}/cancel", s.authed(http.HandlerFunc(s.cancel)))

@@ -328,14 +328,24 @@ func (s *Studio) threadsList(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	_, data, err := s.threads(r)
+	s.fragment(w, "threads", "list", data, err)
+}
+
+// fragment writes the part tmpl of page name with data (a part a page's
+// script fetches to replace its own), or err.
+func (s *Studio) fragment(w http.ResponseWriter, name, tmpl string, data any, err error) {
 	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadGateway)
+		status := http.StatusBadGateway
+		if he := (*httpError)(nil); errors.As(err, &he) {
+			status = he.status
+		}
+		http.Error(w, err.Error(), status)
 		return
 	}
 	var buf bytes.Buffer
-	if err := s.pages["threads"].ExecuteTemplate(&buf, "list", data); err != nil {
-		s.log.Error("studio: rendering the threads list", "err", err)
-		http.Error(w, "rendering the list failed: "+err.Error(), http.StatusInternalServerError)
+	if err := s.pages[name].ExecuteTemplate(&buf, tmpl, data); err != nil {
+		s.log.Error("studio: rendering a part of a page", "page", name, "part", tmpl, "err", err)
+		http.Error(w, "rendering the page's "+tmpl+" failed: "+err.Error(), http.StatusInternalServerError)
 		return
 	}
 	h := w.Header()
@@ -343,4 +353,16 @@ func (s *Studio) threadsList(w http.ResponseWriter, r *http.Request) {
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Content-Type-Options", "nosniff")
 	_, _ = w.Write(buf.Bytes())
+}
+
+// threadPage serves a thread's page, or with ?partial=graph its graph
+// alone: the part a thread page opened before the thread named its
+// workflow fetches once a run shows it.
+func (s *Studio) threadPage(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Query().Get("partial") != "graph" {
+		s.page(s.thread).ServeHTTP(w, r)
+		return
+	}
+	_, data, err := s.thread(r)
+	s.fragment(w, "thread", "graph", data, err)
 }

@@ -519,3 +519,24 @@ func TestBrowserThreadsSearch(t *testing.T) {
 	}
 	shot(t, ctx, "threads-search")
 }
+
+// A thread page's graph alone (?partial=graph): none while the thread
+// names no workflow, the workflow's once a run named it, and the API's
+// 404 for a thread that does not exist.
+func TestThreadGraphPartial(t *testing.T) {
+	r := newRig(t, "")
+	r.newThread("g1", `{}`)
+	code, frag := r.get("/studio/threads/g1?partial=graph")
+	if code != 200 || strings.Contains(frag, "<html") || !strings.Contains(frag, "names no workflow served here") || strings.Contains(frag, "data-node") {
+		t.Fatalf("before a run: %d\n%s", code, frag)
+	}
+	r.apiJSON("POST", "/threads/g1/runs", `{"assistant_id":"Approval","input":{"input_text":"doc"}}`, nil)
+	r.waitStatus("g1", "interrupted")
+	code, frag = r.get("/studio/threads/g1?partial=graph")
+	if code != 200 || strings.Contains(frag, "<html") || !strings.Contains(frag, `data-node="review"`) || !strings.Contains(frag, `aria-label="The graph of Approval`) {
+		t.Fatalf("after a run: %d\n%s", code, frag)
+	}
+	if code, frag = r.get("/studio/threads/nope?partial=graph"); code != 404 {
+		t.Fatalf("an unknown thread: %d %s", code, frag)
+	}
+}

@@ -35,11 +35,15 @@ func TestBrowserLiveThreadStream(t *testing.T) {
 		}
 		waitJS(t, ctx, "run "+run.RunID+" shown", `document.getElementById("live-status").textContent.includes(`+jsString(run.RunID)+`)`)
 		shown := time.Now()
+		// The page opened before the thread named its workflow: the
+		// run's start brings its graph, whose nodes the frames mark.
+		waitJS(t, ctx, "the graph drawn", `weftStudio.stats.graphFetched === 4 && document.querySelectorAll('#graph-box .graph g[data-node]').length === 4`)
 		t.Logf("run %d shown %v after the API answered (%v after the request)", i+1, shown.Sub(answered).Round(time.Millisecond), shown.Sub(began).Round(time.Millisecond))
 		waitJS(t, ctx, "run "+run.RunID+" ended", `document.getElementById("live-status").textContent.startsWith("Run `+run.RunID+` ended success.")`)
 		waitJS(t, ctx, "its nodes", `[...document.querySelectorAll('#timeline tbody tr')].map(tr => tr.cells[0].textContent).join() === 'plan,write,lookup,report'`)
 	}
 	waitJS(t, ctx, "two runs through the thread stream", `weftStudio.stats.threadRuns === 2 && weftStudio.stats.threadStream === "open"`)
+	waitJS(t, ctx, "the path marked", `[...document.querySelectorAll('#graph-box g[data-node].done')].map(g => g.dataset.node).sort().join() === 'lookup,plan,report,write'`)
 	shot(t, ctx, "live-thread-stream")
 }
 

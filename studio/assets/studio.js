@@ -38,7 +38,30 @@
       failedOnly: document.getElementById("failed-only"),
     };
     const graphNodes = new Map();
-    document.querySelectorAll(".graph g[data-node]").forEach(function (g) { graphNodes.set(g.getAttribute("data-node"), g); });
+    function findNodes() {
+      document.querySelectorAll(".graph g[data-node]").forEach(function (g) { graphNodes.set(g.getAttribute("data-node"), g); });
+    }
+    findNodes();
+    // drawGraph fetches the graph of a page opened before its thread
+    // named a workflow, once a run shows one (the server draws it, marked
+    // with the thread's progress so far; frames mark the rest).
+    let drawing = false;
+    function drawGraph() {
+      const box = document.getElementById("graph-box");
+      if (graphNodes.size > 0 || drawing || !box) { return; }
+      drawing = true;
+      fetch(location.pathname + "?partial=graph", { headers: { Accept: "text/html" } }).then(function (r) {
+        if (!r.ok) { throw new Error("HTTP " + r.status); }
+        return r.text();
+      }).then(function (html) {
+        box.innerHTML = html;
+        findNodes();
+        stats.graphFetched = graphNodes.size;
+      }).catch(function (err) {
+        stats.graphError = String(err);
+        box.textContent = "The graph of this thread's workflow could not be fetched: " + err.message;
+      }).finally(function () { drawing = false; });
+    }
     if (el.failedOnly) {
       el.failedOnly.addEventListener("change", function () { el.rows.parentNode.classList.toggle("failed-only", el.failedOnly.checked); });
     }
@@ -112,6 +135,7 @@
           following = d.run_id;
           stats.threadRuns = (stats.threadRuns || 0) + 1;
           take("__run__", JSON.stringify(d.run_id));
+          drawGraph();
         }
         take("metadata", e.data);
       });
