@@ -58,6 +58,8 @@ func saveShot(t *testing.T, name string, png []byte) {
 	dir := os.Getenv("WEFT_SCREENSHOTS")
 	if dir == "" {
 		dir = t.TempDir()
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
 		t.Fatal(err)
