@@ -31,6 +31,10 @@ type runOptions struct {
 	vars       []string
 	trace      bool   // --trace given
 	traceMode  string // traceSteps or traceFull
+	// otel is set by newService when the OTEL_* variables turned
+	// OpenTelemetry tracing on (weft serve then takes the requests'
+	// trace context).
+	otel bool
 	json       bool
 	stubs      string
 	answers    []string

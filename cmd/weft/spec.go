@@ -317,6 +317,7 @@ func newService(e env, o *runOptions, st store.Store, specs *cliSpecs, actions *
 		// Outgoing requests (LLM providers, http_request, HTTP
 		// actions, Elasticsearch) carry the trace context.
 		cenv.Transport = telemetry.Transport
+		o.otel = true
 		inner := opts.WrapModel
 		opts.WrapModel = func(spec string, m llm.Model) llm.Model {
 			if inner != nil {
