@@ -3,6 +3,8 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -10,9 +12,12 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/weftlang/weft/internal/napper"
 	"github.com/weftlang/weft/server"
 	"github.com/weftlang/weft/service"
+	"github.com/weftlang/weft/store"
 	"github.com/weftlang/weft/store/memory"
+	"github.com/weftlang/weft/store/sqlite"
 	"github.com/weftlang/weft/telemetry"
 )
 
@@ -119,4 +124,91 @@ func TestRunTraceFromRequest(t *testing.T) {
 			}
 		})
 	}
+}
+
+// tracedSleepy serves testdata/sleepy.wf over st with a Tracer on its own
+// in-memory exporter and the W3C Propagator.
+func tracedSleepy(t *testing.T, st store.Store, n *napper.Napper) (*fixture, *tracetest.InMemoryExporter) {
+	t.Helper()
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	t.Cleanup(func() { tp.Shutdown(context.Background()) })
+	tr := telemetry.NewTracer(tp, telemetry.Options{})
+	svc, err := service.New(service.Options{Store: st, Actions: n.Registry(), Tracer: tr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { svc.Close() })
+	wf, err := svc.Open(context.Background(), service.Source{Name: "testdata/sleepy.wf"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return serve(t, svc, st, wf, func(o *server.Options) { o.Propagator = propagation.TraceContext{} }), exp
+}
+
+// A run taken over by the next server after its server stopped mid-run
+// goes on in the same trace, under the same parent: the client's span.
+func TestTakeoverContinuesTheTrace(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "weft.db")
+	ctx := context.Background()
+	open := func() store.Store {
+		st, err := sqlite.Open(ctx, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		return st
+	}
+	n1 := napper.New()
+	st1 := open()
+	f1, exp1 := tracedSleepy(t, st1, n1)
+	code, body := f1.do("POST", "/threads/r/runs", `{"assistant_id":"Sleepy","if_not_exists":"create","input":{"input_text":"a"}}`,
+		"traceparent", "00-"+clientTrace+"-"+clientSpan+"-01")
+	if code != 200 {
+		t.Fatalf("run: %d %s", code, body)
+	}
+	var run struct {
+		RunID string `json:"run_id"`
+	}
+	if err := json.Unmarshal([]byte(body), &run); err != nil {
+		t.Fatal(err)
+	}
+	n1.WaitStarted(t, "a")
+	if err := f1.srv.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	st1.Close()
+
+	n2 := napper.New()
+	close(n2.Gate)
+	f2, exp2 := tracedSleepy(t, open(), n2)
+	eventually(t, "the run ends on the second server", func() bool { return f2.runStatus("r", run.RunID) == "success" })
+	for i, exp := range []*tracetest.InMemoryExporter{exp1, exp2} {
+		var drives []tracetest.SpanStub
+		for _, s := range exp.GetSpans() {
+			if s.Name == "invoke_workflow Sleepy" {
+				drives = append(drives, s)
+			}
+		}
+		if len(drives) != 1 {
+			t.Fatalf("server %d traced %d drives", i+1, len(drives))
+		}
+		d := drives[0]
+		if d.SpanContext.TraceID().String() != clientTrace || d.Parent.SpanID().String() != clientSpan {
+			t.Errorf("server %d's drive: trace %s parent %s, want %s %s", i+1, d.SpanContext.TraceID(), d.Parent.SpanID(), clientTrace, clientSpan)
+		}
+		if got, want := attrOf(d, "weft.run.resumed"), fmt.Sprint(i == 1); got != want {
+			t.Errorf("server %d's drive: weft.run.resumed %s, want %s", i+1, got, want)
+		}
+	}
+}
+
+// attrOf is the value of s's attribute key, as its Emit string.
+func attrOf(s tracetest.SpanStub, key string) string {
+	for _, kv := range s.Attributes {
+		if string(kv.Key) == key {
+			return kv.Value.Emit()
+		}
+	}
+	return ""
 }
