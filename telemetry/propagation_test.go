@@ -12,6 +12,7 @@ import (
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/weftlang/weft/component"
 	"github.com/weftlang/weft/component/builtin"
@@ -166,5 +167,39 @@ func TestBuiltinRequestsCarryTraceparent(t *testing.T) {
 			want("http_request", got["/page"], byName(t, spans, "execute_tool http_request"))
 			want("HTTP action", got["/report"], byName(t, spans, "execute_node file"))
 		})
+	}
+}
+
+// ContextWithLink links the next run span to the span context given, and
+// no span under it (nor a run started in the run's context); an invalid
+// span context adds no link.
+func TestRunLink(t *testing.T) {
+	tr, exp := recorder(t)
+	first := trace.NewSpanContext(trace.SpanContextConfig{
+		TraceID: trace.TraceID{1, 2, 3}, SpanID: trace.SpanID{4, 5, 6}, TraceFlags: trace.FlagsSampled, Remote: true})
+	ctx := telemetry.ContextWithLink(context.Background(), first)
+	rctx, end := tr.StartRun(ctx, engine.TracedRun{Workflow: "W", Resumed: true})
+	actx, endAttempt := tr.StartAttempt(rctx, &engine.Call{Node: &flow.PlanNode{Name: "n"}, Step: 1, Attempt: 1})
+	_, endNested := tr.StartRun(actx, engine.TracedRun{Workflow: "Sub"})
+	endNested(engine.Completed, nil)
+	endAttempt(engine.AttemptEnd{})
+	end(engine.Completed, nil)
+	_, end = tr.StartRun(telemetry.ContextWithLink(context.Background(), trace.SpanContext{}), engine.TracedRun{Workflow: "Other"})
+	end(engine.Completed, nil)
+	for _, s := range exp.GetSpans() {
+		want := 0
+		if s.Name == "invoke_workflow W" {
+			want = 1
+		}
+		if len(s.Links) != want {
+			t.Errorf("%s: %d links, want %d", s.Name, len(s.Links), want)
+			continue
+		}
+		if want == 1 && (s.Links[0].SpanContext.TraceID() != first.TraceID() || s.Links[0].SpanContext.SpanID() != first.SpanID()) {
+			t.Errorf("%s links to %v, want %v", s.Name, s.Links[0].SpanContext, first)
+		}
+	}
+	if n := len(exp.GetSpans()); n != 4 {
+		t.Errorf("%d spans, want 4", n)
 	}
 }
