@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -133,5 +134,34 @@ func TestTraceAcrossServeAndWorker(t *testing.T) {
 	defer apiRecv.mu.Unlock()
 	for _, s := range apiRecv.spans {
 		t.Errorf("the API process traced %s", fmt.Sprint(s.Name))
+	}
+}
+
+// An OTEL_* value weft cannot use makes `weft run` a usage error (exit
+// 2) naming the variable and its value, before any run.
+func TestRunBadOTELValue(t *testing.T) {
+	wf := filepath.Join("testdata", "llm_route.wf")
+	for _, c := range []struct{ key, val string }{
+		{"OTEL_TRACES_EXPORTER", "zipkin"},
+		{"OTEL_EXPORTER_OTLP_PROTOCOL", "http/json"},
+		{"OTEL_EXPORTER_OTLP_HEADERS", "no-equals-sign"},
+		{"OTEL_RESOURCE_ATTRIBUTES", "team"},
+	} {
+		t.Run(c.key, func(t *testing.T) {
+			vars := map[string]string{c.key: c.val, "OLLAMA_HOST": "http://127.0.0.1:1"}
+			if c.key != "OTEL_TRACES_EXPORTER" {
+				vars["OTEL_EXPORTER_OTLP_ENDPOINT"] = "http://127.0.0.1:1"
+			}
+			r := weft(t, []string{"run", wf, "--llm", "ollama:llama3.1", "--input", "q"}, func(e *env) {
+				e.getenv = func(k string) string { return vars[k] }
+			})
+			r.wantCode(t, exitUsage)
+			if !strings.Contains(r.stderr, c.key+"=") || !strings.Contains(r.stderr, c.val) {
+				t.Errorf("stderr does not name %s=%s:\n%s", c.key, c.val, r.stderr)
+			}
+			if strings.Contains(r.stdout, "reply") {
+				t.Errorf("the run went on: %s", r.stdout)
+			}
+		})
 	}
 }
