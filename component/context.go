@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"slices"
 	"strings"
@@ -21,6 +22,38 @@ type Env struct {
 	// Warn, when set, is given the warnings of components (a database
 	// role that may write, say), each once, prefixed with the module id.
 	Warn func(msg string)
+	// Transport, when set, wraps the transport of every HTTP client the
+	// modules make (LLM providers, embedders, tool.http, tool.es, the
+	// search backends) and of HTTP actions: telemetry.Transport, which
+	// sends the W3C trace context, say. Nil leaves the modules' own
+	// clients as they are.
+	Transport func(http.RoundTripper) http.RoundTripper
+}
+
+// NewTransport returns base wrapped by e.Transport, or nil when e (or
+// its Transport) is nil: a module then keeps its own default. base nil
+// means a clone of http.DefaultTransport that keeps up to 16 idle
+// connections a host (as the LLM providers' own clients do).
+func (e *Env) NewTransport(base http.RoundTripper) http.RoundTripper {
+	if e == nil || e.Transport == nil {
+		return nil
+	}
+	if base == nil {
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.MaxIdleConnsPerHost = 16
+		base = tr
+	}
+	return e.Transport(base)
+}
+
+// HTTPClient returns a new client on NewTransport(nil), or nil when e
+// wraps no transport (a module then keeps its own default client).
+func (e *Env) HTTPClient() *http.Client {
+	t := e.NewTransport(nil)
+	if t == nil {
+		return nil
+	}
+	return &http.Client{Transport: t}
 }
 
 // Context is given to a component's Provision: the environment, and the
@@ -39,6 +72,18 @@ const maxDepth = 16
 
 // ID returns the id of the module being provisioned.
 func (c *Context) ID() string { return c.id }
+
+// Transport returns base wrapped by Env.Transport, or nil when the Env
+// wraps none (see Env.NewTransport): what a module sets as the transport
+// of the HTTP client it makes.
+func (c *Context) Transport(base http.RoundTripper) http.RoundTripper {
+	return c.env.NewTransport(base)
+}
+
+// HTTPClient returns the client a module sends its HTTP requests with:
+// nil when the Env wraps no transport (the module's own default), else
+// a new client whose transport Env.Transport wraps (see Env.HTTPClient).
+func (c *Context) HTTPClient() *http.Client { return c.env.HTTPClient() }
 
 // Getenv reads an environment variable through Env.Getenv.
 func (c *Context) Getenv(key string) string {

@@ -136,6 +136,13 @@ func (s *Server) createRun(ctx context.Context, thread string, r *http.Request) 
 			}
 		}
 	}
+	// The trace context is the request's headers', never the body's.
+	b.Trace, b.Link = s.traceOf(ctx), nil
+	if b.Command != nil && len(b.Command.Resume) > 0 && string(b.Command.Resume) != "null" {
+		if b.Link, err = s.firstDriveTrace(ctx, thread); err != nil {
+			return nil, err
+		}
+	}
 	md := map[string]any{}
 	for k, v := range b.Metadata {
 		md[k] = v
@@ -449,6 +456,7 @@ func (s *Server) drive(ctx context.Context, job *store.Job, st *runStream, end *
 	if b == nil {
 		return fail(errors.New("the run's request does not decode"))
 	}
+	ctx = s.runContext(ctx, b)
 	a, err := s.assistant(job.Assistant)
 	if err != nil {
 		return fail(err)

@@ -71,6 +71,11 @@ type runBody struct {
 	AfterSeconds      float64         `json:"after_seconds,omitempty"`
 	Durability        string          `json:"durability,omitempty"`
 	CheckpointDuring  *bool           `json:"checkpoint_during,omitempty"`
+	// Trace and Link are the server's, not the client's (createRun
+	// sets them): the trace context of the request that created the
+	// run, and of its run's first drive for a resume (trace.go).
+	Trace map[string]string `json:"weft_trace,omitempty"`
+	Link  map[string]string `json:"weft_trace_link,omitempty"`
 }
 
 // commandBody is a run's command: resume answers the waiting node.

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"go.opentelemetry.io/otel/propagation"
 
 	"github.com/weftlang/weft/component"
 	"github.com/weftlang/weft/engine"
@@ -68,6 +69,14 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
+	// Propagator, when set, takes the trace context of each request
+	// from its headers (propagation.TraceContext: W3C traceparent and
+	// tracestate), and a run the request creates keeps it with its job,
+	// so that the run's trace (Service's Tracer) is a child of the
+	// client's span in whichever process carries the job out; a resume
+	// is also linked to the trace of its run's first drive. Nil takes
+	// none, and no global is read.
+	Propagator propagation.TextMapPropagator
 }
 
 // Mount is a handler served under a path prefix (a pattern of
@@ -341,7 +350,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			h.Set("Access-Control-Expose-Headers", "Content-Location, Location, X-Weft-Next-Cursor, X-Weft-Prev-Cursor")
 			if r.Method == http.MethodOptions {
 				h.Set("Access-Control-Allow-Methods", "GET, POST, PUT, PATCH, DELETE, OPTIONS")
-				h.Set("Access-Control-Allow-Headers", "Content-Type, X-Api-Key, Last-Event-ID, Authorization")
+				h.Set("Access-Control-Allow-Headers", "Content-Type, X-Api-Key, Last-Event-ID, Authorization, Traceparent, Tracestate")
 				h.Set("Access-Control-Max-Age", "600")
 				w.WriteHeader(http.StatusNoContent)
 				return
@@ -352,7 +361,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxBody)
-		next.ServeHTTP(w, r)
+		next.ServeHTTP(w, s.traceIn(r))
 	})
 }
 

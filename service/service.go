@@ -402,7 +402,9 @@ func (s *Service) assemble(ctx context.Context, set *component.Set, spec *Spec) 
 			return nil, err
 		}
 	}
-	binder := &action.Binder{Tools: treg, ContextTokens: spec.ContextTokens}
+	// HTTPClient: nil (the actions' shared client) unless Env wraps
+	// transports.
+	binder := &action.Binder{Tools: treg, ContextTokens: spec.ContextTokens, HTTPClient: s.opts.Env.HTTPClient()}
 	models, err := set.Models()
 	if err != nil {
 		return nil, err

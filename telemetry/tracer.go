@@ -84,7 +84,12 @@ func (t *Tracer) StartRun(ctx context.Context, run engine.TracedRun) (context.Co
 	if run.Thread != "" {
 		attrs = append(attrs, AttrThreadID.String(run.Thread), AttrRunNumber.Int(run.Run), AttrRunID.String(run.RunID))
 	}
-	ctx, span := t.tr.Start(ctx, spanName("invoke_workflow", run.Workflow), trace.WithAttributes(attrs...))
+	opts := []trace.SpanStartOption{trace.WithAttributes(attrs...)}
+	if l, ok := ctx.Value(linkKey{}).(trace.SpanContext); ok {
+		opts = append(opts, trace.WithLinks(trace.Link{SpanContext: l}))
+		ctx = context.WithValue(ctx, linkKey{}, nil) // for this run's span only
+	}
+	ctx, span := t.tr.Start(ctx, spanName("invoke_workflow", run.Workflow), opts...)
 	return ctx, func(s engine.Status, err error) {
 		span.SetAttributes(AttrRunStatus.String(s.String()))
 		if err != nil {
@@ -92,6 +97,21 @@ func (t *Tracer) StartRun(ctx context.Context, run engine.TracedRun) (context.Co
 		}
 		span.End()
 	}
+}
+
+// linkKey keys the span context ContextWithLink puts in a context.
+type linkKey struct{}
+
+// ContextWithLink returns ctx with sc as a link of the next run span
+// started in it (StartRun), and of no span under it: a drive that goes on
+// with a run begun before in another trace (resumed after a person
+// answered, by another request) is linked to the trace of its first
+// drive. An invalid sc adds no link: ctx is returned as it is.
+func ContextWithLink(ctx context.Context, sc trace.SpanContext) context.Context {
+	if !sc.IsValid() {
+		return ctx
+	}
+	return context.WithValue(ctx, linkKey{}, sc)
 }
 
 // StartAttempt starts the span of an attempt of a node's action,

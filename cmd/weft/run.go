@@ -27,10 +27,14 @@ import (
 
 // runOptions are the flags of `weft run`.
 type runOptions struct {
-	input      string
-	vars       []string
-	trace      bool   // --trace given
-	traceMode  string // traceSteps or traceFull
+	input     string
+	vars      []string
+	trace     bool   // --trace given
+	traceMode string // traceSteps or traceFull
+	// otel is set by newService when the OTEL_* variables turned
+	// OpenTelemetry tracing on (weft serve then takes the requests'
+	// trace context).
+	otel       bool
 	json       bool
 	stubs      string
 	answers    []string

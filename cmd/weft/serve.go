@@ -17,6 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"go.opentelemetry.io/otel/propagation"
 
 	"github.com/weftlang/weft/action/kv"
 	"github.com/weftlang/weft/component"
@@ -299,11 +300,17 @@ func serve(ctx context.Context, e env, cmd *cobra.Command, args []string, o *ser
 		}
 		exec = server.NewPool(o.workers)
 	}
-	srv, err := server.New(server.Options{
+	sopts := server.Options{
 		Durability: dur,
 		Service:    svc, Store: st, Assistants: assistants, APIKey: apiKey, CORSOrigins: o.cors,
 		MaxBody: o.maxBody, Executor: exec, Mounts: mounts, Logger: log, Version: versionString(),
-	})
+	}
+	if o.otel {
+		// A run is traced as a child of the span of the client that
+		// asked for it (W3C traceparent), in whichever process runs it.
+		sopts.Propagator = propagation.TraceContext{}
+	}
+	srv, err := server.New(sopts)
 	if err != nil {
 		_ = exec.Close(context.Background())
 		return usageErrorf("%v", err)

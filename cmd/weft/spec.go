@@ -314,6 +314,10 @@ func newService(e env, o *runOptions, st store.Store, specs *cliSpecs, actions *
 	closeTel := func() {}
 	if tel != nil {
 		opts.Tracer, opts.WrapTool = tel.Tracer, tel.Tracer.WrapTool
+		// Outgoing requests (LLM providers, http_request, HTTP
+		// actions, Elasticsearch) carry the trace context.
+		cenv.Transport = telemetry.Transport
+		o.otel = true
 		inner := opts.WrapModel
 		opts.WrapModel = func(spec string, m llm.Model) llm.Model {
 			if inner != nil {

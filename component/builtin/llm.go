@@ -79,7 +79,7 @@ func (o *Ollama) Provision(_ context.Context, c *component.Context) error {
 	if err != nil {
 		return err
 	}
-	o.cfg = ollama.Config{BaseURL: base, APIKey: key, Model: o.Model, KeepAlive: o.KeepAlive, Options: o.Options, MaxReplyBytes: o.MaxReplyBytes}
+	o.cfg = ollama.Config{BaseURL: base, APIKey: key, Model: o.Model, KeepAlive: o.KeepAlive, Options: o.Options, MaxReplyBytes: o.MaxReplyBytes, HTTPClient: c.HTTPClient()}
 	return nil
 }
 
@@ -149,7 +149,7 @@ func (o *OpenAI) Provision(_ context.Context, c *component.Context) error {
 	if key == "" && u.Hostname() == "api.openai.com" {
 		return fmt.Errorf("api_key: needed for api.openai.com: %w", missingSecret(c, o.APIKey))
 	}
-	o.cfg = openai.Config{BaseURL: base, APIKey: key, Model: o.Model, MaxTokensField: o.MaxTokensField, NonStrict: o.NonStrict, MaxReplyBytes: o.MaxReplyBytes}
+	o.cfg = openai.Config{BaseURL: base, APIKey: key, Model: o.Model, MaxTokensField: o.MaxTokensField, NonStrict: o.NonStrict, MaxReplyBytes: o.MaxReplyBytes, HTTPClient: c.HTTPClient()}
 	return nil
 }
 
@@ -215,7 +215,7 @@ func (a *Anthropic) Provision(_ context.Context, c *component.Context) error {
 	if err != nil {
 		return fmt.Errorf("api_key: %w", err)
 	}
-	a.cfg = anthropic.Config{BaseURL: base, APIKey: key, Model: a.Model, MaxTokens: a.MaxTokens, MaxReplyBytes: a.MaxReplyBytes}
+	a.cfg = anthropic.Config{BaseURL: base, APIKey: key, Model: a.Model, MaxTokens: a.MaxTokens, MaxReplyBytes: a.MaxReplyBytes, HTTPClient: c.HTTPClient()}
 	return nil
 }
 

@@ -158,7 +158,7 @@ func (e *Elasticsearch) Provision(_ context.Context, c *component.Context) error
 			return fmt.Errorf("addresses[%d]: holds credentials: give username and password", i)
 		}
 	}
-	opts := es.Options{Addresses: addrs, Username: e.Username}
+	opts := es.Options{Addresses: addrs, Username: e.Username, Transport: c.Transport(nil)}
 	var err error
 	if !e.Password.IsZero() {
 		if opts.Password, err = c.Secret(e.Password); err != nil {

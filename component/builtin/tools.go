@@ -16,6 +16,7 @@ import (
 	"github.com/weftlang/weft/llm/tool"
 	"github.com/weftlang/weft/retrieval"
 	"github.com/weftlang/weft/search"
+	"github.com/weftlang/weft/search/es"
 	"github.com/weftlang/weft/sqltool"
 	"github.com/weftlang/weft/tools"
 )
@@ -203,6 +204,12 @@ func (e *ES) Provision(ctx context.Context, c *component.Context) error {
 		cfg.OpenSearch = func(context.Context, string) (search.Backend, error) { return b, nil }
 	} else if u, err := url.Parse(e.Backend); err == nil && u.User != nil {
 		return errors.New("backend: the URL holds credentials: use search (a search.elasticsearch component) with a password secret")
+	} else if t := c.Transport(nil); t != nil && !strings.HasPrefix(e.Backend, "bleve:") {
+		// A cluster's client on the Env's transport (tools.OpenSearch
+		// makes it on the default one otherwise).
+		cfg.OpenSearch = func(_ context.Context, spec string) (search.Backend, error) {
+			return es.New(es.Options{Addresses: []string{spec}, Transport: t})
+		}
 	}
 	return e.open(cfg, tools.ESSearch)
 }
@@ -278,7 +285,7 @@ type HTTP struct {
 }
 
 // Provision builds the tool.
-func (h *HTTP) Provision(context.Context, *component.Context) error {
+func (h *HTTP) Provision(_ context.Context, c *component.Context) error {
 	opts := tool.HTTPOptions{Timeout: h.Timeout.D(), MaxBody: h.MaxBody}
 	if len(h.AllowHosts) > 0 {
 		hosts := slices.Clone(h.AllowHosts)
@@ -288,7 +295,7 @@ func (h *HTTP) Provision(context.Context, *component.Context) error {
 			})
 		}
 	}
-	h.tool = tool.HTTP(nil, opts)
+	h.tool = tool.HTTP(c.HTTPClient(), opts) // nil: http.DefaultClient
 	return nil
 }
 
