@@ -145,6 +145,9 @@ type Client struct {
 	log    *slog.Logger
 	ctx    context.Context // ended by Close: background work
 	cancel context.CancelFunc
+	bg     sync.WaitGroup // the background listings, waited for by Close
+	bgMu   sync.Mutex
+	bgDone bool // Close began: no more background listings
 
 	mu     sync.Mutex
 	conn   *conn // nil after a failed restart
@@ -158,6 +161,7 @@ type conn struct {
 	cmd    *exec.Cmd     // the server process, for a command
 	stderr *tail         // the end of its standard error
 	done   chan struct{} // closed when the session has ended
+	ready  chan struct{} // closed when dial has ended: sess is set, or will never be
 	mu     sync.Mutex
 	ending bool // Close ended it: not a death
 	failed bool // a request found the connection broken
@@ -211,7 +215,9 @@ func Connect(ctx context.Context, cfg Config) (*Client, error) {
 		cn.close()
 		return nil, err
 	}
+	c.mu.Lock()
 	c.conn, c.tools = cn, ts
+	c.mu.Unlock()
 	return c, nil
 }
 
@@ -238,7 +244,11 @@ func (c *Client) Close() error {
 	cn := c.conn
 	c.conn = nil
 	c.mu.Unlock()
+	c.bgMu.Lock()
+	c.bgDone = true
+	c.bgMu.Unlock()
 	c.cancel()
+	c.bg.Wait()
 	if cn == nil {
 		return nil
 	}
@@ -267,7 +277,8 @@ var inherited = []string{"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "TM
 func (c *Client) dial(ctx context.Context) (*conn, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
-	cn := &conn{done: make(chan struct{})}
+	cn := &conn{done: make(chan struct{}), ready: make(chan struct{})}
+	defer close(cn.ready)
 	var t sdk.Transport
 	if c.cfg.Command != "" {
 		cmd := exec.Command(c.cfg.Command, c.cfg.Args...)
@@ -304,7 +315,16 @@ func (c *Client) dial(ctx context.Context) (*conn, error) {
 		// No roots: a server must not trade the directories it was
 		// given for ones weft would offer.
 		Capabilities:           &sdk.ClientCapabilities{},
-		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { go c.relist(cn) },
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
+			// Not c.mu: a restart holds it while it connects, and the
+			// server may send this before the handshake ends.
+			c.bgMu.Lock()
+			defer c.bgMu.Unlock()
+			if !c.bgDone {
+				c.bg.Add(1)
+				go c.relist(cn)
+			}
+		},
 	})
 	sess, err := client.Connect(ctx, t, nil)
 	if err != nil {
@@ -370,7 +390,21 @@ func (c *Client) list(ctx context.Context, cn *conn) ([]*tool.Tool, error) {
 
 // relist lists the tools again after the server said they changed.
 func (c *Client) relist(cn *conn) {
+	defer c.bg.Done()
+	// The server may say so during the handshake, before the session is
+	// set.
+	select {
+	case <-cn.ready:
+	case <-c.ctx.Done():
+		return
+	}
+	if cn.sess == nil {
+		return // the connection failed
+	}
 	ts, err := c.list(c.ctx, cn)
+	if c.ctx.Err() != nil {
+		return // closed meanwhile
+	}
 	if err != nil {
 		c.log.Warn("mcp: listing the tools again after the server's tools/list_changed failed", "err", err)
 		return

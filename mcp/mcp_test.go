@@ -500,3 +500,33 @@ func TestObjectArgs(t *testing.T) {
 }
 
 func toolDef(name string) llm.Tool { return llm.Tool{Name: name} }
+
+// TestToolListChanged adds a tool to a running server (of the Go SDK, over
+// streamable HTTP): the server's tools/list_changed makes the client list
+// the tools again.
+func TestToolListChanged(t *testing.T) {
+	srv := sdk.NewServer(&sdk.Implementation{Name: "go-sdk-server", Version: "1"}, nil)
+	handler := func(text string) func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
+		return func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}}, nil, nil
+		}
+	}
+	sdk.AddTool(srv, &sdk.Tool{Name: "one"}, handler("1"))
+	ts := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
+	t.Cleanup(ts.Close)
+	c := connect(t, Config{Name: "go", URL: ts.URL})
+	if n := len(c.Tools()); n != 1 {
+		t.Fatalf("%d tools, want 1", n)
+	}
+	sdk.AddTool(srv, &sdk.Tool{Name: "two"}, handler("2"))
+	deadline := time.Now().Add(10 * time.Second)
+	for len(c.Tools()) != 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the tools after the server added one: %d, want 2", len(c.Tools()))
+		}
+		time.Sleep(20 * time.Millisecond) // waiting for the notification, not an assertion
+	}
+	if got := call(t, find(t, c, "go__two"), `{}`); got != `"2"` {
+		t.Errorf("two = %s", got)
+	}
+}
