@@ -314,7 +314,7 @@ func (c *Client) dial(ctx context.Context) (*conn, error) {
 	client := sdk.NewClient(&sdk.Implementation{Name: "weft", Version: "1"}, &sdk.ClientOptions{
 		// No roots: a server must not trade the directories it was
 		// given for ones weft would offer.
-		Capabilities:           &sdk.ClientCapabilities{},
+		Capabilities: &sdk.ClientCapabilities{},
 		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
 			// Not c.mu: a restart holds it while it connects, and the
 			// server may send this before the handshake ends.
