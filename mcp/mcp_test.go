@@ -279,8 +279,15 @@ func freePort(t *testing.T) string {
 // returns its /mcp URL once it listens.
 func startHTTPEverything(t *testing.T) string {
 	t.Helper()
+	url, _ := startHTTPEverythingOn(t, freePort(t))
+	return url
+}
+
+// startHTTPEverythingOn is startHTTPEverything on port; it returns the
+// process too.
+func startHTTPEverythingOn(t *testing.T, port string) (string, *exec.Cmd) {
+	t.Helper()
 	js := serverJS(t, "server-everything", "index.js")
-	port := freePort(t)
 	cmd := exec.Command("node", js, "streamableHttp")
 	cmd.Env = append(os.Environ(), "PORT="+port)
 	var out logBuffer
@@ -301,7 +308,46 @@ func startHTTPEverything(t *testing.T) string {
 		}
 		time.Sleep(50 * time.Millisecond) // polling for readiness, not an assertion
 	}
-	return "http://127.0.0.1:" + port + "/mcp"
+	return "http://127.0.0.1:" + port + "/mcp", cmd
+}
+
+// TestHTTPServerRestarted kills a streamable HTTP server and starts it
+// again: the client, whose session is gone, connects again.
+func TestHTTPServerRestarted(t *testing.T) {
+	port := freePort(t)
+	url, cmd := startHTTPEverythingOn(t, port)
+	var logs logBuffer
+	c := connect(t, Config{Name: "web", URL: url, Timeout: 10 * time.Second, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	echo := find(t, c, "web__echo")
+	call(t, echo, `{"message":"one"}`)
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	startHTTPEverythingOn(t, port)
+	// The first call may find the session gone (ErrClosed, or the new
+	// server's refusal of the old session); the one after it connects
+	// again.
+	var got string
+	for i := range 2 {
+		out, err := echo.Call(context.Background(), json.RawMessage(`{"message":"two"}`))
+		if err == nil {
+			got = out
+			break
+		}
+		if i == 1 {
+			t.Fatalf("echo after the server came back: %v", err)
+		}
+		t.Logf("the first call after the restart: %v", err)
+	}
+	if got != `"Echo: two"` {
+		t.Errorf("echo = %s", got)
+	}
+	if !strings.Contains(logs.String(), "restarted") {
+		t.Errorf("the log does not tell of the reconnection:\n%s", logs.String())
+	}
+	// Close while the server is still there (its session is deleted).
+	if err := c.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
 }
 
 func TestEverythingStreamableHTTP(t *testing.T) {
