@@ -340,13 +340,13 @@ func (c *Client) dial(ctx context.Context) (*conn, error) {
 	cn.sess = sess
 	go func() {
 		err := sess.Wait()
-		close(cn.done)
 		cn.mu.Lock()
 		ending := cn.ending
 		cn.mu.Unlock()
-		if !ending {
+		if !ending { // logged before done is closed, which those who wait on it may read
 			c.log.Warn("mcp: the server's connection ended; the next call restarts it", "err", err, "stderr", cn.stderr.String())
 		}
+		close(cn.done)
 	}()
 	return cn, nil
 }
