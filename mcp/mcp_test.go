@@ -450,14 +450,16 @@ func TestRestartIsBounded(t *testing.T) {
 }
 
 func TestCallTimeout(t *testing.T) {
-	c := everything(t, Config{Timeout: time.Second})
+	// The timeout bounds starting node too: 3s leaves it time on a busy
+	// machine.
+	c := everything(t, Config{Timeout: 3 * time.Second})
 	start := time.Now()
 	_, err := find(t, c, "everything__trigger-long-running-operation").Call(context.Background(), json.RawMessage(`{"duration":30,"steps":1}`))
 	if !errors.Is(err, ErrTimeout) || !strings.Contains(err.Error(), "everything") || !strings.Contains(err.Error(), "trigger-long-running-operation") {
 		t.Errorf("a call longer than the timeout = %v, want ErrTimeout naming the server and the tool", err)
 	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("the call returned after %s, want about 1s", d)
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("the call returned after %s, want about 3s", d)
 	}
 	// The session is still usable.
 	if got := call(t, find(t, c, "everything__echo"), `{"message":"still here"}`); got != `"Echo: still here"` {
