@@ -17,6 +17,7 @@
 //	tool.sql              sql_query and sql_schema on a read-only database
 //	tool.es               es_search on Elasticsearch or embedded Bleve indexes
 //	tool.http             http_request, with an optional host allow-list
+//	tool.mcp              the tools of an MCP server (stdio or streamable HTTP)
 //	store.sqlite          a SQLite thread store
 //	store.postgres        a PostgreSQL thread store
 //	store.memory          an in-memory thread store
@@ -50,6 +51,7 @@ func Modules() []component.Module {
 		{ID: "store.sqlite", New: func() component.Component { return &SQLiteStore{} }, Doc: "a SQLite thread store"},
 		{ID: "tool.es", New: func() component.Component { return &ES{} }, Doc: "es_search: Elasticsearch query-DSL searches"},
 		{ID: "tool.http", New: func() component.Component { return &HTTP{} }, Doc: "http_request: HTTP requests, optionally to listed hosts only"},
+		{ID: "tool.mcp", New: func() component.Component { return &MCP{} }, Doc: "the tools of an MCP server, over stdio or streamable HTTP, named SERVER__TOOL"},
 		{ID: "tool.retrieve", New: func() component.Component { return &Retrieve{} }, Doc: "retrieve: the best passages of a document collection"},
 		{ID: "tool.sql", New: func() component.Component { return &SQL{} }, Doc: "sql_query and sql_schema on a database opened read-only"},
 	}

@@ -40,7 +40,7 @@ func TestRegistryHoldsTheBuiltins(t *testing.T) {
 		"llm.anthropic", "llm.ollama", "llm.openai", "llm.replay",
 		"search.bleve", "search.elasticsearch",
 		"store.memory", "store.postgres", "store.sqlite",
-		"tool.es", "tool.http", "tool.retrieve", "tool.sql",
+		"tool.es", "tool.http", "tool.mcp", "tool.retrieve", "tool.sql",
 	}
 	if got := r.IDs(); !slices.Equal(got, want) {
 		t.Errorf("IDs() = %v\nwant %v", got, want)
@@ -125,6 +125,15 @@ func TestConformance(t *testing.T) {
 			}},
 		"tool.http": {valid: `{"allow_hosts":["example.com"],"timeout":"10s"}`,
 			opts: []componenttest.Option{componenttest.Invalid(`{"max_body":-1}`, component.ErrInvalid)}},
+		"tool.mcp": {valid: mcpServerConfig(t),
+			opts: []componenttest.Option{
+				componenttest.Invalid(`{"name":"x"}`, component.ErrProvision),
+				componenttest.Invalid(`{"name":"a.b","command":"true"}`, component.ErrProvision),
+				componenttest.Invalid(`{"name":"x","command":"true","url":"http://h/mcp"}`, component.ErrProvision),
+				componenttest.Invalid(`{"name":"x","url":"http://h/mcp","headers":{"Authorization":{"env":"UNSET_KEY"}}}`, component.ErrSecret),
+				componenttest.Invalid(`{"name":"x","command":"true","env":{"K":{"value":"v"}}}`, component.ErrConfig),
+				componenttest.Invalid(`{"name":"x","command":"true","timeout":30}`, component.ErrConfig),
+			}},
 		"tool.retrieve": {valid: `{"docs":"testdata/docs.json","embed":{"id":"embed.ollama","config":{"base_url":"` + srv.URL + `","model":"nomic-embed-text"}}}`,
 			opts: []componenttest.Option{
 				componenttest.Invalid(`{"docs":"testdata/missing.json"}`, component.ErrProvision),
