@@ -578,3 +578,52 @@ func TestToolListChanged(t *testing.T) {
 		t.Errorf("two = %s", got)
 	}
 }
+
+// ctxKey carries a value from a tool call's context to its HTTP request.
+type ctxKey struct{}
+
+// ctxHeader sends the ctxKey value of a request's context as X-Ctx: what a
+// tracing transport does with the call's span (telemetry.Transport).
+type ctxHeader struct{}
+
+func (ctxHeader) RoundTrip(r *http.Request) (*http.Response, error) {
+	if v, ok := r.Context().Value(ctxKey{}).(string); ok {
+		r = r.Clone(r.Context())
+		r.Header.Set("X-Ctx", v)
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestCallContextReachesHTTP: over streamable HTTP, a tool call's request
+// is made with the call's context, through the configured HTTPClient, so
+// a tracing transport puts the caller's span in its traceparent.
+func TestCallContextReachesHTTP(t *testing.T) {
+	srv := sdk.NewServer(&sdk.Implementation{Name: "go-sdk-server", Version: "1"}, nil)
+	sdk.AddTool(srv, &sdk.Tool{Name: "ping", Description: "answers pong"}, func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "pong"}}}, nil, nil
+	})
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil)
+	var mu sync.Mutex
+	var calls []string
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if bytes.Contains(body, []byte(`"tools/call"`)) {
+			mu.Lock()
+			calls = append(calls, r.Header.Get("X-Ctx"))
+			mu.Unlock()
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close)
+	c := connect(t, Config{Name: "go", URL: ts.URL, HTTPClient: &http.Client{Transport: ctxHeader{}}})
+	ctx := context.WithValue(context.Background(), ctxKey{}, "span-of-the-call")
+	if out, err := find(t, c, "go__ping").Call(ctx, json.RawMessage(`{}`)); err != nil || out != `"pong"` {
+		t.Fatalf("ping = %s, %v", out, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(calls) != 1 || calls[0] != "span-of-the-call" {
+		t.Errorf("the tools/call requests carried X-Ctx %q; want one with the call's value", calls)
+	}
+}

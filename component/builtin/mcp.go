@@ -106,7 +106,7 @@ func (m *MCP) Provision(ctx context.Context, c *component.Context) error {
 	}
 	cl, err := mcp.Connect(ctx, mcp.Config{
 		Name: m.Name, Command: m.Command, Args: m.Args, Env: env, Dir: m.Dir,
-		URL: m.URL, Headers: headers,
+		URL: m.URL, Headers: headers, HTTPClient: c.HTTPClient(),
 		Timeout: m.Timeout.D(), MaxRestarts: m.MaxRestarts, MaxInline: m.MaxInline,
 		Logger: slog.Default().With("component", c.ID()),
 	})
