@@ -25,6 +25,8 @@ type Result struct {
 	Outputs   map[string]any     `json:"outputs,omitempty"`
 	Questions []Question         `json:"questions,omitempty"`
 	Error     *service.ErrorInfo `json:"error,omitempty"`
+	// Next, for a waiting run, says how to answer.
+	Next string `json:"next,omitempty"`
 }
 
 // Question is a question a waiting run asks, with the schema of an
@@ -143,6 +145,7 @@ func resultOf(res *service.Result, plans map[string]*flow.Plan) *sdk.CallToolRes
 		for _, q := range res.Waiting {
 			out.Questions = append(out.Questions, Question{ID: q.ID, Node: q.Node, Question: q.Question, Answer: answerOf(plans, q.Node)})
 		}
+		out.Next = "The run waits for a person: call the tool " + ResumeTool + " with {\"thread_id\": \"" + res.Thread + "\", \"answer\": ...} (and \"question_id\" when several questions wait), the answer as text or as an object of the question's answer schema."
 	default:
 		msg := "the run ended " + out.Status
 		if res.Error != nil {
@@ -155,11 +158,7 @@ func resultOf(res *service.Result, plans map[string]*flow.Plan) *sdk.CallToolRes
 	if err != nil {
 		return failed(res.Thread, fmt.Errorf("mcpserver: encoding the result: %w", err))
 	}
-	text := string(b)
-	if res.Status == engine.Waiting {
-		text = "The run waits for a person (thread " + res.Thread + "): answer with the tool " + ResumeTool + " {\"thread_id\": \"" + res.Thread + "\", \"answer\": ...}.\n" + text
-	}
-	r.Content = []sdk.Content{&sdk.TextContent{Text: text}}
+	r.Content = []sdk.Content{&sdk.TextContent{Text: string(b)}}
 	return r
 }
 

@@ -100,6 +100,7 @@ func envelope(outs Schema, finals []any) Schema {
 				},
 				"required": []any{"id", "node", "question"},
 			}},
+			"next":  Schema{"type": "string", "description": "for a waiting run, how to answer"},
 			"error": Schema{"type": "object", "properties": Schema{"message": Schema{"type": "string"}, "kind": Schema{"type": "string"}}, "required": []any{"message"}},
 		},
 		"required": []any{"status", "thread_id"},
