@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"regexp"
@@ -165,11 +166,20 @@ func (s *Server) Handler() http.Handler {
 	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.mcp }, &sdk.StreamableHTTPOptions{Logger: s.opts.Logger})
 }
 
-// ServeStdio serves the tools on standard input and output until the
-// client leaves or ctx ends.
-func (s *Server) ServeStdio(ctx context.Context) error {
-	return s.mcp.Run(ctx, &sdk.StdioTransport{})
+// Serve serves the tools on r and w, newline-delimited JSON-RPC as the
+// stdio transport (weft mcp gives its standard input and output), until
+// the client closes r or ctx ends. A message longer than twice
+// MaxArgumentBytes ends the session.
+func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
+	t := &sdk.IOTransport{Reader: io.NopCloser(r), Writer: nopWriteCloser{w}, MaxLineLength: 2 * s.opts.MaxArgumentBytes}
+	return s.mcp.Run(ctx, t)
 }
+
+// nopWriteCloser is a Writer whose Close does nothing: the caller owns w.
+type nopWriteCloser struct{ io.Writer }
+
+// Close does nothing.
+func (nopWriteCloser) Close() error { return nil }
 
 // describe is a tool's description.
 func describe(w Workflow) string {
