@@ -81,6 +81,9 @@ type Server struct {
 	tools map[string]*tool
 	// plans are the served plans by digest, to type answers with.
 	plans map[string]*flow.Plan
+	// closed ends with Close: the runs in progress are cancelled.
+	closed context.Context
+	close  context.CancelFunc
 }
 
 // tool is one served workflow.
@@ -120,6 +123,7 @@ func New(opts Options) (*Server, error) {
 		opts.Version = "dev"
 	}
 	s := &Server{opts: opts, slots: make(chan struct{}, opts.MaxConcurrent), tools: map[string]*tool{}, plans: map[string]*flow.Plan{}}
+	s.closed, s.close = context.WithCancel(context.Background())
 	s.mcp = sdk.NewServer(&sdk.Implementation{Name: "weft", Version: opts.Version},
 		&sdk.ServerOptions{Logger: opts.Logger, Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}},
 			Instructions: "Each tool runs a weft workflow in a durable thread. A run that waits for a person returns status \"waiting\" with its thread_id and questions: answer them with " + ResumeTool + "."})
@@ -157,6 +161,11 @@ func New(opts Options) (*Server, error) {
 	}, s.resume)
 	return s, nil
 }
+
+// Close cancels the runs of the calls in progress (each thread records
+// its run cancelled; each call returns a cancelled result) and refuses
+// new calls. It does not close the sessions.
+func (s *Server) Close() { s.close() }
 
 // MCP returns the SDK's server, to run on a transport.
 func (s *Server) MCP() *sdk.Server { return s.mcp }

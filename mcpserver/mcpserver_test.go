@@ -67,6 +67,7 @@ type fixture struct {
 	svc *service.Service
 	nap *napper.Napper
 	cs  *sdk.ClientSession
+	srv *mcpserver.Server
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -110,7 +111,7 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cs.Close() })
-	return &fixture{svc: svc, nap: nap, cs: cs}
+	return &fixture{svc: svc, nap: nap, cs: cs, srv: srv}
 }
 
 // call calls a tool and returns its result with its structured content
@@ -269,6 +270,11 @@ func TestWaitingThenResume(t *testing.T) {
 	if next, _ := sc["next"].(string); !strings.Contains(next, "weft_resume") || !strings.Contains(next, thread) {
 		t.Errorf("next does not say how to answer: %q", next)
 	}
+	// A waiting thread takes no new run.
+	res, sc = f.call(t, ctx, "Approval", map[string]any{"input_text": "another", "thread_id": thread})
+	if !res.IsError || sc["error"].(map[string]any)["kind"] != "waiting" {
+		t.Errorf("a new run in the waiting thread: %v", sc)
+	}
 	// A wrong answer is a tool error, and the run keeps waiting.
 	res, sc = f.call(t, ctx, "weft_resume", map[string]any{"thread_id": thread, "answer": map[string]any{"verdict": "maybe"}})
 	if !res.IsError || sc["error"].(map[string]any)["kind"] != "mismatch" {
@@ -306,8 +312,8 @@ func TestBadArguments(t *testing.T) {
 		args any
 		want string
 	}{
-		{map[string]any{"limit": "three"}, "$.limit: "},
-		{map[string]any{"limit": 1, "tags": []any{"a", 2}}, "$.tags[1]: "},
+		{map[string]any{"limit": "three"}, `$.limit: want Int, got String "three"`},
+		{map[string]any{"limit": 1, "tags": []any{"a", 2}}, "$.tags[1]: want String, got Int 2"},
 		{map[string]any{}, "$.limit: required (Int)"},
 		{map[string]any{"limit": 1, "nope": true}, "$.nope: no such argument"},
 		{map[string]any{"limit": 1, "thread_id": 7}, "$.thread_id: "},
@@ -318,7 +324,7 @@ func TestBadArguments(t *testing.T) {
 			continue
 		}
 		e := sc["error"].(map[string]any)
-		if !strings.HasPrefix(e["message"].(string), c.want) || e["kind"] != "invalid_input" {
+		if msg := e["message"].(string); !strings.HasPrefix(msg, c.want) || strings.Contains(msg, " at [") || e["kind"] != "invalid_input" {
 			t.Errorf("%v: error %v, want it to start %q", c.args, e, c.want)
 		}
 	}
@@ -365,6 +371,38 @@ func TestCancel(t *testing.T) {
 	st, err := f.svc.State(context.Background(), "t-cancel")
 	if err != nil || st.Status != "cancelled" {
 		t.Errorf("thread %+v, %v; want cancelled", st, err)
+	}
+}
+
+// TestClose: Close cancels the runs of the calls in progress, which
+// return a cancelled result, and refuses new calls.
+func TestClose(t *testing.T) {
+	f := newFixture(t)
+	type out struct {
+		res *sdk.CallToolResult
+		err error
+	}
+	done := make(chan out, 1)
+	go func() {
+		res, err := f.cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "Sleepy", Arguments: map[string]any{"input_text": "zz", "thread_id": "t-close"}})
+		done <- out{res, err}
+	}()
+	f.nap.WaitStarted(t, "zz")
+	f.srv.Close()
+	o := <-done
+	if o.err != nil {
+		t.Fatal(o.err)
+	}
+	if sc := structured(t, o.res); !o.res.IsError || sc["status"] != "cancelled" || sc["error"].(map[string]any)["kind"] != "cancelled" {
+		t.Errorf("call cut by Close: %v", sc)
+	}
+	st, err := f.svc.State(context.Background(), "t-close")
+	if err != nil || st.Status != "cancelled" {
+		t.Errorf("thread %+v, %v; want cancelled", st, err)
+	}
+	res, sc := f.call(t, context.Background(), "Calc", map[string]any{"limit": 1})
+	if !res.IsError || sc["error"].(map[string]any)["kind"] != "cancelled" {
+		t.Errorf("call after Close: %v", sc)
 	}
 }
 

@@ -100,14 +100,19 @@ func (s *Server) resume(ctx context.Context, req *sdk.CallToolRequest) (*sdk.Cal
 }
 
 // drive carries out a run (fn) under the concurrency bound: the client's
-// cancellation cancels it (recorded cancelled), and when the client gave
+// cancellation, or Close, cancels it (recorded cancelled), and when the client gave
 // a progress token each node's start and end is a progress notification.
 func (s *Server) drive(ctx context.Context, req *sdk.CallToolRequest, thread string, fn func(context.Context, engine.Observer) (*service.Result, error)) (*sdk.CallToolResult, error) {
+	if s.closed.Err() != nil {
+		return failed(thread, fmt.Errorf("mcpserver: the server is closing: %w", service.ErrCancelled)), nil
+	}
 	select {
 	case s.slots <- struct{}{}:
 		defer func() { <-s.slots }()
 	case <-ctx.Done():
 		return nil, context.Cause(ctx)
+	case <-s.closed.Done():
+		return failed(thread, fmt.Errorf("mcpserver: the server is closing: %w", service.ErrCancelled)), nil
 	}
 	// The run's context is not the request's: a cancelled request cancels
 	// the run with service.ErrCancelled, so that the thread records it.
@@ -115,6 +120,8 @@ func (s *Server) drive(ctx context.Context, req *sdk.CallToolRequest, thread str
 	defer cancel(nil)
 	stop := context.AfterFunc(ctx, func() { cancel(service.ErrCancelled) })
 	defer stop()
+	stopClosed := context.AfterFunc(s.closed, func() { cancel(service.ErrCancelled) })
+	defer stopClosed()
 	var obs engine.Observer
 	if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
 		p := newProgress(ctx, req.Session, tok)
@@ -232,6 +239,8 @@ func (s *Server) arguments(plan *flow.Plan, raw json.RawMessage) (map[string]flo
 				} else {
 					path += "." + te.Path
 				}
+				// The path is said once, in JSONPath.
+				reason = (&flow.TypeError{Want: te.Want, Got: te.Got}).Error()
 			}
 			return nil, thread, &ArgumentError{Path: path, Reason: reason}
 		}

@@ -342,17 +342,17 @@ func serve(ctx context.Context, e env, cmd *cobra.Command, args []string, o *ser
 		exec = server.NewPool(o.workers)
 	}
 	// The workflows as MCP tools at /mcp (streamable HTTP), behind the
-	// API key. Its requests end when the server stops, cancelling their
-	// runs.
-	mcpCtx, stopMCP := context.WithCancel(context.Background())
-	defer stopMCP()
+	// API key. The runs of its calls are cancelled when the server stops.
+	stopMCP := func() {}
 	if !o.worker {
 		ms, err := mcpserver.New(mcpserver.Options{Service: svc, Workflows: mcpWorkflows(assistants), MaxConcurrent: o.workers, Version: versionString(), Logger: sdkLogger(e)})
 		if err != nil {
 			_ = exec.Close(context.Background())
 			return usageErrorf("%v", err)
 		}
-		mounts = append(mounts, server.Mount{Prefix: "/mcp", Handler: endWith(mcpCtx, ms.Handler())})
+		stopMCP = ms.Close
+		defer ms.Close()
+		mounts = append(mounts, server.Mount{Prefix: "/mcp", Handler: ms.Handler()})
 	}
 	srv, err := server.New(server.Options{
 		Durability: dur,
@@ -441,16 +441,6 @@ func mcpWorkflows(as []server.Assistant) []mcpserver.Workflow {
 		out[i] = mcpserver.Workflow{Name: a.GraphID, Description: a.Description, Workflow: a.Workflow, Components: a.Components, ContextTokens: a.ContextTokens}
 	}
 	return out
-}
-
-// endWith serves h with request contexts that also end when ctx does.
-func endWith(ctx context.Context, h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rctx, cancel := context.WithCancel(r.Context())
-		defer cancel()
-		defer context.AfterFunc(ctx, cancel)()
-		h.ServeHTTP(w, r.WithContext(rctx))
-	})
 }
 
 // workerHandler is what weft worker answers: GET /ok, and GET /status
