@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/google/go-cmp/cmp"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/weftlang/weft/engine"
 	"github.com/weftlang/weft/internal/napper"
@@ -115,14 +115,44 @@ func newFixture(t *testing.T) *fixture {
 }
 
 // call calls a tool and returns its result with its structured content
-// decoded.
+// decoded, checked against the tool's output schema.
 func (f *fixture) call(t *testing.T, ctx context.Context, name string, args any) (*sdk.CallToolResult, map[string]any) {
 	t.Helper()
 	res, err := f.cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
-	return res, structured(t, res)
+	sc := structured(t, res)
+	f.checkOutput(t, name, sc)
+	return res, sc
+}
+
+// checkOutput validates a result's structured content against the output
+// schema the tool lists.
+func (f *fixture) checkOutput(t *testing.T, name string, sc map[string]any) {
+	t.Helper()
+	lt, err := f.cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tl := range lt.Tools {
+		if tl.Name != name {
+			continue
+		}
+		c := jsonschema.NewCompiler()
+		if err := c.AddResource("out.json", asJSON(t, tl.OutputSchema)); err != nil {
+			t.Fatal(err)
+		}
+		sch, err := c.Compile("out.json")
+		if err != nil {
+			t.Fatalf("%s's output schema: %v", name, err)
+		}
+		if err := sch.Validate(asJSON(t, sc)); err != nil {
+			t.Errorf("%s's result does not fit its output schema: %v\n%v", name, err, sc)
+		}
+		return
+	}
+	t.Fatalf("no tool %s", name)
 }
 
 // structured is a result's structured content as JSON values, checked to
