@@ -508,3 +508,100 @@ func TestNewRefusesTwoToolsOfOneName(t *testing.T) {
 		t.Errorf("err = %v, want ErrConfig", err)
 	}
 }
+
+const twoWF = `workflow Two {
+  parameters {
+    input_text: String
+    pick: Bool = false
+  }
+  nodes {
+    node start {
+      action: "pass"
+      inputs {
+        text: input_text
+      }
+      outputs {
+        x: String
+      }
+    }
+    node a {
+      action: "pass"
+      inputs {
+        x: start.x
+      }
+      outputs {
+        a: String
+      }
+    }
+    node b {
+      action: "pass"
+      inputs {
+        n: 7
+      }
+      outputs {
+        b: Int
+      }
+    }
+  }
+  edges {
+    edge { from: start; to: a; condition: pick }
+    edge { from: start; to: b }
+  }
+  initial: start
+  finals: [ a, b ]
+}
+`
+
+// TestSeveralFinals: a workflow of two final nodes has outputs anyOf the
+// object of each, and final names the one that ended the run.
+func TestSeveralFinals(t *testing.T) {
+	ctx := context.Background()
+	svc, err := service.New(service.Options{Store: memory.New()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Close()
+	wf, err := svc.Open(ctx, service.Bytes("two.wf", []byte(twoWF)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := mcpserver.New(mcpserver.Options{Service: svc, Workflows: []mcpserver.Workflow{{Workflow: wf}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ct, st := sdk.NewInMemoryTransports()
+	ss, err := srv.MCP().Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	f := &fixture{svc: svc, cs: cs, srv: srv}
+	lt, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	props := asJSON(t, lt.Tools[0].OutputSchema).(map[string]any)["properties"].(map[string]any)
+	want := map[string]any{"anyOf": []any{
+		map[string]any{"type": "object", "title": "a", "properties": map[string]any{"a": map[string]any{"type": "string"}}, "required": []any{"a"}, "additionalProperties": false},
+		map[string]any{"type": "object", "title": "b", "properties": map[string]any{"b": map[string]any{"type": "integer"}}, "required": []any{"b"}, "additionalProperties": false},
+	}}
+	if d := cmp.Diff(want, props["outputs"]); d != "" {
+		t.Errorf("outputs schema (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]any{"a", "b"}, props["final"].(map[string]any)["enum"]); d != "" {
+		t.Errorf("final enum (-want +got):\n%s", d)
+	}
+	_, sc := f.call(t, ctx, "Two", map[string]any{"input_text": "hi"})
+	if sc["final"] != "b" || cmp.Diff(map[string]any{"b": float64(7)}, sc["outputs"]) != "" {
+		t.Errorf("Two: %v", sc)
+	}
+	_, sc = f.call(t, ctx, "Two", map[string]any{"input_text": "hi", "pick": true})
+	if sc["final"] != "a" || cmp.Diff(map[string]any{"a": "hi"}, sc["outputs"]) != "" {
+		t.Errorf("Two with pick: %v", sc)
+	}
+}
