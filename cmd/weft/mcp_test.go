@@ -176,3 +176,22 @@ func TestServeMCP(t *testing.T) {
 		t.Errorf("threads' statuses after the calls (-want +got):\n%s", d)
 	}
 }
+
+// TestMCPUsage: weft mcp without workflows, or with a missing file or a
+// bad --workers, is a usage error (exit 2) naming the problem, and writes
+// nothing on stdout, the protocol's.
+func TestMCPUsage(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"mcp", "--store", filepath.Join(t.TempDir(), "s.db")}, "no workflow to serve"},
+		{[]string{"mcp", "testdata/mcp/nope.wf", "--store", filepath.Join(t.TempDir(), "s.db")}, "testdata/mcp/nope.wf: no such file or directory"},
+		{[]string{"mcp", "testdata/mcp", "--workers", "0"}, "--workers 0: give 1 or more"},
+	} {
+		r := weft(t, c.args)
+		if r.code != 2 || !strings.Contains(r.stderr, c.want) || r.stdout != "" {
+			t.Errorf("weft %v: exit %d, stdout %q, stderr %q; want 2 and %q", c.args, r.code, r.stdout, r.stderr, c.want)
+		}
+	}
+}
