@@ -398,7 +398,15 @@ func TestCancel(t *testing.T) {
 	if !ended {
 		t.Fatal("no run_cancelled event")
 	}
-	st, err := f.svc.State(context.Background(), "t-cancel")
+	// The event comes before the run's end reaches the store (async
+	// durability): wait for the run to leave "running".
+	var st *service.State
+	var err error
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if st, err = f.svc.State(context.Background(), "t-cancel"); err != nil || st.Status != "running" {
+			break
+		}
+	}
 	if err != nil || st.Status != "cancelled" {
 		t.Errorf("thread %+v, %v; want cancelled", st, err)
 	}
