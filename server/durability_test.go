@@ -120,13 +120,23 @@ func TestRunDurability(t *testing.T) {
 
 // TestMountsBehindAPIKey: a handler mounted on the server (River's UI) is
 // served under its prefix only with the API key, as the API is; a mount
-// that is not a prefix is refused by New.
+// at one path ("/mcp") serves that path only; a mount that is not a path
+// is refused by New.
 func TestMountsBehindAPIKey(t *testing.T) {
 	ui := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ui " + r.URL.Path)) })
 	f := newFixture(t, func(o *server.Options) {
 		o.APIKey = "k3y"
-		o.Mounts = []server.Mount{{Prefix: "/riverui/", Handler: ui}}
+		o.Mounts = []server.Mount{{Prefix: "/riverui/", Handler: ui}, {Prefix: "/one", Handler: ui}}
 	})
+	if code, body := f.do("GET", "/one", ""); code != 401 {
+		t.Fatalf("one path without the key: %d %s", code, body)
+	}
+	if code, body := f.do("GET", "/one", "", "x-api-key", "k3y"); code != 200 || body != "ui /one" {
+		t.Fatalf("one path with the key: %d %s", code, body)
+	}
+	if code, body := f.do("GET", "/one/more", "", "x-api-key", "k3y"); code != 404 {
+		t.Fatalf("below a one-path mount: %d %s", code, body)
+	}
 	if code, body := f.do("GET", "/riverui/jobs", ""); code != 401 && code != 403 {
 		t.Fatalf("without the key: %d %s", code, body)
 	}
@@ -138,7 +148,7 @@ func TestMountsBehindAPIKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer svc.Close()
-	if _, err := server.New(server.Options{Service: svc, Store: memory.New(), Mounts: []server.Mount{{Prefix: "/riverui", Handler: ui}}}); err == nil || !strings.Contains(err.Error(), "mount") {
-		t.Fatalf("a mount that is not a prefix: %v", err)
+	if _, err := server.New(server.Options{Service: svc, Store: memory.New(), Mounts: []server.Mount{{Prefix: "riverui/", Handler: ui}}}); err == nil || !strings.Contains(err.Error(), "mount") {
+		t.Fatalf("a mount that is not a path: %v", err)
 	}
 }

@@ -80,7 +80,8 @@ type Options struct {
 }
 
 // Mount is a handler served under a path prefix (a pattern of
-// net/http's ServeMux ending in "/").
+// net/http's ServeMux ending in "/"), or at one path (one not ending in
+// "/": "/mcp").
 type Mount struct {
 	Prefix  string
 	Handler http.Handler
@@ -209,8 +210,8 @@ func New(opts Options) (*Server, error) {
 	}
 	s.routes()
 	for _, m := range opts.Mounts {
-		if !strings.HasPrefix(m.Prefix, "/") || !strings.HasSuffix(m.Prefix, "/") || m.Handler == nil {
-			return nil, fmt.Errorf("server: mount %q: want a path that starts and ends with / and a handler", m.Prefix)
+		if !strings.HasPrefix(m.Prefix, "/") || m.Handler == nil {
+			return nil, fmt.Errorf("server: mount %q: want a path that starts with / and a handler", m.Prefix)
 		}
 		s.mux.Handle(m.Prefix, m.Handler)
 	}

@@ -251,6 +251,7 @@ language: graphs of steps that call LLMs, tools and people.
 		newResumeCmd(e),
 		newServeCmd(e),
 		newWorkerCmd(e),
+		newMCPCmd(e),
 		newStudioCmd(e),
 		newThreadsCmd(e),
 		newValidateCmd(e),

@@ -22,8 +22,10 @@ import (
 	"github.com/weftlang/weft/action/kv"
 	"github.com/weftlang/weft/component"
 	"github.com/weftlang/weft/engine"
+	"github.com/weftlang/weft/mcpserver"
 	"github.com/weftlang/weft/server"
 	"github.com/weftlang/weft/server/riverexec"
+	"github.com/weftlang/weft/service"
 	"github.com/weftlang/weft/store"
 	"github.com/weftlang/weft/store/postgres"
 	"github.com/weftlang/weft/studio"
@@ -44,6 +46,7 @@ type serveOptions struct {
 	worker    bool // weft worker: carry out runs, serve no API
 	studio    bool // weft studio: a fresh local server, its studio's address on stdout
 	open      bool // weft studio: open the studio in a browser
+	mcp       bool // weft mcp: serve the workflows as MCP tools on stdio
 }
 
 // defaultServeAddr is where `weft serve` listens unless told: LangGraph's
@@ -158,13 +161,41 @@ func serveTargets(args []string, o *serveOptions, cfg *serveConfig) ([]served, e
 	return out, nil
 }
 
-// serve is `weft serve`.
-func serve(ctx context.Context, e env, cmd *cobra.Command, args []string, o *serveOptions) error {
+// servedSetup is what weft serve, studio, worker and mcp build alike from
+// their arguments and flags: the store, the service running the served
+// workflows, and those workflows.
+type servedSetup struct {
+	st         store.Store
+	where      string
+	svc        *service.Service
+	assistants []server.Assistant
+	apiKey     string
+	closers    []func()
+}
+
+// close releases what setupServed made, the last made first.
+func (s *servedSetup) close() {
+	for i := len(s.closers) - 1; i >= 0; i-- {
+		s.closers[i]()
+	}
+}
+
+// setupServed reads --config (which fills the flags not given), opens the
+// store and each workflow with its components, builds one Service for
+// them all and checks each workflow's runs against it. On error, what it
+// made is released.
+func setupServed(ctx context.Context, e env, cmd *cobra.Command, args []string, o *serveOptions) (_ *servedSetup, err error) {
+	su := &servedSetup{}
+	defer func() {
+		if err != nil {
+			su.close()
+		}
+	}()
 	var cfg *serveConfig
 	if o.config != "" {
 		var err error
 		if cfg, err = readServeConfig(o.config); err != nil {
-			return err
+			return nil, err
 		}
 		flags := cmd.Flags()
 		if cfg.Store != "" && !flags.Changed("store") {
@@ -185,28 +216,28 @@ func serve(ctx context.Context, e env, cmd *cobra.Command, args []string, o *ser
 	}
 	targets, err := serveTargets(args, o, cfg)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	var apiKey string
-	if o.apiKeyEnv != "" {
-		if apiKey = getenvOf(e)(o.apiKeyEnv); apiKey == "" {
-			return usageErrorf("--api-key-env %s: the variable is not set, or empty", o.apiKeyEnv)
+	if o.apiKeyEnv != "" && !o.mcp {
+		if su.apiKey = getenvOf(e)(o.apiKeyEnv); su.apiKey == "" {
+			return nil, usageErrorf("--api-key-env %s: the variable is not set, or empty", o.apiKeyEnv)
 		}
 	}
 	if o.studio && o.store == "" {
 		// A fresh store of its own, gone at the end.
 		dir, err := os.MkdirTemp("", "weft-studio-")
 		if err != nil {
-			return internal(err)
+			return nil, internal(err)
 		}
-		defer os.RemoveAll(dir)
+		su.closers = append(su.closers, func() { os.RemoveAll(dir) })
 		o.store = filepath.Join(dir, "studio.db")
 	}
 	st, where, err := openStore(ctx, e, o.store, true)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer st.Close()
+	su.st, su.where = st, where
+	su.closers = append(su.closers, func() { st.Close() })
 
 	// Each workflow is opened and its components made from the flags
 	// (or taken from the config); one Service runs them all.
@@ -223,11 +254,11 @@ func serve(ctx context.Context, e env, cmd *cobra.Command, args []string, o *ser
 		ro.workflow, ro.contextTokens = t.workflow, t.ctxTokens
 		p, err := prepare(e, t.path, &ro)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		specs, err := runSpecs(e, &ro, p.tools, p.owfActions, true)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if t.components != nil {
 			specs.components = t.components
@@ -250,16 +281,27 @@ func serve(ctx context.Context, e env, cmd *cobra.Command, args []string, o *ser
 	}
 	svc, closeSvc, err := newService(e, &o.runOptions, st, all, extra)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer closeSvc()
-	var assistants []server.Assistant
+	su.svc = svc
+	su.closers = append(su.closers, closeSvc)
 	for _, pr := range preps {
 		if err := pr.p.check(ctx, e, &pr.o, svc, pr.specs); err != nil {
-			return err
+			return nil, err
 		}
-		assistants = append(assistants, server.Assistant{GraphID: pr.t.graphID, Description: pr.t.description, Workflow: pr.p.wf, Components: pr.specs.components, ContextTokens: pr.o.contextTokens})
+		su.assistants = append(su.assistants, server.Assistant{GraphID: pr.t.graphID, Description: pr.t.description, Workflow: pr.p.wf, Components: pr.specs.components, ContextTokens: pr.o.contextTokens})
 	}
+	return su, nil
+}
+
+// serve is `weft serve`.
+func serve(ctx context.Context, e env, cmd *cobra.Command, args []string, o *serveOptions) error {
+	su, err := setupServed(ctx, e, cmd, args, o)
+	if err != nil {
+		return err
+	}
+	defer su.close()
+	st, where, svc, assistants, apiKey := su.st, su.where, su.svc, su.assistants, su.apiKey
 	dur, err := engine.ParseDurability(o.durable)
 	if err != nil || dur == engine.DefaultDurability {
 		return usageErrorf("--durability %q: want sync, async or exit", o.durable)
@@ -299,6 +341,19 @@ func serve(ctx context.Context, e env, cmd *cobra.Command, args []string, o *ser
 			return usageErrorf("--queue needs a PostgreSQL store")
 		}
 		exec = server.NewPool(o.workers)
+	}
+	// The workflows as MCP tools at /mcp (streamable HTTP), behind the
+	// API key. The runs of its calls are cancelled when the server stops.
+	stopMCP := func() {}
+	if !o.worker {
+		ms, err := mcpserver.New(mcpserver.Options{Service: svc, Workflows: mcpWorkflows(assistants), MaxConcurrent: o.workers, Version: versionString(), Logger: sdkLogger(e)})
+		if err != nil {
+			_ = exec.Close(context.Background())
+			return usageErrorf("%v", err)
+		}
+		stopMCP = ms.Close
+		defer ms.Close()
+		mounts = append(mounts, server.Mount{Prefix: "/mcp", Handler: ms.Handler()})
 	}
 	sopts := server.Options{
 		Durability: dur,
@@ -370,6 +425,7 @@ func serve(ctx context.Context, e env, cmd *cobra.Command, args []string, o *ser
 	// next step and go back to pending (every step they took is
 	// recorded); their clients are told; then the connections close.
 	log.Info("stopping: runs in progress are kept for the next server")
+	stopMCP()
 	dctx, cancel := context.WithTimeout(context.Background(), o.drain)
 	defer cancel()
 	shut := make(chan error, 1)
@@ -383,6 +439,15 @@ func serve(ctx context.Context, e env, cmd *cobra.Command, args []string, o *ser
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// mcpWorkflows are the assistants as MCP tools.
+func mcpWorkflows(as []server.Assistant) []mcpserver.Workflow {
+	out := make([]mcpserver.Workflow, len(as))
+	for i, a := range as {
+		out[i] = mcpserver.Workflow{Name: a.GraphID, Description: a.Description, Workflow: a.Workflow, Components: a.Components, ContextTokens: a.ContextTokens}
+	}
+	return out
 }
 
 // workerHandler is what weft worker answers: GET /ok, and GET /status
