@@ -3,6 +3,7 @@ package telemetry
 import (
 	"context"
 	"encoding/json"
+	"path/filepath"
 	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -17,9 +18,14 @@ import (
 // "PROVIDER:MODEL" (as service.Options.WrapModel gets it); PROVIDER is
 // the span's gen_ai.provider.name, and MODEL its gen_ai.request.model
 // when the request names none (a provider's model is bound at its
-// opening).
+// opening); for "replay:FILE", FILE's base name.
 func (t *Tracer) WrapModel(spec string, m llm.Model) llm.Model {
 	provider, model, _ := strings.Cut(spec, ":")
+	if provider == "replay" {
+		// A recorded session's file, not a model: its name, not where
+		// it lies (a path says more than a trace should).
+		model = filepath.Base(model)
+	}
 	return &tracedModel{t: t, m: m, provider: provider, model: model}
 }
 

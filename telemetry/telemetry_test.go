@@ -3,6 +3,7 @@ package telemetry_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -385,4 +386,16 @@ func TestChatError(t *testing.T) {
 		t.Errorf("span %q status %v", s.Name, s.Status)
 	}
 	wantAttrs(t, s, map[string]string{"error.type": "llm." + string(llm.KindContextOverflow), "gen_ai.provider.name": "openai"})
+}
+
+// A replayed session's model is named by its file, not by its path.
+func TestReplayModelName(t *testing.T) {
+	tr, exp := recorder(t)
+	m := tr.WrapModel("replay:/home/someone/sessions/qa.jsonl", failing{errors.New("no more replies")})
+	_, _ = m.Chat(context.Background(), &llm.Request{}, nil)
+	s := exp.GetSpans()[0]
+	if s.Name != "chat qa.jsonl" {
+		t.Errorf("span %q, want chat qa.jsonl", s.Name)
+	}
+	wantAttrs(t, s, map[string]string{"gen_ai.request.model": "qa.jsonl", "gen_ai.provider.name": "replay"})
 }
