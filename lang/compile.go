@@ -13,13 +13,13 @@ import (
 // Module is a loaded .wf program: a root file, the files it imports, and
 // the workflows and action bindings they declare, compiled to the IR.
 type Module struct {
-	Files     []*File           // root first, then imports in load order
-	Workflows []*flow.Workflow  // every workflow, in load order
-	Bindings  []*flow.Binding   // every action binding
+	Files     []*File          // root first, then imports in load order
+	Workflows []*flow.Workflow // every workflow, in load order
+	Bindings  []*flow.Binding  // every action binding
 	// MCPServers are the MCP servers the files declare, in load order.
 	MCPServers []*flow.MCPServer
-	Sources   map[string][]byte // file name -> source, for diagnostics
-	byName    map[string]*flow.Workflow
+	Sources    map[string][]byte // file name -> source, for diagnostics
+	byName     map[string]*flow.Workflow
 }
 
 // NewModule returns a Module holding workflows another front-end produced
