@@ -24,6 +24,7 @@ import (
 	"github.com/weftlang/weft/engine"
 	"github.com/weftlang/weft/server"
 	"github.com/weftlang/weft/server/riverexec"
+	"github.com/weftlang/weft/service"
 	"github.com/weftlang/weft/store"
 	"github.com/weftlang/weft/store/postgres"
 	"github.com/weftlang/weft/studio"
@@ -230,7 +231,13 @@ func serve(ctx context.Context, e env, cmd *cobra.Command, args []string, o *ser
 			return err
 		}
 		if t.components != nil {
-			specs.components = t.components
+			// The config's components, and the MCP servers the file
+			// declares (none of the config's names).
+			sps, err := service.MCPSpecs(ro.mcp, getenvOf(e), t.components)
+			if err != nil {
+				return usageErrorf("%v", err)
+			}
+			specs.components = append(slices.Clone(t.components), sps...)
 		}
 		for k, v := range specs.secrets {
 			all.secrets[k] = v
