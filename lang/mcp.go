@@ -78,8 +78,9 @@ func (c *compiler) mcpServer(d *MCPDecl) *flow.MCPServer {
 		srv.Config[fname] = v
 		srv.ConfigPos[fname] = f.Pos
 	}
-	_, cmd := srv.Config["command"]
-	_, url := srv.Config["url"]
+	// Fields written, even with a value refused above: one mistake is
+	// reported once.
+	cmd, url := d.Field("command") != nil, d.Field("url") != nil
 	switch {
 	case cmd == url:
 		c.errorf(d.Pos, "%s: give exactly one of command (a server on stdio) and url (streamable HTTP)", what)
