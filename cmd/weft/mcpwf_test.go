@@ -148,3 +148,57 @@ func TestRunMCPStaticChecks(t *testing.T) {
 		})
 	}
 }
+
+// A secret of a declared server whose variable is not set stops weft run
+// before anything starts, naming the variable and where it is written.
+func TestRunMCPMissingSecret(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "s.wf")
+	src := "mcp gh {\n  command: \"github-mcp\"\n  env: {GITHUB_TOKEN: {env: \"WEFT_TEST_NO_SUCH_TOKEN\"}}\n}\n\nworkflow W {\n  nodes {\n    node a {\n      type: TOOL\n      tool: \"gh__whoami\"\n    }\n  }\n  initial: a\n  finals: [ a ]\n}\n"
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := weft(t, []string{"run", path, "--input", "go"}, func(e *env) { e.getenv = func(string) string { return "" } })
+	r.wantCode(t, exitUsage)
+	want := "weft: " + path + ":3:3: mcp gh: env.GITHUB_TOKEN: $WEFT_TEST_NO_SUCH_TOKEN: the environment variable is not set\n"
+	if !strings.Contains(r.stderr, want) {
+		t.Errorf("stderr lacks\n%s\n%s", want, r.stderr)
+	}
+}
+
+// weft serve refuses a server declared both in the file and in --config.
+func TestServeMCPDeclaredTwice(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "s.wf")
+	src := "mcp gh {\n  command: \"github-mcp\"\n}\n\nworkflow W {\n  nodes {\n    node a {\n      type: TOOL\n      tool: \"gh__whoami\"\n    }\n  }\n  initial: a\n  finals: [ a ]\n}\n"
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "weft.json")
+	conf := fmt.Sprintf(`{"graphs": {"w": %q}, "components": [{"id": "tool.mcp", "config": {"name": "gh", "command": "other-mcp"}}]}`, path)
+	if err := os.WriteFile(cfg, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := weft(t, []string{"serve", "--config", cfg, "--store", filepath.Join(dir, "s.db"), "--addr", "127.0.0.1:0"})
+	r.wantCode(t, exitUsage)
+	want := "weft: " + path + ":1:1: mcp gh: a tool.mcp component of the run's components (--config) has that name too\n"
+	if !strings.Contains(r.stderr, want) {
+		t.Errorf("stderr lacks\n%s\n%s", want, r.stderr)
+	}
+}
+
+// A declared server that cannot be started stops weft run, the error
+// naming the declaration's position.
+func TestRunMCPServerDoesNotStart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.wf")
+	src := "mcp gh {\n  command: \"weft-test-no-such-mcp-server\"\n}\n\nworkflow W {\n  nodes {\n    node a {\n      type: TOOL\n      tool: \"gh__whoami\"\n    }\n  }\n  initial: a\n  finals: [ a ]\n}\n"
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := weft(t, []string{"run", path, "--input", "go"})
+	r.wantCode(t, exitUsage)
+	want := "weft: " + path + ":1:1: mcp gh: component tool.mcp: provision failed: mcp server gh: connect: cannot connect: exec: \"weft-test-no-such-mcp-server\": executable file not found in $PATH\n"
+	if !strings.Contains(r.stderr, want) {
+		t.Errorf("stderr lacks\n%s\n%s", want, r.stderr)
+	}
+}
