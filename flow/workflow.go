@@ -43,6 +43,35 @@ type Workflow struct {
 	FinalsPos     []Pos    // where each final was written (may be shorter)
 	Limits        Limits
 	Bindings      []*Binding // actions bound to implementations in the source (no Go code)
+	// MCPServers are the MCP servers the source declares (`mcp NAME
+	// { ... }`), every one of the module, as Bindings are.
+	MCPServers []*MCPServer
+	// ToolRefs are the tool names the source writes in the tools of the
+	// workflow's nodes and of the module's bindings, where each is
+	// written: the static checks of MCP tools report at them.
+	ToolRefs []ToolRef
+}
+
+// MCPServer is an MCP server declared in the source: the config of a
+// tool.mcp component (docs/mcp.md), whose tools are named NAME__TOOL.
+type MCPServer struct {
+	Name string
+	// Config holds the fields as written (command, args, env, dir, url,
+	// headers, timeout, max_restarts, max_inline), literal values; a
+	// secret is the object {env: "VARIABLE"}.
+	Config    map[string]Value
+	ConfigPos map[string]Pos // where each field was written
+	Pos       Pos            // the declaration's keyword
+}
+
+// ToolRef is a tool name written in the source: an element of an LLM
+// action's `tools` or a TOOL node's or action's `tool`.
+type ToolRef struct {
+	Name string
+	Pos  Pos    // the name's string literal
+	Node string // the node it is written on, or ""
+	// Action is the binding it is written in, or "".
+	Action string
 }
 
 // Var declares a parameter, variable or slot.

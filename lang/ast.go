@@ -9,7 +9,7 @@ import (
 // File is a parsed .wf source file.
 type File struct {
 	Name     string     // file name as given to ParseFile
-	Decls    []Decl     // *ImportDecl, *WorkflowDecl and *ActionDecl, in source order
+	Decls    []Decl     // *ImportDecl, *WorkflowDecl, *ActionDecl and *MCPDecl, in source order
 	Comments []*Comment // every comment of the file, in source order
 }
 
@@ -20,7 +20,8 @@ type Comment struct {
 	Text string
 }
 
-// Decl is a top-level declaration: *ImportDecl, *WorkflowDecl or *ActionDecl.
+// Decl is a top-level declaration: *ImportDecl, *WorkflowDecl, *ActionDecl
+// or *MCPDecl.
 type Decl interface {
 	// Start returns the position of the declaration's keyword.
 	Start() flow.Pos
@@ -106,6 +107,20 @@ type ActionDecl struct {
 
 // Field returns the last field called name, or nil.
 func (a *ActionDecl) Field(name string) *Field { return lookupField(a.Fields, name) }
+
+// MCPDecl is `mcp name { fields }`: an MCP server whose tools the
+// workflows call as name__tool (see MCPFields for the fields, the config
+// of the tool.mcp component).
+type MCPDecl struct {
+	Pos    flow.Pos // "mcp"
+	Name   *Ident
+	Fields []*Field
+	Lbrace flow.Pos
+	Rbrace flow.Pos
+}
+
+// Field returns the last field called name, or nil.
+func (d *MCPDecl) Field(name string) *Field { return lookupField(d.Fields, name) }
 
 func lookupField(fs []*Field, name string) *Field {
 	for i := len(fs) - 1; i >= 0; i-- {
@@ -211,7 +226,11 @@ func (d *WorkflowDecl) Start() flow.Pos { return d.Pos }
 // Start returns the position of "action".
 func (d *ActionDecl) Start() flow.Pos { return d.Pos }
 
+// Start returns the position of "mcp".
+func (d *MCPDecl) Start() flow.Pos { return d.Pos }
+
 func (*ImportDecl) declNode()   {}
+func (*MCPDecl) declNode()      {}
 func (*WorkflowDecl) declNode() {}
 func (*ActionDecl) declNode()   {}
 

@@ -13,11 +13,13 @@ import (
 // Module is a loaded .wf program: a root file, the files it imports, and
 // the workflows and action bindings they declare, compiled to the IR.
 type Module struct {
-	Files     []*File           // root first, then imports in load order
-	Workflows []*flow.Workflow  // every workflow, in load order
-	Bindings  []*flow.Binding   // every action binding
-	Sources   map[string][]byte // file name -> source, for diagnostics
-	byName    map[string]*flow.Workflow
+	Files     []*File          // root first, then imports in load order
+	Workflows []*flow.Workflow // every workflow, in load order
+	Bindings  []*flow.Binding  // every action binding
+	// MCPServers are the MCP servers the files declare, in load order.
+	MCPServers []*flow.MCPServer
+	Sources    map[string][]byte // file name -> source, for diagnostics
+	byName     map[string]*flow.Workflow
 }
 
 // NewModule returns a Module holding workflows another front-end produced
@@ -194,6 +196,9 @@ type compiler struct {
 	diags flow.Diagnostics
 	decls map[string]*WorkflowDecl
 	subs  []subRef
+	// bindingRefs are the tool names the bindings write; nodeRefs those
+	// of the nodes of the workflow being compiled.
+	bindingRefs, nodeRefs []flow.ToolRef
 }
 
 type subRef struct {
@@ -219,6 +224,14 @@ func (c *compiler) compile() {
 					}
 					c.m.Bindings = append(c.m.Bindings, b)
 				}
+			case *MCPDecl:
+				if srv := c.mcpServer(d); srv != nil {
+					if prev := c.mcpByName(srv.Name); prev != nil {
+						c.errorf(d.Name.Pos, "mcp server %s is already declared at %s", srv.Name, prev.Pos)
+						continue
+					}
+					c.m.MCPServers = append(c.m.MCPServers, srv)
+				}
 			case *WorkflowDecl:
 				if d.Name == nil {
 					continue
@@ -236,6 +249,8 @@ func (c *compiler) compile() {
 	}
 	for _, w := range c.m.Workflows {
 		w.Bindings = withModel(c.m.Bindings, w)
+		w.MCPServers = c.m.MCPServers
+		w.ToolRefs = append(w.ToolRefs, c.bindingRefs...)
 	}
 	for _, s := range c.subs {
 		w := c.m.byName[s.name.Name]
@@ -291,6 +306,8 @@ func (c *compiler) workflow(d *WorkflowDecl) *flow.Workflow {
 	if d.ContextTokens != nil {
 		w.ContextTokens = c.contextTokens(d.ContextTokens, "workflow "+w.Name)
 	}
+	c.nodeRefs = nil
+	defer func() { w.ToolRefs = c.nodeRefs }()
 	w.Params = c.vars(d.Parameters)
 	w.Vars = c.vars(d.Variables)
 	w.Slots = c.vars(d.Slots)
@@ -463,6 +480,9 @@ func (c *compiler) node(d *NodeDecl) *flow.Node {
 			if name == "context_tokens" {
 				c.contextTokens(f.Value, "node "+n.Name)
 			}
+			if name == "tool" || name == "tools" {
+				c.nodeRefs = appendToolRefs(c.nodeRefs, f.Value, n.Name, "")
+			}
 			c.config(&n.Config, &n.ConfigPos, name, f)
 		}
 	}
@@ -623,6 +643,9 @@ func (c *compiler) binding(d *ActionDecl) *flow.Binding {
 		case configFields[name] && f.Value != nil:
 			if name == "context_tokens" {
 				c.contextTokens(f.Value, "action "+b.Name)
+			}
+			if name == "tool" || name == "tools" {
+				c.bindingRefs = appendToolRefs(c.bindingRefs, f.Value, "", b.Name)
 			}
 			c.config(&b.Config, &b.ConfigPos, name, f)
 		}

@@ -40,6 +40,7 @@ func FuzzParse(f *testing.F) {
 		"workflow W { description: a.b[c](d, -e) in [1, 2.5, 3s, \"x\", null, true] }",
 		"action a { prompt: \"\"\"\n  x\n  \"\"\" }",
 		"workflow W { edges { edge { from: a; to: [b, c]; join: d; on: error } } }",
+		"mcp \"s-1\" { command: \"node\"; args: [\"a\"]; env: {A: {env: \"B\"}, C: \"d\"}; timeout: 1s; max_inline: -1 }",
 	} {
 		f.Add([]byte(s))
 	}

@@ -31,7 +31,7 @@ const (
 
 // keywords are the words .wf declarations and fields are made of.
 var keywords = map[string]bool{
-	"import": true, "as": true, "workflow": true, "action": true, "nodes": true, "node": true, "edges": true,
+	"import": true, "as": true, "workflow": true, "action": true, "mcp": true, "nodes": true, "node": true, "edges": true,
 	"edge": true, "from": true, "to": true, "type": true, "initial": true, "finals": true, "parameters": true,
 	"variables": true, "inputs": true, "outputs": true, "condition": true, "update": true, "set": true,
 	"true": true, "false": true, "null": true, "prompt": true, "question": true, "description": true,

@@ -53,3 +53,14 @@ func FuzzHighlight(f *testing.F) {
 		checkSpans(t, src, Highlight(src))
 	})
 }
+
+func TestHighlightMCP(t *testing.T) {
+	src := "mcp fs { command: \"npx\" }"
+	var got []string
+	for _, s := range Highlight([]byte(src)) {
+		got = append(got, fmt.Sprintf("%s:%s", s.Class, src[s.Start:s.End]))
+	}
+	if g, want := strings.Join(got, " "), `kw:mcp name:fs punct:{ name:command punct:: str:"npx" punct:}`; g != want {
+		t.Fatalf("spans:\n got %s\nwant %s", g, want)
+	}
+}

@@ -99,6 +99,19 @@ var actionFieldNames = []string{
 
 var actionFields = implFields
 
+// MCPFields are the fields of an `mcp` declaration, in documentation
+// order: the config of the tool.mcp component (its name is the
+// declaration's).
+var MCPFields = []string{"command", "args", "env", "dir", "url", "headers", "timeout", "max_restarts", "max_inline"}
+
+var mcpFields = func() map[string]fieldSpec {
+	m := map[string]fieldSpec{}
+	for _, n := range MCPFields {
+		m[n] = fieldSpec{kind: fkExpr}
+	}
+	return m
+}()
+
 // withFields returns base with extra added (extra wins).
 func withFields(base, extra map[string]fieldSpec) map[string]fieldSpec {
 	out := make(map[string]fieldSpec, len(base)+len(extra))
@@ -114,7 +127,7 @@ func withFields(base, extra map[string]fieldSpec) map[string]fieldSpec {
 var (
 	edgeFieldNames  = []string{"from", "to", "join", "on", "condition", "update", "override"}
 	workflowClauses = []string{"description", "model", "context_tokens", "parameters", "variables", "slots", "nodes", "edges", "initial", "finals", "limits"}
-	topKeywords     = []string{"workflow", "action", "import"}
+	topKeywords     = []string{"workflow", "action", "mcp", "import"}
 	edgeTriggers    = []string{"error"}
 )
 
@@ -124,6 +137,7 @@ var (
 	workflowKeys    = set(workflowClauses)
 	nodeKeys        = set(nodeFieldNames)
 	actionKeys      = set(actionFieldNames)
+	mcpKeys         = set(MCPFields)
 	edgeKeys        = set(edgeFieldNames)
 	nodeSectionKeys = set([]string{"node"})
 	edgeSectionKeys = set([]string{"edge"})
@@ -437,8 +451,11 @@ func (p *parser) parseFile(f *File) {
 		case p.isKeyword("action"):
 			d := p.parseAction(f)
 			p.endOfDecl("action " + identName(d.Name))
+		case p.isKeyword("mcp"):
+			d := p.parseMCP(f)
+			p.endOfDecl("mcp " + identName(d.Name))
 		default:
-			msg := fmt.Sprintf("expected workflow, action or import, found %s", p.tok.describe())
+			msg := fmt.Sprintf("expected workflow, action, mcp or import, found %s", p.tok.describe())
 			if p.is(tIdent) {
 				msg += suggest(p.tok.lit, topKeywords)
 			}
@@ -814,6 +831,31 @@ func (p *parser) parseAction(f *File) *ActionDecl {
 	what := func() string { return fmt.Sprintf("action %q", a.Name.Name) }
 	a.Rbrace = p.parseFields(&a.Fields, what, a.Pos, actionFields, actionKeys, actionFieldNames)
 	return a
+}
+
+func (p *parser) parseMCP(f *File) *MCPDecl {
+	d := &MCPDecl{Pos: p.tok.pos}
+	f.Decls = append(f.Decls, d)
+	p.next()
+	switch {
+	case p.is(tIdent):
+		d.Name = &Ident{Pos: p.tok.pos, Name: p.tok.lit}
+		p.next()
+	case p.is(tString): // "my-server": a name that is no identifier
+		d.Name = &Ident{Pos: p.tok.pos, Name: p.tok.val}
+		p.next()
+	default:
+		p.errorf(p.tok.pos, CodeSyntax, "expected MCP server name, found %s", p.tok.describe())
+		p.skipItem()
+		return d
+	}
+	var ok bool
+	if d.Lbrace, ok = p.openBrace("mcp " + d.Name.Name); !ok {
+		return d
+	}
+	what := func() string { return fmt.Sprintf("mcp %s", d.Name.Name) }
+	d.Rbrace = p.parseFields(&d.Fields, what, d.Pos, mcpFields, mcpKeys, MCPFields)
+	return d
 }
 
 // parseFields parses the fields of a node or an action up to its "}".

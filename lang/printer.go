@@ -68,6 +68,8 @@ func Format(f *File) []byte {
 			p.workflow(d)
 		case *ActionDecl:
 			p.action(d)
+		case *MCPDecl:
+			p.mcp(d)
 		}
 	}
 	p.indent = ""
@@ -391,6 +393,19 @@ func (p *printer) action(a *ActionDecl) {
 	}
 	p.write("action " + name)
 	p.block(a.Lbrace, a.Rbrace, len(a.Fields), fieldStart(a.Fields), func(i int) { p.field(a.Fields[i], actionFields) })
+}
+
+func (p *printer) mcp(d *MCPDecl) {
+	p.lead(d.Pos)
+	name := "?"
+	if d.Name != nil {
+		name = d.Name.Name
+		if !isIdent(name) {
+			name = strconv.Quote(name)
+		}
+	}
+	p.write("mcp " + name)
+	p.block(d.Lbrace, d.Rbrace, len(d.Fields), fieldStart(d.Fields), func(i int) { p.field(d.Fields[i], mcpFields) })
 }
 
 func (p *printer) field(f *Field, specs map[string]fieldSpec) {

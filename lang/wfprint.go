@@ -21,8 +21,9 @@ import (
 // identifier, a Config value of a field .wf has no syntax for, ...) is an
 // error naming the workflow, node and field.
 //
-// The file holds the action bindings first (w's, then those of its
-// subworkflows that w lacks), then w, then every workflow it runs as a
+// The file holds the MCP server declarations first (w.MCPServers, then
+// those of its subworkflows that w lacks), then the action bindings (w's,
+// then those of its subworkflows that w lacks), then w, then every workflow it runs as a
 // subworkflow, depth first in node order. It has no comments: a caller that
 // wants a header prepends one.
 //
@@ -104,6 +105,9 @@ func (p *wfPrinter) errorf(field, format string, args ...any) {
 func (p *wfPrinter) file(w *flow.Workflow) *File {
 	ws := p.workflows(w)
 	f := &File{Name: w.Name + ".wf"}
+	for _, d := range p.mcpServers(ws) {
+		f.Decls = append(f.Decls, d)
+	}
 	for _, a := range p.bindings(ws) {
 		f.Decls = append(f.Decls, a)
 	}
@@ -208,6 +212,35 @@ func (p *wfPrinter) bindings(ws []*flow.Workflow) []*ActionDecl {
 			continue
 		}
 		out = append(out, p.action(vs[0].b, config))
+	}
+	return out
+}
+
+// mcpServers prints the MCP servers ws declare, each name once (the
+// first workflow's), in order.
+func (p *wfPrinter) mcpServers(ws []*flow.Workflow) []*MCPDecl {
+	var out []*MCPDecl
+	seen := map[string]bool{}
+	for _, w := range ws {
+		for _, s := range w.MCPServers {
+			if s == nil || seen[s.Name] {
+				continue
+			}
+			seen[s.Name] = true
+			p.wf, p.item = w.Name, "mcp "+s.Name
+			d := &MCPDecl{Name: &Ident{Name: s.Name}}
+			for _, k := range MCPFields {
+				if v, ok := s.Config[k]; ok {
+					d.Fields = append(d.Fields, &Field{Name: &Ident{Name: k}, Value: whole(p.value(v, k))})
+				}
+			}
+			for _, k := range slices.Sorted(maps.Keys(s.Config)) {
+				if !slices.Contains(MCPFields, k) {
+					p.errorf(k, "an mcp declaration has no field %s", k)
+				}
+			}
+			out = append(out, d)
+		}
 	}
 	return out
 }

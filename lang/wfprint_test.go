@@ -28,7 +28,8 @@ import (
 // and negative numbers in whatever form the .wf compiler builds them.
 var wfOptions = cmp.Options{
 	cmpopts.IgnoreTypes(flow.Pos{}),
-	cmpopts.IgnoreFields(flow.Workflow{}, "FinalsPos", "InitialPos"),
+	cmpopts.IgnoreFields(flow.Workflow{}, "FinalsPos", "InitialPos", "ToolRefs"),
+	cmpopts.IgnoreFields(flow.MCPServer{}, "ConfigPos"),
 	cmpopts.IgnoreFields(flow.Edge{}, "ToPos"),
 	cmpopts.IgnoreFields(flow.Node{}, "ConfigPos"),
 	cmpopts.IgnoreFields(flow.Binding{}, "ConfigPos"),
@@ -455,8 +456,23 @@ func goWorkflow(t *testing.T) *flow.Workflow {
 			{Name: "confirm_it", Type: flow.Human, Config: map[string]flow.Value{"question": flow.StringValue("Confirm?")}},
 			{Name: "lookup", Type: flow.Tool, Config: map[string]flow.Value{"url": flow.StringValue("https://example.com/lookup?q={{q}}"), "method": flow.StringValue("GET"), "tool": flow.StringValue("x")}},
 		},
+		MCPServers: []*flow.MCPServer{
+			{Name: "everything", Config: map[string]flow.Value{
+				"command": flow.StringValue("node"), "args": flow.ListValue(flow.StringValue("dist/index.js"), flow.StringValue("stdio")),
+				"env": flow.ObjectValue(map[string]flow.Value{
+					"LOG_LEVEL": flow.StringValue("info"),
+					"TOKEN":     flow.ObjectValue(map[string]flow.Value{"env": flow.StringValue("EVERYTHING_TOKEN")}),
+				}),
+				"dir": flow.StringValue("/srv"), "timeout": flow.DurationValue(30 * time.Second),
+				"max_restarts": flow.IntValue(2), "max_inline": flow.IntValue(-1),
+			}},
+			{Name: "web-search", Config: map[string]flow.Value{
+				"url":     flow.StringValue("https://mcp.example.com/mcp"),
+				"headers": flow.ObjectValue(map[string]flow.Value{"Authorization": flow.ObjectValue(map[string]flow.Value{"env": flow.StringValue("SEARCH_AUTH")})}),
+			}},
+		},
 	}
-	sub.Bindings = w.Bindings
+	sub.Bindings, sub.MCPServers = w.Bindings, w.MCPServers
 	return w
 }
 

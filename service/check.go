@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/weftlang/weft/component"
@@ -36,6 +37,11 @@ const (
 	// ProblemTool is a tool a TOOL node or an action names that no
 	// component provides.
 	ProblemTool ProblemKind = "tool"
+	// ProblemMCP is an MCP tool name (server__tool) the source writes
+	// whose server is not declared, or does not list the tool, or a
+	// TOOL node whose inputs do not fit the tool's input schema; Pos is
+	// where the name (or the input) is written, Err an *MCPToolError.
+	ProblemMCP ProblemKind = "mcp_tool"
 )
 
 // Problem is one thing Check found that would make a run fail.
@@ -87,6 +93,8 @@ func (p *Problem) Error() string {
 		b.WriteString("calls a model and none is given: the action names no model and the components no default one")
 	case ProblemModel:
 		fmt.Fprintf(&b, "model %s: %v", p.Name, p.Err)
+	case ProblemMCP:
+		b.WriteString(p.Err.Error())
 	default:
 		if p.Err != nil {
 			b.WriteString(p.Err.Error())
@@ -164,8 +172,8 @@ func (s *Service) Check(ctx context.Context, req StartRequest) error {
 		return &CheckError{Workflow: wf.Name, Problems: []Problem{{What: ProblemComponent, Kind: problemKind(err), Component: ce.ID, Err: err}}}
 	}
 	defer s.release(rt)
-	c := &checker{rt: rt, seen: map[string]bool{}}
 	specs := rt.set.Specs()
+	c := &checker{rt: rt, seen: map[string]bool{}, servers: MCPServerNames(specs), tools: rt.binder.Tools.Names()}
 	for i, x := range rt.set.Components() {
 		if ch, ok := x.(component.Checker); ok {
 			if err := ch.Check(ctx); err != nil {
@@ -197,6 +205,9 @@ type checker struct {
 	seen     map[string]bool // problems found already, by what they name
 	plans    map[*flow.Plan]bool
 	problems []Problem
+	// servers are the names of the run's MCP servers, tools the
+	// qualified names of the run's tools.
+	servers, tools []string
 }
 
 // add records p once per what it names.
@@ -211,6 +222,8 @@ func (c *checker) add(p Problem) {
 		key = "tool\x00" + p.Name
 	case ProblemAction:
 		key = "action\x00" + p.Name + "\x00" + p.Pos.String()
+	case ProblemMCP:
+		key = "mcp\x00" + p.Pos.String() + "\x00" + p.Err.Error()
 	default:
 		key = string(p.What) + "\x00" + p.Component
 	}
@@ -268,11 +281,17 @@ func (c *checker) node(p *flow.Plan, pn *flow.PlanNode, path string) {
 			b = &flow.Binding{Name: pn.Name, Type: n.Type, Config: n.Config, ConfigPos: n.ConfigPos, Pos: n.Pos}
 		}
 	}
+	at := Problem{Node: path, Pos: n.Pos, Action: n.Action}
 	if c.rt.reg.Has(name) {
+		if b == nil && n.Type == flow.Tool {
+			c.mcpInputs(pn, at, name)
+		}
 		return
 	}
-	at := Problem{Node: path, Pos: n.Pos, Action: n.Action}
 	if b == nil {
+		if n.Type == flow.Tool && c.mcpTool(p, n, at, name, "") {
+			return
+		}
 		at.Name = name
 		at.What = ProblemAction
 		if n.Type == flow.Tool {
@@ -303,7 +322,7 @@ func (c *checker) node(p *flow.Plan, pn *flow.PlanNode, path string) {
 			c.add(at)
 		}
 		for _, t := range b.Config["tools"].List() {
-			if t.Kind() == flow.KindString && !hasTool(t.Str()) {
+			if t.Kind() == flow.KindString && !hasTool(t.Str()) && !c.mcpTool(p, n, at, t.Str(), b.Name) {
 				at.What, at.Name, at.Err = ProblemTool, t.Str(), nil
 				c.add(at)
 			}
@@ -312,9 +331,76 @@ func (c *checker) node(p *flow.Plan, pn *flow.PlanNode, path string) {
 		if _, isHTTP := b.Config["url"]; isHTTP {
 			return
 		}
-		if t := b.Config["tool"]; t.Kind() == flow.KindString && t.Str() != "" && !hasTool(t.Str()) {
+		t := b.Config["tool"]
+		if t.Kind() != flow.KindString || t.Str() == "" {
+			return
+		}
+		if hasTool(t.Str()) {
+			c.mcpInputs(pn, at, t.Str())
+			return
+		}
+		if !c.mcpTool(p, n, at, t.Str(), b.Name) {
 			at.What, at.Name = ProblemTool, t.Str()
 			c.add(at)
 		}
 	}
+}
+
+// mcpTool reports a tool name of the source, server__tool, that the
+// run's MCP servers do not answer, at the position the name is written
+// (on node n, or in the binding called action); false when name is no
+// MCP tool name, or one the run has.
+func (c *checker) mcpTool(p *flow.Plan, n *flow.Node, at Problem, name, action string) bool {
+	e := mcpCheck(name, c.servers, c.tools)
+	if e == nil {
+		return false
+	}
+	at.What, at.Name, at.Err, at.Kind = ProblemMCP, name, e, engine.KindInvalidInput
+	if at.Action == name {
+		at.Action = "" // a TOOL node calling the tool: said once
+	}
+	if pos, ok := toolRefPos(p.Workflow, name, n.Name, action); ok {
+		at.Pos = pos
+	}
+	c.add(at)
+	return true
+}
+
+// mcpInputs checks the inputs of a TOOL node calling the tool called name
+// against its input schema, when it is a tool of one of the run's MCP
+// servers.
+func (c *checker) mcpInputs(pn *flow.PlanNode, at Problem, name string) {
+	srv, tn, ok := strings.Cut(name, "__")
+	if !ok || !slices.Contains(c.servers, srv) {
+		return
+	}
+	t, ok := c.rt.binder.Tools.Get(name)
+	if !ok {
+		return
+	}
+	if at.Action == name {
+		at.Action = ""
+	}
+	for _, sp := range checkInputs(pn, t.Def.Parameters) {
+		q := at
+		q.What, q.Name, q.Pos, q.Kind = ProblemMCP, name, sp.pos, engine.KindInvalidInput
+		q.Err = &MCPToolError{Tool: name, Server: srv, Name: tn, Reason: sp.reason, Schema: sp.path}
+		c.add(q)
+	}
+}
+
+// toolRefPos is where the tool name is written: on the node called node,
+// else in the binding called action.
+func toolRefPos(w *flow.Workflow, name, node, action string) (flow.Pos, bool) {
+	for _, r := range w.ToolRefs {
+		if r.Name == name && r.Node == node && node != "" {
+			return r.Pos, true
+		}
+	}
+	for _, r := range w.ToolRefs {
+		if r.Name == name && r.Node == "" && r.Action == action && action != "" {
+			return r.Pos, true
+		}
+	}
+	return flow.Pos{}, false
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/weftlang/weft/flow"
 	"github.com/weftlang/weft/internal/redact"
 	"github.com/weftlang/weft/llm/providers"
+	"github.com/weftlang/weft/mcp"
 	"github.com/weftlang/weft/service"
 )
 
@@ -134,6 +135,15 @@ func (p *prepared) problemMessage(e env, o *runOptions, specs *cliSpecs, pr *ser
 	default:
 		if specs.model != "" && pr.Component == specs.modelComponent {
 			return fmt.Sprintf("%s %s: %v", flagOrEnv(o.llm, "--llm", providers.EnvVar), specs.modelFlag, pr.Err)
+		}
+		var me *mcp.Error
+		if pr.Component == service.MCPModule && errors.As(pr.Err, &me) && p.plan != nil {
+			// A server the file declares: where.
+			for _, s := range p.plan.Workflow.MCPServers {
+				if s.Name == me.Server {
+					return fmt.Sprintf("%s: mcp %s: %v", s.Pos, s.Name, pr.Err)
+				}
+			}
 		}
 		return pr.Error()
 	}

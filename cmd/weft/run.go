@@ -55,6 +55,9 @@ type runOptions struct {
 	// bound are the models the workflow's LLM actions name (prepare
 	// finds them; runSpecs gives their providers components).
 	bound []string
+	// mcp is the workflow whose MCP server declarations (`mcp NAME
+	// { ... }`) runSpecs makes components of; nil for none.
+	mcp *flow.Workflow
 }
 
 // newRunCmd builds `weft run`.
@@ -159,6 +162,7 @@ func prepare(e env, path string, o *runOptions) (*prepared, error) {
 		warnNoModel(e, o, w)
 	}
 	o.bound = boundModels(wf.Plan)
+	o.mcp = w
 	return &prepared{wf: wf, mod: wf.Module, plan: wf.Plan, tools: newToolset(e, o), owfActions: owfActions}, nil
 }
 

@@ -261,7 +261,13 @@ func setupServed(ctx context.Context, e env, cmd *cobra.Command, args []string, 
 			return nil, err
 		}
 		if t.components != nil {
-			specs.components = t.components
+			// The config's components, and the MCP servers the file
+			// declares (none of the config's names).
+			sps, err := service.MCPSpecs(ro.mcp, getenvOf(e), t.components)
+			if err != nil {
+				return usageErrorf("%v", err)
+			}
+			specs.components = append(slices.Clone(t.components), sps...)
 		}
 		for k, v := range specs.secrets {
 			all.secrets[k] = v

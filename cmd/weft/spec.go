@@ -173,6 +173,15 @@ func runSpecs(e env, o *runOptions, ts *toolset, owfDoc, envModel bool) (*cliSpe
 			return nil, err
 		}
 	}
+	if o.mcp != nil {
+		// The MCP servers the source declares: a tool.mcp component
+		// each, before the stubs.
+		sps, err := service.MCPSpecs(o.mcp, getenv, out.components)
+		if err != nil {
+			return nil, usageErrorf("%v", err)
+		}
+		out.components = append(out.components, sps...)
+	}
 	if owfDoc {
 		out.quiet["action.owf"] = model == "" // prepare warned: "no model: task ..."
 		sp, err := builtin.OWFSpec(model, o.embed, getenv, policy)
