@@ -265,7 +265,7 @@ func setupServed(ctx context.Context, e env, cmd *cobra.Command, args []string, 
 			// declares (none of the config's names).
 			sps, err := service.MCPSpecs(ro.mcp, getenvOf(e), t.components)
 			if err != nil {
-				return usageErrorf("%v", err)
+				return nil, usageErrorf("%v", err)
 			}
 			specs.components = append(slices.Clone(t.components), sps...)
 		}
