@@ -808,20 +808,30 @@ func (p *parser) parseNode(d *WorkflowDecl) {
 	n.Rbrace = p.parseFields(&n.Fields, what, n.Pos, nodeFields, nodeKeys, nodeFieldNames)
 }
 
+// declName parses the name of a declaration (what it is: "action"): an
+// identifier, or a string for a name that is no identifier ("my-server");
+// nil when it reported what it found instead.
+func (p *parser) declName(what string) *Ident {
+	var id *Ident
+	switch {
+	case p.is(tIdent):
+		id = &Ident{Pos: p.tok.pos, Name: p.tok.lit}
+	case p.is(tString):
+		id = &Ident{Pos: p.tok.pos, Name: p.tok.val}
+	default:
+		p.errorf(p.tok.pos, CodeSyntax, "expected %s name, found %s", what, p.tok.describe())
+		p.skipItem()
+		return nil
+	}
+	p.next()
+	return id
+}
+
 func (p *parser) parseAction(f *File) *ActionDecl {
 	a := &ActionDecl{Pos: p.tok.pos}
 	f.Decls = append(f.Decls, a)
 	p.next()
-	switch {
-	case p.is(tIdent):
-		a.Name = &Ident{Pos: p.tok.pos, Name: p.tok.lit}
-		p.next()
-	case p.is(tString):
-		a.Name = &Ident{Pos: p.tok.pos, Name: p.tok.val}
-		p.next()
-	default:
-		p.errorf(p.tok.pos, CodeSyntax, "expected action name, found %s", p.tok.describe())
-		p.skipItem()
+	if a.Name = p.declName("action"); a.Name == nil {
 		return a
 	}
 	var ok bool
@@ -837,16 +847,7 @@ func (p *parser) parseMCP(f *File) *MCPDecl {
 	d := &MCPDecl{Pos: p.tok.pos}
 	f.Decls = append(f.Decls, d)
 	p.next()
-	switch {
-	case p.is(tIdent):
-		d.Name = &Ident{Pos: p.tok.pos, Name: p.tok.lit}
-		p.next()
-	case p.is(tString): // "my-server": a name that is no identifier
-		d.Name = &Ident{Pos: p.tok.pos, Name: p.tok.val}
-		p.next()
-	default:
-		p.errorf(p.tok.pos, CodeSyntax, "expected MCP server name, found %s", p.tok.describe())
-		p.skipItem()
+	if d.Name = p.declName("MCP server"); d.Name == nil {
 		return d
 	}
 	var ok bool

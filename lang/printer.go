@@ -382,29 +382,27 @@ func (p *printer) node(n *NodeDecl) {
 	p.block(n.Lbrace, n.Rbrace, len(n.Fields), fieldStart(n.Fields), func(i int) { p.field(n.Fields[i], nodeFields) })
 }
 
+// declName is how a declaration's name is written: as it is when an
+// identifier, else quoted; "?" for none.
+func declName(id *Ident) string {
+	switch {
+	case id == nil:
+		return "?"
+	case isIdent(id.Name):
+		return id.Name
+	}
+	return strconv.Quote(id.Name)
+}
+
 func (p *printer) action(a *ActionDecl) {
 	p.lead(a.Pos)
-	name := "?"
-	if a.Name != nil {
-		name = a.Name.Name
-		if !isIdent(name) {
-			name = strconv.Quote(name)
-		}
-	}
-	p.write("action " + name)
+	p.write("action " + declName(a.Name))
 	p.block(a.Lbrace, a.Rbrace, len(a.Fields), fieldStart(a.Fields), func(i int) { p.field(a.Fields[i], actionFields) })
 }
 
 func (p *printer) mcp(d *MCPDecl) {
 	p.lead(d.Pos)
-	name := "?"
-	if d.Name != nil {
-		name = d.Name.Name
-		if !isIdent(name) {
-			name = strconv.Quote(name)
-		}
-	}
-	p.write("mcp " + name)
+	p.write("mcp " + declName(d.Name))
 	p.block(d.Lbrace, d.Rbrace, len(d.Fields), fieldStart(d.Fields), func(i int) { p.field(d.Fields[i], mcpFields) })
 }
 

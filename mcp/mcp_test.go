@@ -22,6 +22,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/weftlang/weft/internal/mcptest"
 	"github.com/weftlang/weft/llm"
 	"github.com/weftlang/weft/llm/tool"
 )
@@ -30,17 +31,7 @@ import (
 // servers installed in test/mcp, skipping the test without node or them.
 func serverJS(t *testing.T, pkg, file string) string {
 	t.Helper()
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node is not installed: the tests against the reference MCP servers skip")
-	}
-	p, err := filepath.Abs(filepath.Join("..", "test", "mcp", "node_modules", "@modelcontextprotocol", pkg, "dist", file))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("%s is not installed (run npm ci in test/mcp): %v", pkg, err)
-	}
-	return p
+	return mcptest.ServerJS(t, pkg, file)
 }
 
 // logBuffer is a slog logger writing into a buffer the test reads.

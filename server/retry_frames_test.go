@@ -19,32 +19,7 @@ import (
 // LangGraph's), and the result of a task retried says how many attempts
 // it took ("attempts"); one not retried says nothing of attempts.
 func TestTasksFramesSayAttemptsAndTimes(t *testing.T) {
-	ctx := context.Background()
-	st := memory.New()
-	var calls atomic.Int32
-	reg := engine.NewRegistry()
-	reg.Replace("flaky", engine.ActionFunc(func(ctx context.Context, c *engine.Call) error {
-		if calls.Add(1) == 1 {
-			return errors.New("the first attempt fails")
-		}
-		c.Outputs[0] = flow.StringValue("ok " + c.Inputs[0].Text())
-		return nil
-	}))
-	svc, err := service.New(service.Options{Store: st, Actions: reg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { svc.Close() })
-	wf, err := svc.Open(ctx, service.Source{Name: "testdata/flaky.wf"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := serve(t, svc, st, wf, nil)
-	f.do("POST", "/threads", `{"thread_id":"f"}`)
-	code, body := f.do("POST", "/threads/f/runs/stream", `{"assistant_id":"Flaky","input":{"input_text":"x"},"stream_mode":["tasks"]}`)
-	if code != 200 {
-		t.Fatalf("stream: %d %s", code, body)
-	}
+	body, calls := streamFlaky(t, `["tasks"]`)
 	var start, result string
 	for _, line := range strings.Split(body, "\n") {
 		if !strings.HasPrefix(line, "data: ") || !strings.Contains(line, `"name":"try"`) {
@@ -62,8 +37,8 @@ func TestTasksFramesSayAttemptsAndTimes(t *testing.T) {
 	if !strings.Contains(result, `"attempts":2`) || !strings.Contains(result, `"time":"`) || !strings.Contains(result, `"result":{"out":"ok x"}`) {
 		t.Fatalf("task result: %s", result)
 	}
-	if calls.Load() != 2 {
-		t.Fatalf("%d calls", calls.Load())
+	if calls != 2 {
+		t.Fatalf("%d calls", calls)
 	}
 }
 
@@ -73,32 +48,7 @@ func TestTasksFramesSayAttemptsAndTimes(t *testing.T) {
 // error, so that a reader sees the retry as it happens, not only in the
 // result's "attempts".
 func TestTasksFramesSayRetries(t *testing.T) {
-	ctx := context.Background()
-	st := memory.New()
-	var calls atomic.Int32
-	reg := engine.NewRegistry()
-	reg.Replace("flaky", engine.ActionFunc(func(ctx context.Context, c *engine.Call) error {
-		if calls.Add(1) == 1 {
-			return errors.New("the first attempt fails")
-		}
-		c.Outputs[0] = flow.StringValue("ok " + c.Inputs[0].Text())
-		return nil
-	}))
-	svc, err := service.New(service.Options{Store: st, Actions: reg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { svc.Close() })
-	wf, err := svc.Open(ctx, service.Source{Name: "testdata/flaky.wf"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := serve(t, svc, st, wf, nil)
-	f.do("POST", "/threads", `{"thread_id":"f"}`)
-	code, body := f.do("POST", "/threads/f/runs/stream", `{"assistant_id":"Flaky","input":{"input_text":"x"},"stream_mode":["tasks","debug"]}`)
-	if code != 200 {
-		t.Fatalf("stream: %d %s", code, body)
-	}
+	body, _ := streamFlaky(t, `["tasks","debug"]`)
 	type task struct {
 		ID      string         `json:"id"`
 		Name    string         `json:"name"`
@@ -165,4 +115,38 @@ func TestTasksFramesSayRetries(t *testing.T) {
 	if strings.Join(debug, ",") != "task,task,task_result" || debugRetry == nil || debugRetry.Attempt != 2 || debugRetry.Retry.Error != "the first attempt fails" {
 		t.Fatalf("debug frames: %v, retry %+v", debug, debugRetry)
 	}
+}
+
+// streamFlaky streams, in modes (a JSON list), a run of testdata/flaky.wf
+// whose action fails its first attempt and succeeds the next, and
+// returns the stream's body and how many times the action was called.
+func streamFlaky(t *testing.T, modes string) (string, int32) {
+	t.Helper()
+	ctx := context.Background()
+	st := memory.New()
+	var calls atomic.Int32
+	reg := engine.NewRegistry()
+	reg.Replace("flaky", engine.ActionFunc(func(ctx context.Context, c *engine.Call) error {
+		if calls.Add(1) == 1 {
+			return errors.New("the first attempt fails")
+		}
+		c.Outputs[0] = flow.StringValue("ok " + c.Inputs[0].Text())
+		return nil
+	}))
+	svc, err := service.New(service.Options{Store: st, Actions: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { svc.Close() })
+	wf, err := svc.Open(ctx, service.Source{Name: "testdata/flaky.wf"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := serve(t, svc, st, wf, nil)
+	f.do("POST", "/threads", `{"thread_id":"f"}`)
+	code, body := f.do("POST", "/threads/f/runs/stream", `{"assistant_id":"Flaky","input":{"input_text":"x"},"stream_mode":`+modes+`}`)
+	if code != 200 {
+		t.Fatalf("stream: %d %s", code, body)
+	}
+	return body, calls.Load()
 }

@@ -3,29 +3,19 @@ package main
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/weftlang/weft/internal/mcptest"
 	"github.com/weftlang/weft/llm/llmtest"
 )
 
 // everythingJS is server-everything, installed in test/mcp by npm ci; the
-// test skips, saying so, without node or the package.
+// test skips, saying so, without node or it.
 func everythingJS(t *testing.T) string {
 	t.Helper()
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node is not installed: the tests of MCP servers declared in a .wf file skip")
-	}
-	p, err := filepath.Abs("../../test/mcp/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("server-everything is not installed (npm ci in test/mcp): %v", err)
-	}
-	return p
+	return mcptest.ServerJS(t, "server-everything", "index.js")
 }
 
 // mcpWF is a workflow declaring server-everything (its path for %s) whose

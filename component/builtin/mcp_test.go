@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -17,6 +15,7 @@ import (
 	"github.com/weftlang/weft/component/builtin"
 	"github.com/weftlang/weft/engine"
 	"github.com/weftlang/weft/flow"
+	"github.com/weftlang/weft/internal/mcptest"
 	"github.com/weftlang/weft/llm"
 	"github.com/weftlang/weft/llm/llmtest"
 	"github.com/weftlang/weft/mcp"
@@ -85,20 +84,10 @@ func TestMCPSecretsReachTheServerNotTheSpec(t *testing.T) {
 }
 
 // everythingJS is server-everything, installed in test/mcp by npm ci; the
-// test skips without node or it.
+// test skips, saying so, without node or it.
 func everythingJS(t *testing.T) string {
 	t.Helper()
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node is not installed: the workflow test against server-everything skips")
-	}
-	p, err := filepath.Abs("../../test/mcp/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("server-everything is not installed (npm ci in test/mcp): %v", err)
-	}
-	return p
+	return mcptest.ServerJS(t, "server-everything", "index.js")
 }
 
 // TestMCPToolInAWorkflow runs a .wf workflow whose model (the fake Ollama
