@@ -458,16 +458,22 @@ func (h *heapSampler) finish() (heap, stacks uint64) {
 // the figures. BenchmarkLLMBoundDirect is the same without HTTP.
 func BenchmarkLLMBound(b *testing.B) {
 	for _, limit := range []int{1000, 2500, 5000} {
-		b.Run("L="+strconv.Itoa(limit), func(b *testing.B) { benchLLMBound(b, limit, false, false) })
+		b.Run("L="+strconv.Itoa(limit), func(b *testing.B) { benchLLMBound(b, 1000, limit, false, false) })
 	}
 }
 
 // BenchmarkLLMBoundTraced is BenchmarkLLMBound at L=1000 without and with
 // OpenTelemetry tracing (a span per run, per attempt and per model call,
-// through a batch span processor to an exporter that drops them).
+// through a batch span processor to an exporter that drops them): with
+// 1,000 runs at once, which keep two cores busy (the CPU the spans take
+// shows in the wall time), and with 50, as a service whose time is the
+// model's.
 func BenchmarkLLMBoundTraced(b *testing.B) {
-	b.Run("off", func(b *testing.B) { benchLLMBound(b, 1000, false, false) })
-	b.Run("on", func(b *testing.B) { benchLLMBound(b, 1000, false, true) })
+	for _, runs := range []int{50, 1000} {
+		r := "runs=" + strconv.Itoa(runs)
+		b.Run(r+"/off", func(b *testing.B) { benchLLMBound(b, runs, 1000, false, false) })
+		b.Run(r+"/on", func(b *testing.B) { benchLLMBound(b, runs, 1000, false, true) })
+	}
 }
 
 // BenchmarkLLMBoundDirect is BenchmarkLLMBound with the model in process
@@ -477,15 +483,12 @@ func BenchmarkLLMBoundTraced(b *testing.B) {
 // fan-outs of 1,000 runs make at once.
 func BenchmarkLLMBoundDirect(b *testing.B) {
 	for _, limit := range []int{1000, 2500, 5000, 10000} {
-		b.Run("L="+strconv.Itoa(limit), func(b *testing.B) { benchLLMBound(b, limit, true, false) })
+		b.Run("L="+strconv.Itoa(limit), func(b *testing.B) { benchLLMBound(b, 1000, limit, true, false) })
 	}
 }
 
-func benchLLMBound(b *testing.B, limit int, direct, traced bool) {
-	const (
-		runs    = 1000
-		latency = 50 * time.Millisecond
-	)
+func benchLLMBound(b *testing.B, runs, limit int, direct, traced bool) {
+	const latency = 50 * time.Millisecond
 	f := newLLMBoundFixture(b, runs, limit, latency, direct)
 	if traced {
 		tr := benchTracer(b)
@@ -530,8 +533,8 @@ func benchLLMBound(b *testing.B, limit int, direct, traced bool) {
 	b.ReportMetric(float64(ideal.Milliseconds()), "ideal-ms")
 	b.ReportMetric(ms/float64(ideal.Milliseconds()), "x-ideal")
 	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(n), "cpu-ms/batch")
-	b.ReportMetric(peakHeap/runs, "B/run-peak")
-	b.ReportMetric(peakStack/runs, "stack-B/run-peak")
+	b.ReportMetric(peakHeap/float64(runs), "B/run-peak")
+	b.ReportMetric(peakStack/float64(runs), "stack-B/run-peak")
 	b.ReportMetric(float64(f.maxInFlight()), "max-inflight")
 	if m := f.maxInFlight(); m > limit {
 		b.Errorf("%d calls in flight at once, more than the limit of %d", m, limit)
