@@ -17,13 +17,18 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 )
 
-// ConfigError is an OTEL_* variable whose value weft cannot use.
+// ConfigError is an OTEL_* variable whose value weft cannot use. Value
+// is empty for a variable that may hold credentials (the OTLP headers):
+// neither it nor Reason then shows any of it.
 type ConfigError struct {
 	Var, Value, Reason string
 }
 
 // Error names the variable and why its value is refused.
 func (e *ConfigError) Error() string {
+	if e.Value == "" {
+		return fmt.Sprintf("telemetry: %s: %s", e.Var, e.Reason)
+	}
 	return fmt.Sprintf("telemetry: %s=%q: %s", e.Var, e.Value, e.Reason)
 }
 
@@ -85,7 +90,7 @@ func Setup(ctx context.Context, getenv func(string) string, console io.Writer) (
 	case "otlp":
 		protoVar, proto := first("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL")
 		hdrVar, hdrs := first("OTEL_EXPORTER_OTLP_TRACES_HEADERS", "OTEL_EXPORTER_OTLP_HEADERS")
-		headers, herr := parseList(hdrVar, hdrs)
+		headers, herr := parseList(hdrVar, hdrs, true)
 		if herr != nil {
 			return nil, herr
 		}
@@ -133,7 +138,7 @@ func Setup(ctx context.Context, getenv func(string) string, console io.Writer) (
 // processResource describes the process from OTEL_RESOURCE_ATTRIBUTES
 // and OTEL_SERVICE_NAME, which wins over a service.name among them.
 func processResource(getenv func(string) string) (*resource.Resource, error) {
-	kv, err := parseList("OTEL_RESOURCE_ATTRIBUTES", getenv("OTEL_RESOURCE_ATTRIBUTES"))
+	kv, err := parseList("OTEL_RESOURCE_ATTRIBUTES", getenv("OTEL_RESOURCE_ATTRIBUTES"), false)
 	if err != nil {
 		return nil, err
 	}
@@ -149,21 +154,31 @@ func processResource(getenv func(string) string) (*resource.Resource, error) {
 }
 
 // parseList parses "key=value,..." with percent-encoded values, as the
-// OTEL_*_HEADERS and OTEL_RESOURCE_ATTRIBUTES variables are written.
-func parseList(name, s string) (map[string]string, error) {
+// OTEL_*_HEADERS and OTEL_RESOURCE_ATTRIBUTES variables are written. The
+// error of a secret list (headers: an API key) names the item by its
+// place, never by its text.
+func parseList(name, s string, secret bool) (map[string]string, error) {
 	out := map[string]string{}
+	refuse := func(n int, item, why string) error {
+		if secret {
+			return &ConfigError{Var: name, Reason: fmt.Sprintf("item %d %s (its text is not shown: it may hold a credential)", n, why)}
+		}
+		return &ConfigError{Var: name, Value: s, Reason: fmt.Sprintf("%q %s", item, why)}
+	}
+	n := 0
 	for item := range strings.SplitSeq(s, ",") {
+		n++
 		if strings.TrimSpace(item) == "" {
 			continue
 		}
 		k, v, ok := strings.Cut(item, "=")
 		k = strings.TrimSpace(k)
 		if !ok || k == "" {
-			return nil, &ConfigError{Var: name, Value: s, Reason: fmt.Sprintf("%q is not key=value", item)}
+			return nil, refuse(n, item, "is not key=value")
 		}
 		dv, err := url.PathUnescape(strings.TrimSpace(v))
 		if err != nil {
-			return nil, &ConfigError{Var: name, Value: s, Reason: fmt.Sprintf("%q: %v", item, err)}
+			return nil, refuse(n, item, "has a bad percent-encoding")
 		}
 		out[k] = dv
 	}

@@ -117,3 +117,22 @@ func TestSetupGRPC(t *testing.T) {
 		t.Errorf("the collector got %q", col.names)
 	}
 }
+
+// A refused OTLP headers variable is named, but none of its text is shown:
+// headers carry API keys.
+func TestSetupHidesBadHeaders(t *testing.T) {
+	for _, v := range []string{"x-api-key=s3cr3t,Bearer t0k3n", "authorization=Bearer%zzt0k3n"} {
+		_, err := telemetry.Setup(context.Background(), envOf(map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://localhost:4318", "OTEL_EXPORTER_OTLP_HEADERS": v}), nil)
+		var ce *telemetry.ConfigError
+		if !errors.As(err, &ce) || ce.Var != "OTEL_EXPORTER_OTLP_HEADERS" {
+			t.Fatalf("%v, want a ConfigError of OTEL_EXPORTER_OTLP_HEADERS", err)
+		}
+		if msg := err.Error(); strings.Contains(msg, "s3cr3t") || strings.Contains(msg, "t0k3n") || !strings.Contains(msg, "item ") {
+			t.Errorf("the error shows the headers or not the item: %s", msg)
+		}
+	}
+	_, err := telemetry.Setup(context.Background(), envOf(map[string]string{"OTEL_TRACES_EXPORTER": "console", "OTEL_RESOURCE_ATTRIBUTES": "team"}), nil)
+	if err == nil || !strings.Contains(err.Error(), `"team" is not key=value`) {
+		t.Errorf("resource attributes: %v, want the item named", err)
+	}
+}
