@@ -41,6 +41,31 @@ func TestPointReadsCancelled(t *testing.T) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
+	// The one-row writes, which run their statement without the
+	// cancellation too, refuse a done context before writing.
+	if err := s.CreateThread(done, &store.Thread{ID: "t2"}); !errors.Is(err, context.Canceled) {
+		t.Errorf("CreateThread with a cancelled context: %v", err)
+	}
+	if _, err := s.Thread(live, "t2"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("the thread CreateThread refused: %v", err)
+	}
+	thr, err := s.Thread(live, "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	thr.Meta = map[string]string{"k": `"v"`}
+	if err := s.UpdateThread(done, thr); !errors.Is(err, context.Canceled) {
+		t.Errorf("UpdateThread with a cancelled context: %v", err)
+	}
+	if thr, err := s.Thread(live, "t1"); err != nil || thr.Meta["k"] != "" {
+		t.Errorf("the thread UpdateThread refused: %+v, %v", thr, err)
+	}
+	if err := s.UpdateThread(live, thr); err != nil {
+		t.Fatal(err)
+	}
+	if thr, err := s.Thread(live, "t1"); err != nil || thr.Meta["k"] != `"v"` {
+		t.Errorf("the thread updated: %+v, %v", thr, err)
+	}
 	// A thread that is not there is still not found.
 	if _, _, err := s.Head(live, "nope"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("Head of a missing thread: %v", err)

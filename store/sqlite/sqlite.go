@@ -451,7 +451,7 @@ func (s *Store) CreateThread(ctx context.Context, t *store.Thread) error {
 	}
 	var res sql.Result
 	err = s.write(ctx, func() (err error) {
-		res, err = s.w.insertThread.ExecContext(ctx, t.ID, t.Workflow, unix(created), unix(updated), string(meta), source(t.Source), nonNil(t.Spec))
+		res, err = s.w.insertThread.ExecContext(context.WithoutCancel(ctx), t.ID, t.Workflow, unix(created), unix(updated), string(meta), source(t.Source), nonNil(t.Spec))
 		return err
 	})
 	if code(err) == sqliteConstraint && t.Source != "" {
@@ -549,7 +549,7 @@ func (s *Store) UpdateThread(ctx context.Context, t *store.Thread) error {
 	}
 	var created int64
 	err = s.write(ctx, func() error {
-		return s.w.updateThread.QueryRowContext(ctx, t.ID, t.Workflow, unix(updated), string(meta), source(t.Source), nonNil(t.Spec)).Scan(&created)
+		return s.w.updateThread.QueryRowContext(context.WithoutCancel(ctx), t.ID, t.Workflow, unix(updated), string(meta), source(t.Source), nonNil(t.Spec)).Scan(&created)
 	})
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
@@ -569,7 +569,7 @@ func (s *Store) PutSource(ctx context.Context, digest string, src []byte) error 
 		return fmt.Errorf("sqlite store: put source: %w", err)
 	}
 	err := s.write(ctx, func() error {
-		_, err := s.w.putSource.ExecContext(ctx, digest, nonNil(src))
+		_, err := s.w.putSource.ExecContext(context.WithoutCancel(ctx), digest, nonNil(src))
 		return err
 	})
 	if err != nil {
@@ -1326,7 +1326,7 @@ func (s *Store) Pending(ctx context.Context, threadID string) ([]*store.Pending,
 func (s *Store) DeletePending(ctx context.Context, threadID, id string) error {
 	var res sql.Result
 	err := s.write(ctx, func() (err error) {
-		res, err = s.w.deletePending.ExecContext(ctx, threadID, id)
+		res, err = s.w.deletePending.ExecContext(context.WithoutCancel(ctx), threadID, id)
 		return err
 	})
 	if err != nil {
