@@ -295,7 +295,8 @@ func (s *Server) execute(ctx context.Context, ref JobRef) error {
 		st = s.streams.open(job.ID)
 	}
 	var end *store.JobChange // the job's end, when the run's end recorded it
-	status, final, errText := s.drive(ctx, job, st, &end)
+	b := decodeRunBody(job)  // decoded once, for drive and for the end
+	status, final, errText := s.drive(ctx, job, b, st, &end)
 	if status == jobRetry {
 		s.log.Warn("a run could not go on, the store being unreachable: it goes back to the queue", "run", job.ID, "thread", job.ThreadID, "err", errText)
 		if st.log != nil {
@@ -340,7 +341,7 @@ func (s *Server) execute(ctx context.Context, ref JobRef) error {
 			s.log.Error("recording a run's end", "run", job.ID, "err", err)
 		}
 	}
-	if b := decodeRunBody(job); b != nil && b.OnCompletion == "delete" {
+	if b != nil && b.OnCompletion == "delete" {
 		if err := s.opts.Store.DeleteThread(bg, job.ThreadID); err != nil {
 			s.log.Error("deleting a stateless run's thread", "thread", job.ThreadID, "err", err)
 		}
@@ -429,8 +430,9 @@ func decodeRunBody(j *store.Job) *runBody {
 }
 
 // drive starts or resumes the job's thread and returns the job's end
-// status, the reply of runs.wait and the error text.
-func (s *Server) drive(ctx context.Context, job *store.Job, st *runStream, end **store.JobChange) (store.JobStatus, []byte, string) {
+// status, the reply of runs.wait and the error text. b is the job's
+// request, decoded (nil when it does not decode).
+func (s *Server) drive(ctx context.Context, job *store.Job, b *runBody, st *runStream, end **store.JobChange) (store.JobStatus, []byte, string) {
 	fail := func(err error) (store.JobStatus, []byte, string) {
 		if errors.Is(err, store.ErrLeaseLost) {
 			// Another process took the thread over (this one stalled
@@ -452,7 +454,6 @@ func (s *Server) drive(ctx context.Context, job *store.Job, st *runStream, end *
 		final, _ := json.Marshal(map[string]any{"__error__": map[string]string{"error": kind, "message": err.Error()}})
 		return store.JobError, final, err.Error()
 	}
-	b := decodeRunBody(job)
 	if b == nil {
 		return fail(errors.New("the run's request does not decode"))
 	}

@@ -45,7 +45,7 @@ func (s *Store) PutItem(ctx context.Context, it *store.Item) error {
 	}
 	var c, u int64
 	err := s.write(ctx, func() error {
-		return s.w.putItem.QueryRowContext(ctx,
+		return s.w.putItem.QueryRowContext(context.WithoutCancel(ctx),
 			store.JoinNamespace(it.Namespace), it.Key, []byte(it.Value), unix(created), unix(updated), unix(replaced)).Scan(&c, &u)
 	})
 	if err != nil {
@@ -93,7 +93,7 @@ func (s *Store) DeleteItem(ctx context.Context, ns []string, key string) error {
 		return fmt.Errorf("sqlite store: delete item: %w", err)
 	}
 	err := s.write(ctx, func() error {
-		_, err := s.w.deleteItem.ExecContext(ctx, store.JoinNamespace(ns), key)
+		_, err := s.w.deleteItem.ExecContext(context.WithoutCancel(ctx), store.JoinNamespace(ns), key)
 		return err
 	})
 	if err != nil {

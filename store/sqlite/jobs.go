@@ -86,7 +86,7 @@ func (s *Store) CreateJob(ctx context.Context, j *store.Job) error {
 
 // Job returns a job.
 func (s *Store) Job(ctx context.Context, id string) (*store.Job, error) {
-	j, err := scanJob(s.r.job.QueryRowContext(ctx, id))
+	j, err := scanJob(s.r.job.QueryRowContext(point(ctx), id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound("job", id)
 	}
@@ -173,13 +173,17 @@ func (s *Store) Jobs(ctx context.Context, q store.JobQuery) ([]*store.Job, error
 		return nil, fmt.Errorf("sqlite store: jobs: %w", err)
 	}
 	query, args := s.jobsQuery(q)
-	out, err := s.queryJobs(ctx, query, args...)
+	qctx := ctx
+	if q.ThreadID != "" {
+		qctx = point(ctx) // one thread's jobs, through its index
+	}
+	out, err := s.queryJobs(qctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite store: jobs: %w", err)
 	}
 	if len(out) == 0 && q.ThreadID != "" {
 		var one int
-		err := s.r.threadExists.QueryRowContext(ctx, q.ThreadID).Scan(&one)
+		err := s.r.threadExists.QueryRowContext(point(ctx), q.ThreadID).Scan(&one)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, notFound("thread", q.ThreadID)
 		}
@@ -235,7 +239,7 @@ func (s *Store) SetJob(ctx context.Context, id string, from []store.JobStatus, t
 		return nil, fmt.Errorf("sqlite store: set job %s: %w", id, err)
 	}
 	var cur store.JobStatus
-	err = s.r.jobStatus.QueryRowContext(ctx, id).Scan(&cur)
+	err = s.r.jobStatus.QueryRowContext(point(ctx), id).Scan(&cur)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return nil, notFound("job", id)

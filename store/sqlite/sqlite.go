@@ -451,7 +451,7 @@ func (s *Store) CreateThread(ctx context.Context, t *store.Thread) error {
 	}
 	var res sql.Result
 	err = s.write(ctx, func() (err error) {
-		res, err = s.w.insertThread.ExecContext(ctx, t.ID, t.Workflow, unix(created), unix(updated), string(meta), source(t.Source), nonNil(t.Spec))
+		res, err = s.w.insertThread.ExecContext(context.WithoutCancel(ctx), t.ID, t.Workflow, unix(created), unix(updated), string(meta), source(t.Source), nonNil(t.Spec))
 		return err
 	})
 	if code(err) == sqliteConstraint && t.Source != "" {
@@ -523,7 +523,7 @@ func scanListed(sc scanner) (*store.Thread, error) {
 
 // Thread returns a thread, with its latest run.
 func (s *Store) Thread(ctx context.Context, id string) (*store.Thread, error) {
-	t, err := scanListed(s.r.thread.QueryRowContext(ctx, id))
+	t, err := scanListed(s.r.thread.QueryRowContext(point(ctx), id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound("thread", id)
 	}
@@ -549,7 +549,7 @@ func (s *Store) UpdateThread(ctx context.Context, t *store.Thread) error {
 	}
 	var created int64
 	err = s.write(ctx, func() error {
-		return s.w.updateThread.QueryRowContext(ctx, t.ID, t.Workflow, unix(updated), string(meta), source(t.Source), nonNil(t.Spec)).Scan(&created)
+		return s.w.updateThread.QueryRowContext(context.WithoutCancel(ctx), t.ID, t.Workflow, unix(updated), string(meta), source(t.Source), nonNil(t.Spec)).Scan(&created)
 	})
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
@@ -569,7 +569,7 @@ func (s *Store) PutSource(ctx context.Context, digest string, src []byte) error 
 		return fmt.Errorf("sqlite store: put source: %w", err)
 	}
 	err := s.write(ctx, func() error {
-		_, err := s.w.putSource.ExecContext(ctx, digest, nonNil(src))
+		_, err := s.w.putSource.ExecContext(context.WithoutCancel(ctx), digest, nonNil(src))
 		return err
 	})
 	if err != nil {
@@ -581,7 +581,7 @@ func (s *Store) PutSource(ctx context.Context, digest string, src []byte) error 
 // Source returns the source stored under digest.
 func (s *Store) Source(ctx context.Context, digest string) ([]byte, error) {
 	var src []byte
-	err := s.r.source.QueryRowContext(ctx, digest).Scan(&src)
+	err := s.r.source.QueryRowContext(point(ctx), digest).Scan(&src)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound("source", digest)
 	}
@@ -870,7 +870,7 @@ func scanRun(sc scanner) (*store.Run, error) {
 
 // Run returns a run.
 func (s *Store) Run(ctx context.Context, id string) (*store.Run, error) {
-	r, err := scanRun(s.r.run.QueryRowContext(ctx, id))
+	r, err := scanRun(s.r.run.QueryRowContext(point(ctx), id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound("run", id)
 	}
@@ -880,10 +880,25 @@ func (s *Store) Run(ctx context.Context, id string) (*store.Run, error) {
 	return r, nil
 }
 
+// point is the context of a point read: a row by its key, or the few
+// rows of one thread an index finds, which ends in microseconds. It is
+// ctx without its cancellation, unless ctx is done already (the
+// statement then fails at once, as with ctx): a cancellable context costs
+// each statement two goroutines (database/sql's and the driver's, which
+// wait on ctx.Done to stop it), more than the read itself would gain by
+// being stopped. The writes run their statements without cancellation
+// too (write checks ctx before each attempt).
+func point(ctx context.Context) context.Context {
+	if ctx.Err() != nil {
+		return ctx
+	}
+	return context.WithoutCancel(ctx)
+}
+
 // threadExists reports ErrNotFound for a missing thread, on the reader.
 func (s *Store) threadExists(ctx context.Context, id string) error {
 	var one int
-	err := s.r.threadExists.QueryRowContext(ctx, id).Scan(&one)
+	err := s.r.threadExists.QueryRowContext(point(ctx), id).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
 		return notFound("thread", id)
 	}
@@ -1202,7 +1217,7 @@ func (s *Store) Records(ctx context.Context, threadID string, from int64) ([]*st
 
 // LastSnapshot returns the thread's latest snapshot, verified.
 func (s *Store) LastSnapshot(ctx context.Context, threadID string) (*store.Record, error) {
-	r, err := scanRecord(threadID, s.r.lastSnapshot.QueryRowContext(ctx, threadID))
+	r, err := scanRecord(threadID, s.r.lastSnapshot.QueryRowContext(point(ctx), threadID))
 	if errors.Is(err, sql.ErrNoRows) {
 		if err := s.threadExists(ctx, threadID); err != nil {
 			return nil, err
@@ -1219,7 +1234,7 @@ func (s *Store) LastSnapshot(ctx context.Context, threadID string) (*store.Recor
 // store.HeadReader); 0 for a thread with none.
 func (s *Store) Head(ctx context.Context, threadID string) (int64, time.Time, error) {
 	var seq, t sql.NullInt64
-	err := s.r.head.QueryRowContext(ctx, threadID).Scan(&seq, &t)
+	err := s.r.head.QueryRowContext(point(ctx), threadID).Scan(&seq, &t)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, time.Time{}, notFound("thread", threadID)
 	}
@@ -1281,7 +1296,7 @@ func (s *Store) PutPending(ctx context.Context, p *store.Pending) error {
 
 // Pending lists a thread's questions by Created, then ID.
 func (s *Store) Pending(ctx context.Context, threadID string) ([]*store.Pending, error) {
-	rows, err := s.r.pending.QueryContext(ctx, threadID)
+	rows, err := s.r.pending.QueryContext(point(ctx), threadID)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite store: pending of %s: %w", threadID, err)
 	}
@@ -1311,7 +1326,7 @@ func (s *Store) Pending(ctx context.Context, threadID string) ([]*store.Pending,
 func (s *Store) DeletePending(ctx context.Context, threadID, id string) error {
 	var res sql.Result
 	err := s.write(ctx, func() (err error) {
-		res, err = s.w.deletePending.ExecContext(ctx, threadID, id)
+		res, err = s.w.deletePending.ExecContext(context.WithoutCancel(ctx), threadID, id)
 		return err
 	})
 	if err != nil {
