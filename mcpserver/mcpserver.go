@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -34,6 +35,11 @@ const DefaultMaxArgumentBytes = 1 << 20
 
 // DefaultMaxConcurrent bounds the runs that the tools carry out at once.
 const DefaultMaxConcurrent = server.DefaultPoolSize
+
+// DefaultSessionTimeout is how long an HTTP session may go without a
+// request before it is closed: a client that goes without ending its
+// session leaves nothing behind for longer.
+const DefaultSessionTimeout = 30 * time.Minute
 
 // ErrConfig is what New's errors match (errors.Is): the options cannot
 // make a server (no service, two workflows with one tool name).
@@ -71,6 +77,10 @@ type Options struct {
 	Version string
 	// Logger logs the SDK's activity; nil discards.
 	Logger *slog.Logger
+	// SessionTimeout closes an HTTP session (Handler) that had no
+	// request for that long (0: DefaultSessionTimeout); a later request
+	// with its id is answered 404, and the client starts a new session.
+	SessionTimeout time.Duration
 }
 
 // Server is an MCP server whose tools run workflows.
@@ -122,6 +132,9 @@ func New(opts Options) (*Server, error) {
 	if opts.Version == "" {
 		opts.Version = "dev"
 	}
+	if opts.SessionTimeout <= 0 {
+		opts.SessionTimeout = DefaultSessionTimeout
+	}
 	s := &Server{opts: opts, slots: make(chan struct{}, opts.MaxConcurrent), tools: map[string]*tool{}, plans: map[string]*flow.Plan{}}
 	s.closed, s.close = context.WithCancel(context.Background())
 	s.mcp = sdk.NewServer(&sdk.Implementation{Name: "weft", Version: opts.Version},
@@ -172,7 +185,7 @@ func (s *Server) MCP() *sdk.Server { return s.mcp }
 
 // Handler serves the tools over streamable HTTP (mount it at /mcp).
 func (s *Server) Handler() http.Handler {
-	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.mcp }, &sdk.StreamableHTTPOptions{Logger: s.opts.Logger})
+	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.mcp }, &sdk.StreamableHTTPOptions{Logger: s.opts.Logger, SessionTimeout: s.opts.SessionTimeout})
 }
 
 // Serve serves the tools on r and w, newline-delimited JSON-RPC as the

@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -611,5 +614,68 @@ func TestSeveralFinals(t *testing.T) {
 	_, sc = f.call(t, ctx, "Two", map[string]any{"input_text": "hi", "pick": true})
 	if sc["final"] != "a" || cmp.Diff(map[string]any{"a": "hi"}, sc["outputs"]) != "" {
 		t.Errorf("Two with pick: %v", sc)
+	}
+}
+
+// An HTTP session that had no request for SessionTimeout is closed: a
+// later request with its id is answered 404 (so a client that went away
+// without ending its session leaves nothing behind), and a new session
+// works.
+func TestIdleHTTPSessionIsClosed(t *testing.T) {
+	svc, err := service.New(service.Options{Store: memory.New()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = svc.Close() })
+	wf, err := svc.Open(context.Background(), service.Bytes("calc.wf", []byte(calcWF)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := mcpserver.New(mcpserver.Options{Service: svc, Workflows: []mcpserver.Workflow{{Workflow: wf}}, SessionTimeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(ts.Close)
+	post := func(session, body string) (*http.Response, string) {
+		t.Helper()
+		req, _ := http.NewRequest("POST", ts.URL, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", session)
+			req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp, string(b)
+	}
+	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	resp, body := post("", initialize)
+	id := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != 200 || id == "" {
+		t.Fatalf("initialize: %d %q %s", resp.StatusCode, id, body)
+	}
+	ping := `{"jsonrpc":"2.0","id":2,"method":"ping"}`
+	if resp, body := post(id, ping); resp.StatusCode != 200 {
+		t.Fatalf("a ping in the session: %d %s", resp.StatusCode, body)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		resp, body := post(id, ping)
+		if resp.StatusCode == http.StatusNotFound {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the idle session still answers after 5 s: %d %s", resp.StatusCode, body)
+		}
+		time.Sleep(400 * time.Millisecond) // longer than the timeout: idle
+	}
+	if resp, body := post("", initialize); resp.StatusCode != 200 || resp.Header.Get("Mcp-Session-Id") == id {
+		t.Fatalf("a new session: %d %s", resp.StatusCode, body)
 	}
 }

@@ -1,9 +1,14 @@
 package server
 
 import (
+	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/weftlang/weft/store"
+	"github.com/weftlang/weft/store/memory"
 )
 
 // Ended streams are kept for rejoining clients, within bounds: past
@@ -117,5 +122,45 @@ func TestThreadWatch(t *testing.T) {
 	releaseC() // twice: once counted
 	if len(tw.m) != 0 {
 		t.Fatalf("%d entries after the last waiter went", len(tw.m))
+	}
+}
+
+// oldestJob finds the run after last among runs created at the same time
+// as it, whichever order the store lists such runs in (by id ascending,
+// where jobAfter puts the larger id later): runs created in one tick are
+// not skipped by a thread stream.
+func TestOldestJobWithTiedCreation(t *testing.T) {
+	ctx := context.Background()
+	st := memory.New()
+	if err := st.CreateThread(ctx, &store.Thread{ID: "t"}); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	for _, j := range []*store.Job{
+		{ID: "a", ThreadID: "t", Created: at.Add(-time.Second)},
+		{ID: "b", ThreadID: "t", Created: at},
+		{ID: "c", ThreadID: "t", Created: at},
+		{ID: "d", ThreadID: "t", Created: at.Add(time.Second)},
+	} {
+		if err := st.CreateJob(ctx, j); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := &Server{jobs: st}
+	var order []string
+	var last *store.Job
+	for range 5 {
+		j, err := s.nextJob(ctx, "t", last)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if j == nil {
+			break
+		}
+		order = append(order, j.ID)
+		last = j
+	}
+	if got := strings.Join(order, " "); got != "a b c d" {
+		t.Fatalf("runs in order %q, want a b c d", got)
 	}
 }

@@ -175,8 +175,9 @@ func (s *Server) nextJob(ctx context.Context, thread string, last *store.Job) (*
 }
 
 // oldestJob returns the oldest of the jobs q lists that come after last
-// (any, when nil), or nil; it reads them a page at a time, newest first,
-// until one is not after last.
+// (any, when nil), or nil; it reads them a page at a time, newest first
+// (by creation; the store orders jobs created at the same time by id
+// ascending, not as jobAfter does), until one was created before last.
 func (s *Server) oldestJob(ctx context.Context, q store.JobQuery, last *store.Job) (*store.Job, error) {
 	const page = 64
 	var best *store.Job
@@ -188,8 +189,11 @@ func (s *Server) oldestJob(ctx context.Context, q store.JobQuery, last *store.Jo
 		older := false
 		for _, j := range js {
 			if last != nil && !jobAfter(j, last) {
-				older = true // newest first: the rest are older still
-				break
+				if j.Created.Before(last.Created) {
+					older = true // newest first: the rest are older still
+					break
+				}
+				continue // created with last: a later one may follow in the page
 			}
 			if best == nil || jobAfter(best, j) {
 				best = j
@@ -243,8 +247,14 @@ func (s *Server) threadStream(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 		if !all {
-			if last, err = s.threadJob(ctx, thread, cur.run); err != nil {
-				return err
+			last, err = s.threadJob(ctx, thread, cur.run)
+			if statusOf(err) == http.StatusNotFound {
+				// The run was deleted since (a rollback, DELETE): the
+				// client joins as with no event id.
+				last, cur, err = s.threadStart(ctx, thread)
+			}
+			if err != nil {
+				return threadErr(thread, err)
 			}
 		}
 	}

@@ -252,3 +252,25 @@ func TestThreadStreamEndsOnClose(t *testing.T) {
 	}
 	ls.ends(t)
 }
+
+// A client reconnecting with an event id of a run deleted since (a
+// rollback, DELETE /threads/{id}/runs/{rid}) joins the thread's stream as
+// with no id, and follows its next run, instead of failing for good.
+func TestThreadStreamRejoinAfterItsRunWasDeleted(t *testing.T) {
+	f := newFixture(t, nil)
+	f.json("POST", "/threads", `{"thread_id":"tdel"}`, 200, nil)
+	var r1, r2 struct {
+		RunID string `json:"run_id"`
+	}
+	f.json("POST", "/threads/tdel/runs", `{"assistant_id":"Approval","input":{"input_text":"doc D"}}`, 200, &r1)
+	f.json("GET", "/threads/tdel/runs/"+r1.RunID+"/join", "", 200, nil)
+	if code, body := f.do("DELETE", "/threads/tdel/runs/"+r1.RunID, ""); code != 204 {
+		t.Fatalf("delete run: %d %s", code, body)
+	}
+	again := openStream(t, f.ts.URL+"/threads/tdel/stream", "Last-Event-ID", r1.RunID+"/end")
+	f.json("POST", "/threads/tdel/runs", `{"assistant_id":"Approval","input":{"input_text":"doc E"}}`, 200, &r2)
+	evs := again.until(t, 1)
+	if evs[0].Event != "metadata" || runOfMeta(t, evs[0]) != r2.RunID {
+		t.Fatalf("after the deleted run, want run %s from its start:%s", r2.RunID, show(evs))
+	}
+}
