@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -152,4 +153,49 @@ func reversed(xs []string) []string {
 		out[len(xs)-1-i] = x
 	}
 	return out
+}
+
+// Pages back and forth over threads updated at the same instant: every
+// page forward, then every page back (by the Prev cursors), lists the
+// threads as the first listing did, none skipped or repeated (the store's
+// two orders are each other's exact reverse, ties included).
+func TestSearchCursorsOverTies(t *testing.T) {
+	f := newFixture(t, nil)
+	at := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	for _, id := range []string{"a", "b1", "b2", "b3", "d"} {
+		u := at
+		switch id {
+		case "a":
+			u = at.Add(time.Second)
+		case "d":
+			u = at.Add(-time.Second)
+		}
+		if err := f.st.CreateThread(context.Background(), &store.Thread{ID: id, Created: u, Updated: u}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	all, _, _ := f.searchPage(`{"limit":10}`)
+	if all != "a b1 b2 b3 d" {
+		t.Fatalf("all: %q", all)
+	}
+	var pages []string
+	var prevs []string
+	body := `{"limit":2}`
+	for range 5 {
+		ids, prev, next := f.searchPage(body)
+		pages, prevs = append(pages, ids), append(prevs, prev)
+		if next == "" {
+			break
+		}
+		body = `{"limit":2,"after":"` + next + `"}`
+	}
+	if got := strings.Join(pages, " | "); got != "a b1 | b2 b3 | d" {
+		t.Fatalf("pages forward: %q", got)
+	}
+	for i := len(pages) - 1; i > 0; i-- {
+		ids, _, _ := f.searchPage(`{"limit":2,"before":"` + prevs[i] + `"}`)
+		if ids != pages[i-1] {
+			t.Errorf("the page before page %d: %q, want %q", i+1, ids, pages[i-1])
+		}
+	}
 }

@@ -487,8 +487,8 @@ type Order int
 
 // The orders of a listing. Ties of Updated go by ID, ascending (bytewise).
 const (
-	NewestFirst Order = iota // Updated descending: the most recently updated first
-	OldestFirst              // Updated ascending
+	NewestFirst Order = iota // Updated descending, ties by ID ascending: the most recently updated first
+	OldestFirst              // Updated ascending, ties by ID descending: NewestFirst's exact reverse
 )
 
 // Cursor is a position in a listing of threads: the Updated and ID of
@@ -601,16 +601,18 @@ func LikeContains(term string) string {
 }
 
 // Compare orders two positions (threads' Cursors) as a listing in
-// o.Order does: negative when a comes first.
+// o.Order does: negative when a comes first. The two orders are each
+// other's exact reverse, ties included, so that the threads after a
+// cursor in one are those before it in the other (a page backwards).
 func (o ListOptions) Compare(a, b Cursor) int {
 	c := a.Updated.Compare(b.Updated)
+	if c == 0 {
+		c = -strings.Compare(a.ID, b.ID)
+	}
 	if o.Order == NewestFirst {
 		c = -c
 	}
-	if c != 0 {
-		return c
-	}
-	return strings.Compare(a.ID, b.ID)
+	return c
 }
 
 // ErrNotFound is returned for a thread, run, snapshot or question that does

@@ -470,13 +470,14 @@ func (s *Store) Threads(ctx context.Context, opts store.ListOptions) ([]*store.T
 		like := arg(store.LikeContains(opts.Search), "text")
 		where = append(where, "(translate(t.id, "+fold+") LIKE "+like+` ESCAPE '\' OR EXISTS (SELECT 1 FROM jsonb_each_text(t.meta) m WHERE translate(m.value, `+fold+") LIKE "+like+` ESCAPE '\'))`)
 	}
-	dir, cmp := "DESC", "<"
+	// OldestFirst is NewestFirst's exact reverse, ties included.
+	dir, cmp, idDir, idCmp := "DESC", "<", "", ">"
 	if opts.Order == store.OldestFirst {
-		dir, cmp = "ASC", ">"
+		dir, cmp, idDir, idCmp = "ASC", ">", " DESC", "<"
 	}
 	if !opts.After.IsZero() {
 		u := arg(opts.After.Updated, "timestamptz")
-		where = append(where, "(t.updated "+cmp+" "+u+" OR t.updated = "+u+` AND t.id COLLATE "C" > `+arg(opts.After.ID, "text")+")")
+		where = append(where, "(t.updated "+cmp+" "+u+" OR t.updated = "+u+` AND t.id COLLATE "C" `+idCmp+" "+arg(opts.After.ID, "text")+")")
 	}
 	q := selectThreads
 	if len(where) > 0 {
@@ -486,7 +487,7 @@ func (s *Store) Threads(ctx context.Context, opts store.ListOptions) ([]*store.T
 	if opts.Limit > 0 {
 		limit = int64(opts.Limit)
 	}
-	q += " ORDER BY t.updated " + dir + `, t.id COLLATE "C" LIMIT ` + arg(limit, "bigint") + " OFFSET " + arg(int64(opts.Offset), "bigint")
+	q += " ORDER BY t.updated " + dir + `, t.id COLLATE "C"` + idDir + ` LIMIT ` + arg(limit, "bigint") + " OFFSET " + arg(int64(opts.Offset), "bigint")
 	var out []*store.Thread
 	err := s.retry(ctx, func() error {
 		out = nil

@@ -639,12 +639,14 @@ func (s *Store) Threads(ctx context.Context, opts store.ListOptions) ([]*store.T
 			args = append(args, like) // the same pattern each time
 		}
 	}
-	dir, cmp := "DESC", "<"
+	// OldestFirst is NewestFirst's exact reverse, ties included (the
+	// index threads_updated read backwards).
+	dir, cmp, idDir, idCmp := "DESC", "<", "", ">"
 	if opts.Order == store.OldestFirst {
-		dir, cmp = "ASC", ">"
+		dir, cmp, idDir, idCmp = "ASC", ">", " DESC", "<"
 	}
 	if !opts.After.IsZero() {
-		where = append(where, `(t.updated `+cmp+` ? OR t.updated = ? AND t.id > ?)`)
+		where = append(where, `(t.updated `+cmp+` ? OR t.updated = ? AND t.id `+idCmp+` ?)`)
 		u := unix(opts.After.Updated)
 		args = append(args, u, u, opts.After.ID)
 	}
@@ -652,7 +654,7 @@ func (s *Store) Threads(ctx context.Context, opts store.ListOptions) ([]*store.T
 	if len(where) > 0 {
 		q += ` WHERE ` + strings.Join(where, ` AND `)
 	}
-	q += ` ORDER BY t.updated ` + dir + `, t.id LIMIT ? + 0 OFFSET ? + 0`
+	q += ` ORDER BY t.updated ` + dir + `, t.id` + idDir + ` LIMIT ? + 0 OFFSET ? + 0`
 	limit := int64(-1)
 	if opts.Limit > 0 {
 		limit = int64(opts.Limit)

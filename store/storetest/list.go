@@ -75,7 +75,7 @@ func testThreadFilters(t *testing.T, s store.Store) {
 		return got
 	}
 	all := check(store.ListOptions{}, "a:2:waiting b:1:failed c:1:cancelled d:0: e:1:running")
-	check(store.ListOptions{Order: store.OldestFirst}, "e:1:running c:1:cancelled d:0: b:1:failed a:2:waiting")
+	check(store.ListOptions{Order: store.OldestFirst}, "e:1:running d:0: c:1:cancelled b:1:failed a:2:waiting")
 	for _, th := range all {
 		want := threads[strings.Index("abcde", th.ID)]
 		if th.Workflow != want.Workflow || th.Source != want.Source || !sameTime(th.Updated, want.Updated) || fmt.Sprint(th.Meta) != fmt.Sprint(want.Meta) {
@@ -114,10 +114,15 @@ func testThreadFilters(t *testing.T, s store.Store) {
 	page3 := check(store.ListOptions{Limit: 2, After: page2[1].Cursor()}, "e:1:running")
 	check(store.ListOptions{Limit: 2, After: page3[0].Cursor()}, "")
 	check(store.ListOptions{After: all[0].Cursor(), Offset: 1, Limit: 2}, "c:1:cancelled d:0:")
-	// Ties of Updated (c and d) go by ID in both orders, and a page
-	// boundary between them neither skips nor repeats one.
-	old1 := check(store.ListOptions{Order: store.OldestFirst, Limit: 2}, "e:1:running c:1:cancelled")
-	check(store.ListOptions{Order: store.OldestFirst, Limit: 2, After: old1[1].Cursor()}, "d:0: b:1:failed")
+	// Ties of Updated (c and d) go by ID, ascending newest first and
+	// descending oldest first (each order the other's exact reverse), and
+	// a page boundary between them neither skips nor repeats one.
+	old1 := check(store.ListOptions{Order: store.OldestFirst, Limit: 2}, "e:1:running d:0:")
+	check(store.ListOptions{Order: store.OldestFirst, Limit: 2, After: old1[1].Cursor()}, "c:1:cancelled b:1:failed")
+	// The threads before a cursor, nearest first, are those after it in
+	// the other order: before d (newest first) comes c, its tie.
+	check(store.ListOptions{Order: store.OldestFirst, Limit: 2, After: page2[1].Cursor()}, "c:1:cancelled b:1:failed")
+	check(store.ListOptions{Limit: 2, After: old1[1].Cursor()}, "e:1:running")
 	red := check(store.ListOptions{Meta: map[string]string{"team": "red"}, Limit: 1}, "a:2:waiting")
 	red = check(store.ListOptions{Meta: map[string]string{"team": "red"}, Limit: 1, After: red[0].Cursor()}, "c:1:cancelled")
 	red = check(store.ListOptions{Meta: map[string]string{"team": "red"}, Limit: 1, After: red[0].Cursor()}, "d:0:")
