@@ -153,6 +153,17 @@ type Client struct {
 	conn   *conn // nil after a failed restart
 	tools  []*tool.Tool
 	closed bool
+	// restarting is the restart in progress, nil when none: one caller
+	// restarts the server, outside mu, while the others wait for it (or
+	// for their context), and Tools and Close do not wait at all.
+	restarting *restart
+}
+
+// restart is a restart of the server in progress: done is closed when it
+// has ended, with err its failure (nil: c.conn is the new session).
+type restart struct {
+	done chan struct{}
+	err  error
 }
 
 // conn is one session with the server.
@@ -539,20 +550,65 @@ func (cn *conn) fail() {
 
 // session returns the live session, connecting again when the server has
 // died: up to MaxRestarts attempts, with a doubling backoff, bounded by
-// ctx.
+// ctx and by Close. One caller restarts; the others wait for it, each no
+// longer than its own ctx, and share its outcome (but for a restart its
+// caller's ctx cut short: then a waiter whose ctx lives tries itself).
 func (c *Client) session(ctx context.Context, toolName string) (*conn, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed {
-		return nil, &Error{Server: c.cfg.Name, Tool: toolName, Op: "call", Kind: ErrClosed, Err: errors.New("the client is closed")}
+	for {
+		c.mu.Lock()
+		if c.closed {
+			c.mu.Unlock()
+			return nil, &Error{Server: c.cfg.Name, Tool: toolName, Op: "call", Kind: ErrClosed, Err: errors.New("the client is closed")}
+		}
+		if c.conn != nil && !c.conn.dead() {
+			cn := c.conn
+			c.mu.Unlock()
+			return cn, nil
+		}
+		if r := c.restarting; r != nil {
+			c.mu.Unlock()
+			select {
+			case <-r.done:
+			case <-ctx.Done():
+				return nil, &Error{Server: c.cfg.Name, Tool: toolName, Op: "restart", Kind: ErrConnect, Err: fmt.Errorf("waiting for the server's restart: %w", ctx.Err())}
+			}
+			if r.err != nil && !(errors.Is(r.err, context.Canceled) || errors.Is(r.err, context.DeadlineExceeded)) {
+				return nil, r.err
+			}
+			continue // restarted, or its caller gave up: look again
+		}
+		if c.conn != nil {
+			go func(cn *conn) { _ = cn.close() }(c.conn)
+			c.conn = nil
+		}
+		r := &restart{done: make(chan struct{})}
+		c.restarting = r
+		c.mu.Unlock()
+		cn, ts, err := c.restart(ctx, toolName)
+		c.mu.Lock()
+		c.restarting = nil
+		if err == nil && c.closed {
+			_ = cn.close()
+			cn, err = nil, &Error{Server: c.cfg.Name, Tool: toolName, Op: "restart", Kind: ErrClosed, Err: errors.New("the client was closed during the restart")}
+		}
+		if err == nil {
+			c.conn, c.tools = cn, ts
+		}
+		r.err = err
+		close(r.done)
+		c.mu.Unlock()
+		return cn, err
 	}
-	if c.conn != nil && !c.conn.dead() {
-		return c.conn, nil
-	}
-	if c.conn != nil {
-		go func(cn *conn) { _ = cn.close() }(c.conn)
-		c.conn = nil
-	}
+}
+
+// restart connects to the server again and lists its tools: up to
+// MaxRestarts attempts, with a doubling backoff, until ctx ends or Close
+// is called.
+func (c *Client) restart(ctx context.Context, toolName string) (*conn, []*tool.Tool, error) {
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	unhook := context.AfterFunc(c.ctx, stop) // Close ends the restart
+	defer unhook()
 	c.log.Warn("mcp: restarting the server", "tool", toolName, "max_attempts", c.cfg.MaxRestarts)
 	var last error
 	wait := firstBackoff
@@ -561,7 +617,7 @@ func (c *Client) session(ctx context.Context, toolName string) (*conn, error) {
 			select {
 			case <-time.After(wait):
 			case <-ctx.Done():
-				return nil, &Error{Server: c.cfg.Name, Tool: toolName, Op: "restart", Kind: ErrConnect, Err: fmt.Errorf("cancelled after %d attempts: %w", attempt-1, errors.Join(ctx.Err(), last))}
+				return nil, nil, &Error{Server: c.cfg.Name, Tool: toolName, Op: "restart", Kind: ErrConnect, Err: fmt.Errorf("cancelled after %d attempts: %w", attempt-1, errors.Join(ctx.Err(), last))}
 			}
 			wait *= 2
 		}
@@ -569,17 +625,19 @@ func (c *Client) session(ctx context.Context, toolName string) (*conn, error) {
 		if err == nil {
 			ts, lerr := c.list(ctx, cn)
 			if lerr == nil {
-				c.conn, c.tools = cn, ts
 				c.log.Warn("mcp: the server was restarted", "attempt", attempt)
-				return cn, nil
+				return cn, ts, nil
 			}
 			_ = cn.close()
 			err = lerr
 		}
 		last = err
 		c.log.Error("mcp: restarting the server failed", "attempt", attempt, "err", err)
+		if ctx.Err() != nil {
+			return nil, nil, &Error{Server: c.cfg.Name, Tool: toolName, Op: "restart", Kind: ErrConnect, Err: fmt.Errorf("cancelled after %d attempts: %w", attempt, errors.Join(ctx.Err(), last))}
+		}
 	}
-	return nil, &Error{Server: c.cfg.Name, Tool: toolName, Op: "restart", Kind: ErrConnect, Err: fmt.Errorf("%d attempts failed, the last: %w", c.cfg.MaxRestarts, last)}
+	return nil, nil, &Error{Server: c.cfg.Name, Tool: toolName, Op: "restart", Kind: ErrConnect, Err: fmt.Errorf("%d attempts failed, the last: %w", c.cfg.MaxRestarts, last)}
 }
 
 func sortedKeys(m map[string]string) []string {

@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -616,5 +617,81 @@ func TestCallContextReachesHTTP(t *testing.T) {
 	defer mu.Unlock()
 	if len(calls) != 1 || calls[0] != "span-of-the-call" {
 		t.Errorf("the tools/call requests carried X-Ctx %q; want one with the call's value", calls)
+	}
+}
+
+// While one call restarts a dead server that hangs (here: its HTTP
+// endpoint stops answering), another call gives up at its own deadline,
+// Tools answers at once, and Close ends the restart: nothing waits on the
+// restart's lock.
+func TestRestartHoldsNoOneElse(t *testing.T) {
+	srv := sdk.NewServer(&sdk.Implementation{Name: "go-sdk-server", Version: "1"}, nil)
+	sdk.AddTool(srv, &sdk.Tool{Name: "ping", Description: "answers pong"}, func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "pong"}}}, nil, nil
+	})
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil)
+	var hang atomic.Bool
+	release := make(chan struct{})
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if hang.Load() {
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() { close(release); ts.Close() })
+	c, err := Connect(context.Background(), Config{Name: "go", URL: ts.URL, Timeout: 20 * time.Second, MaxRestarts: 1, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ping := find(t, c, "go__ping")
+	hang.Store(true)
+	c.mu.Lock()
+	c.conn.fail() // the server died: the next call restarts it
+	c.mu.Unlock()
+	first := make(chan error, 1)
+	go func() {
+		_, err := ping.Call(context.Background(), json.RawMessage(`{}`))
+		first <- err
+	}()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		c.mu.Lock()
+		r := c.restarting
+		c.mu.Unlock()
+		if r != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no restart began")
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	began := time.Now()
+	_, err = ping.Call(ctx, json.RawMessage(`{}`))
+	if took := time.Since(began); err == nil || took > 3*time.Second {
+		t.Fatalf("a second call during the restart: %v after %v; want its deadline's error at about 300ms", err, took)
+	}
+	began = time.Now()
+	if n := len(c.Tools()); n != 1 || time.Since(began) > time.Second {
+		t.Fatalf("Tools during the restart: %d tools after %v", n, time.Since(began))
+	}
+	began = time.Now()
+	if err := c.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	select {
+	case err := <-first:
+		if err == nil {
+			t.Fatal("the restarting call succeeded against a hung server")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the restarting call still waits 5 s after Close")
+	}
+	if took := time.Since(began); took > 5*time.Second {
+		t.Fatalf("Close took %v during a restart", took)
 	}
 }
