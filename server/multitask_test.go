@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"github.com/weftlang/weft/internal/napper"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -12,7 +11,6 @@ import (
 	"github.com/weftlang/weft/service"
 	"github.com/weftlang/weft/store"
 	"github.com/weftlang/weft/store/memory"
-	"github.com/weftlang/weft/store/sqlite"
 )
 
 // sleepyFixture serves testdata/sleepy.wf over st with the napper.
@@ -133,16 +131,8 @@ func TestCancelRun(t *testing.T) {
 // A server that stops mid-run leaves the run pending, every step it took
 // recorded; the next server on the store finishes it, once.
 func TestRunSurvivesRestart(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "weft.db")
 	ctx := context.Background()
-	open := func() store.Store {
-		st, err := sqlite.Open(ctx, path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
-		return st
-	}
+	open := sqliteOpener(t)
 	n1 := napper.New()
 	st1 := open()
 	f1 := sleepyFixture(t, st1, n1)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/weftlang/weft/service"
+	"github.com/weftlang/weft/store"
 	"github.com/weftlang/weft/store/sqlite"
 )
 
@@ -90,5 +91,21 @@ func TestRunLabelsThread(t *testing.T) {
 		if thr.Workflow != "Approval" || len(thr.Spec) == 0 {
 			t.Errorf("%s: workflow %q, spec %d bytes: the run's spec is lost", id, thr.Workflow, len(thr.Spec))
 		}
+	}
+}
+
+// sqliteOpener returns a function that opens (again) one SQLite store in
+// the test's temporary directory, each open closed at the test's end: a
+// server stopped and the next one started on the same store.
+func sqliteOpener(t *testing.T) func() store.Store {
+	path := filepath.Join(t.TempDir(), "weft.db")
+	return func() store.Store {
+		t.Helper()
+		st, err := sqlite.Open(context.Background(), path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		return st
 	}
 }

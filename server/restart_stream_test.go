@@ -4,12 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"github.com/weftlang/weft/internal/napper"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/weftlang/weft/store"
-	"github.com/weftlang/weft/store/sqlite"
 )
 
 // A client that rejoins a run's stream after its server stopped, with
@@ -18,16 +15,8 @@ import (
 // new attempt at the run from its start, its metadata frame first, which
 // says attempt 2; ids of the new attempt then work as usual.
 func TestRejoinAfterRestartReplaysTheNewAttempt(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "weft.db")
 	ctx := context.Background()
-	open := func() store.Store {
-		st, err := sqlite.Open(ctx, path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
-		return st
-	}
+	open := sqliteOpener(t)
 	n1 := napper.New()
 	st1 := open()
 	f1 := sleepyFixture(t, st1, n1)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -17,7 +16,6 @@ import (
 	"github.com/weftlang/weft/service"
 	"github.com/weftlang/weft/store"
 	"github.com/weftlang/weft/store/memory"
-	"github.com/weftlang/weft/store/sqlite"
 	"github.com/weftlang/weft/telemetry"
 )
 
@@ -149,16 +147,8 @@ func tracedSleepy(t *testing.T, st store.Store, n *napper.Napper) (*fixture, *tr
 // A run taken over by the next server after its server stopped mid-run
 // goes on in the same trace, under the same parent: the client's span.
 func TestTakeoverContinuesTheTrace(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "weft.db")
 	ctx := context.Background()
-	open := func() store.Store {
-		st, err := sqlite.Open(ctx, path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
-		return st
-	}
+	open := sqliteOpener(t)
 	n1 := napper.New()
 	st1 := open()
 	f1, exp1 := tracedSleepy(t, st1, n1)
