@@ -6,7 +6,6 @@ import (
 	"github.com/weftlang/weft/internal/napper"
 	"strings"
 	"testing"
-
 )
 
 // A client that rejoins a run's stream after its server stopped, with
