@@ -3,9 +3,10 @@ package server_test
 import (
 	"context"
 	"encoding/json"
-	"github.com/weftlang/weft/internal/napper"
 	"strings"
 	"testing"
+
+	"github.com/weftlang/weft/internal/napper"
 )
 
 // A client that rejoins a run's stream after its server stopped, with
