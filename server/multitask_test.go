@@ -3,11 +3,11 @@ package server_test
 import (
 	"context"
 	"encoding/json"
-	"github.com/weftlang/weft/internal/napper"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/weftlang/weft/internal/napper"
 	"github.com/weftlang/weft/service"
 	"github.com/weftlang/weft/store"
 	"github.com/weftlang/weft/store/memory"
