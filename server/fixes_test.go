@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/weftlang/weft/internal/napper"
 	"io"
 	"net/http"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weftlang/weft/internal/napper"
 	"github.com/weftlang/weft/store"
 	"github.com/weftlang/weft/store/memory"
 )

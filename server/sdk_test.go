@@ -11,7 +11,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/weftlang/weft/internal/napper"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -26,6 +25,7 @@ import (
 
 	"github.com/weftlang/weft/engine"
 	"github.com/weftlang/weft/flow"
+	"github.com/weftlang/weft/internal/napper"
 	"github.com/weftlang/weft/internal/sdktest"
 	"github.com/weftlang/weft/server"
 	"github.com/weftlang/weft/service"

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/weftlang/weft/internal/napper"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/weftlang/weft/engine"
 	"github.com/weftlang/weft/flow"
+	"github.com/weftlang/weft/internal/napper"
 	"github.com/weftlang/weft/service"
 	"github.com/weftlang/weft/store"
 	"github.com/weftlang/weft/store/memory"

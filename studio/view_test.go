@@ -3,7 +3,6 @@ package studio_test
 import (
 	"context"
 	"encoding/json"
-	"github.com/weftlang/weft/internal/napper"
 	"html"
 	"io"
 	"net/http"
@@ -14,7 +13,9 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
 	"github.com/weftlang/weft/engine"
+	"github.com/weftlang/weft/internal/napper"
 )
 
 // newViewRig is newRig with Go actions: the thread view's workflows.

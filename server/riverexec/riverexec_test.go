@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/weftlang/weft/internal/napper"
 	"io"
 	"log/slog"
 	"net/http"
@@ -18,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/weftlang/weft/engine"
+	"github.com/weftlang/weft/internal/napper"
 	"github.com/weftlang/weft/internal/pgtest"
 	"github.com/weftlang/weft/server"
 	"github.com/weftlang/weft/server/riverexec"

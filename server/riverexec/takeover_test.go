@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/weftlang/weft/internal/napper"
 	"log/slog"
 	"slices"
 	"strings"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/weftlang/weft/internal/napper"
 	"github.com/weftlang/weft/internal/pgtest"
 	"github.com/weftlang/weft/server/riverexec"
 	"github.com/weftlang/weft/store"
