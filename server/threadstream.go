@@ -283,8 +283,7 @@ func (s *Server) threadStream(w http.ResponseWriter, r *http.Request) error {
 			if errors.Is(err, store.ErrNotFound) || ctx.Err() != nil {
 				return nil // the thread was deleted, or the client went
 			}
-			b, _ := json.Marshal(map[string]string{"error": "Unknown", "message": err.Error()})
-			_ = out.sendRaw("error", b, "")
+			sendStreamError(out, err)
 			return nil
 		}
 		if next != nil {
@@ -327,15 +326,25 @@ func (s *Server) sendThreadRun(ctx context.Context, out *sse, j *store.Job, c ev
 			return s.bg.Err()
 		}
 	}
-	status := string(j.Status)
-	if now, err := s.jobs.Job(ctx, j.ID); err == nil {
-		status = string(now.Status)
-	} else if errors.Is(err, store.ErrNotFound) {
-		status = "deleted"
-	}
 	if !wantsFrame(modes, "run_done") {
 		return nil
 	}
+	status := "deleted"
+	switch now, err := s.jobs.Job(ctx, j.ID); {
+	case err == nil:
+		status = string(now.Status)
+	case !errors.Is(err, store.ErrNotFound):
+		// Not a status made up: the client sees why the stream ends.
+		sendStreamError(out, err)
+		return err
+	}
 	b, _ := json.Marshal(map[string]string{"run_id": j.ID, "status": status})
 	return out.sendRaw("run_done", b, j.ID+"/end")
+}
+
+// sendStreamError sends err as the thread stream's last frame, an error
+// event in LangGraph's shape.
+func sendStreamError(out *sse, err error) {
+	b, _ := json.Marshal(map[string]string{"error": "Unknown", "message": err.Error()})
+	_ = out.sendRaw("error", b, "")
 }
