@@ -253,7 +253,7 @@ func (s *Server) tail(id string, st *runStream) {
 		}
 		switch {
 		case errors.Is(err, store.ErrNotFound):
-			st.finish(s.errorReply("NotFound", "the run was deleted"), s.now())
+			st.finish(errorReply("NotFound", "the run was deleted"), s.now())
 			return
 		case errors.Is(err, context.DeadlineExceeded):
 			j, jerr := s.jobs.Job(ctx, id)
@@ -293,9 +293,15 @@ func (s *Server) tail(id string, st *runStream) {
 	}
 }
 
-// errorReply is a run's reply of an error.
-func (s *Server) errorReply(kind, msg string) []byte {
+// errorReply is a run's reply of an error (a wait's body).
+func errorReply(kind, msg string) []byte {
 	b, _ := json.Marshal(map[string]any{"__error__": map[string]string{"error": kind, "message": msg}})
+	return b
+}
+
+// errorEvent is the data of a stream's error event.
+func errorEvent(kind, msg string) []byte {
+	b, _ := json.Marshal(map[string]string{"error": kind, "message": msg})
 	return b
 }
 
@@ -304,7 +310,7 @@ func (s *Server) errorReply(kind, msg string) []byte {
 func (s *Server) endedReply(ctx context.Context, j *store.Job) []byte {
 	body, err := s.finalReply(ctx, j)
 	if err != nil {
-		return s.errorReply("Unknown", err.Error())
+		return errorReply("Unknown", err.Error())
 	}
 	return body
 }

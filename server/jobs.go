@@ -269,8 +269,7 @@ func (s *Server) cancelJob(ctx context.Context, j *store.Job, cause error, remov
 
 // interruptedReply is what waiting for a cancelled run answers.
 func (s *Server) interruptedReply(cause error) []byte {
-	b, _ := json.Marshal(map[string]any{"__error__": map[string]string{"error": "Cancelled", "message": cause.Error()}})
-	return b
+	return errorReply("Cancelled", cause.Error())
 }
 
 // execute is the Work of the server's executor: it claims a pending job
@@ -356,10 +355,8 @@ func (s *Server) execute(ctx context.Context, ref JobRef) error {
 // run goes on when a server runs it again.
 func (s *Server) closing(st *runStream) {
 	msg := "the server is stopping: the run is kept, pending, and goes on when a server picks it up again"
-	data, _ := json.Marshal(map[string]string{"error": "ServerClosing", "message": msg})
-	st.add("error", data)
-	final, _ := json.Marshal(map[string]any{"__error__": map[string]string{"error": "ServerClosing", "message": msg}})
-	st.finish(final, s.now())
+	st.add("error", errorEvent("ServerClosing", msg))
+	st.finish(errorReply("ServerClosing", msg), s.now())
 }
 
 // setJobRetryFor is how long a job's end (or its return to the queue) is
@@ -449,10 +446,8 @@ func (s *Server) drive(ctx context.Context, job *store.Job, b *runBody, st *runS
 			return jobRetry, nil, err.Error()
 		}
 		kind := string(engine.KindOf(err))
-		data, _ := json.Marshal(map[string]string{"error": kind, "message": err.Error()})
-		st.add("error", data)
-		final, _ := json.Marshal(map[string]any{"__error__": map[string]string{"error": kind, "message": err.Error()}})
-		return store.JobError, final, err.Error()
+		st.add("error", errorEvent(kind, err.Error()))
+		return store.JobError, errorReply(kind, err.Error()), err.Error()
 	}
 	if b == nil {
 		return fail(errors.New("the run's request does not decode"))

@@ -151,7 +151,7 @@ func (r *recorder) start() {
 func (r *recorder) emit(mode, ns string, v any) {
 	data, err := json.Marshal(v)
 	if err != nil {
-		data, _ = json.Marshal(map[string]string{"error": "EncodingError", "message": err.Error()})
+		data = errorEvent("EncodingError", err.Error())
 		mode = "error"
 	}
 	if ns != "" {

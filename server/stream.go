@@ -434,8 +434,7 @@ func (s *sse) stream(ctx context.Context, st *runStream, c eventCursor) error {
 	for {
 		frames, id, done, more, err := st.next(after)
 		if err != nil {
-			b, _ := json.Marshal(map[string]string{"error": "CursorExpired", "message": err.Error()})
-			return s.send("error", b, st.epoch, after+1)
+			return s.send("error", errorEvent("CursorExpired", err.Error()), st.epoch, after+1)
 		}
 		for _, f := range frames {
 			if s.keep == nil || s.keep(f.event) {

@@ -241,10 +241,10 @@ func (s *Server) endOf(ctx context.Context, job *store.Job, ts *engine.ThreadSta
 	switch status {
 	case engine.Failed:
 		msg := ts.State.Control.Err
-		return store.JobError, s.errorReply("RunFailed", msg), msg
+		return store.JobError, errorReply("RunFailed", msg), msg
 	case engine.Cancelled:
 		msg := "the run was cancelled"
-		return store.JobInterrupted, s.errorReply("Cancelled", msg), msg
+		return store.JobInterrupted, errorReply("Cancelled", msg), msg
 	}
 	return store.JobSuccess, s.endedReply(ctx, job), ""
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/weftlang/weft/engine"
 	"github.com/weftlang/weft/store"
 )
 
@@ -343,8 +344,7 @@ func (s *Server) sendThreadRun(ctx context.Context, out *sse, j *store.Job, c ev
 }
 
 // sendStreamError sends err as the thread stream's last frame, an error
-// event in LangGraph's shape.
+// event of err's kind.
 func sendStreamError(out *sse, err error) {
-	b, _ := json.Marshal(map[string]string{"error": "Unknown", "message": err.Error()})
-	_ = out.sendRaw("error", b, "")
+	_ = out.sendRaw("error", errorEvent(string(engine.KindOf(err)), err.Error()), "")
 }
