@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -106,9 +107,11 @@ func (s *Server) drive(ctx context.Context, req *sdk.CallToolRequest, thread str
 	if s.closed.Err() != nil {
 		return failed(thread, fmt.Errorf("mcpserver: the server is closing: %w", service.ErrCancelled)), nil
 	}
+	var release func()
 	select {
 	case s.slots <- struct{}{}:
-		defer func() { <-s.slots }()
+		release = sync.OnceFunc(func() { <-s.slots })
+		defer release()
 	case <-ctx.Done():
 		return nil, context.Cause(ctx)
 	case <-s.closed.Done():
@@ -129,6 +132,7 @@ func (s *Server) drive(ctx context.Context, req *sdk.CallToolRequest, thread str
 		obs = p
 	}
 	res, err := fn(rctx, obs)
+	release() // the run is over: its slot goes before the progress drains
 	if res == nil {
 		if err == nil {
 			err = errors.New("mcpserver: the run returned nothing")
