@@ -15,9 +15,10 @@
 // W warm-up conversations (at concurrency min(C, 10), checked, not timed)
 // come first; then C workers share N timed conversations. The script reads
 // the server process's CPU time (utime+stime of /proc/PID/stat, in clock
-// ticks) just before and after the timed part, samples its VmRSS every
-// 100 ms, and prints one JSON object on stdout. It exits 1 when any
-// conversation failed.
+// ticks) just before and after the timed part, samples its VmRSS and
+// RssAnon (/proc/PID/status) every 100 ms from the start of the warm-up to
+// the end of the timed part, and once more at the end, and prints one JSON
+// object on stdout. It exits 1 when any conversation failed.
 import { Client } from "@langchain/langgraph-sdk";
 import { readFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
@@ -51,11 +52,26 @@ function cpuTicks() {
   return Number(f[11]) + Number(f[12]); // fields 14 and 15 of proc(5)
 }
 
-// rssKiB is the server process's resident set, in KiB.
-function rssKiB() {
-  if (!pid) return 0;
-  const m = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-  return m ? Number(m[1]) : 0;
+// memKiB is the server process's resident set (VmRSS) and the anonymous
+// part of it (RssAnon: its private memory, heap and stacks, as opposed to
+// the file-backed pages of its executable and libraries, RssFile, and
+// shared memory, RssShmem), in KiB; zeros without a pid.
+function memKiB() {
+  if (!pid) return { rss: 0, anon: 0 };
+  const st = readFileSync(`/proc/${pid}/status`, "utf8");
+  const field = (name) => {
+    const m = new RegExp(`^${name}:\\s+(\\d+) kB$`, "m").exec(st);
+    return m ? Number(m[1]) : 0;
+  };
+  return { rss: field("VmRSS"), anon: field("RssAnon") };
+}
+
+// peak holds the largest VmRSS and RssAnon seen, in KiB.
+const peak = { rss: 0, anon: 0 };
+function sample() {
+  const m = memKiB();
+  peak.rss = Math.max(peak.rss, m.rss);
+  peak.anon = Math.max(peak.anon, m.anon);
 }
 
 class CheckError extends Error {}
@@ -140,12 +156,10 @@ function pct(xs, p) {
   return s[Math.max(0, Math.ceil((p / 100) * s.length) - 1)];
 }
 
+sample();
+const sampler = setInterval(sample, 100);
 const warm = [];
 const warmErrors = await drive(1_000_000, W, Math.min(C, 10), warm);
-let peakKiB = rssKiB();
-const sampler = setInterval(() => {
-  peakKiB = Math.max(peakKiB, rssKiB());
-}, 100);
 const timed = [];
 const cpu0 = cpuTicks();
 const w0 = performance.now();
@@ -153,7 +167,7 @@ const errors = await drive(0, N, C, timed);
 const wall = (performance.now() - w0) / 1000;
 const cpu1 = cpuTicks();
 clearInterval(sampler);
-peakKiB = Math.max(peakKiB, rssKiB());
+sample();
 
 const conv = timed.map((x) => x.conv);
 const first = timed.map((x) => x.first);
@@ -185,7 +199,8 @@ const res = {
   ttfe_p50_ms: opt.mode === "stream" ? pct(ttfe, 50) : null,
   ttfe_p99_ms: opt.mode === "stream" ? pct(ttfe, 99) : null,
   server_cpu_ticks: cpu1 - cpu0,
-  server_rss_peak_kib: peakKiB,
+  server_rss_peak_kib: peak.rss,
+  server_rss_anon_peak_kib: peak.anon,
   client_cpu_s: (process.cpuUsage().user + process.cpuUsage().system) / 1e6,
 };
 console.log(JSON.stringify(res));

@@ -4,14 +4,16 @@
 // @langchain/langgraph-cli dev, in memory) serving the same Approval
 // graph, and prints one table side by side: conversations per second,
 // p50/p99 conversation latency, p50/p99 time to the first streamed event,
-// server CPU per conversation and peak RSS of the server process.
+// server CPU per conversation, and the server process's peak RSS and peak
+// private (anonymous) memory.
 //
 // Every measurement starts its server fresh on a free loopback port (with
 // an empty store), waits for GET /ok, lets it settle, runs the warm-up and
-// the timed conversations of bench/serve/js/load.mjs, reads the server's
-// peak RSS and stops it with SIGTERM. The rounds interleave the servers
-// and the loads, so a machine whose load drifts affects both alike; each
-// cell is the median of the rounds (with min–max).
+// the timed conversations of bench/serve/js/load.mjs (which samples the
+// server's memory), reads the server's peak RSS and stops it with
+// SIGTERM. The rounds interleave the servers and the loads, so a machine
+// whose load drifts affects both alike; each cell is the median of the
+// rounds (with min–max).
 //
 // Usage, from the repository's root:
 //
@@ -110,13 +112,21 @@ type sample struct {
 	TTFEP99    *float64 `json:"ttfe_p99_ms"`
 	CPUTicks   int64    `json:"server_cpu_ticks"`
 	RSSPeakKiB int64    `json:"server_rss_peak_kib"`
-	ClientCPUS float64  `json:"client_cpu_s"`
+	// AnonPeakKiB is the largest RssAnon of load.mjs's samples: the
+	// server's peak private memory.
+	AnonPeakKiB int64   `json:"server_rss_anon_peak_kib"`
+	ClientCPUS  float64 `json:"client_cpu_s"`
 	// Set by the driver:
 	CPUMsPerConv float64 `json:"server_cpu_ms_per_conv"`
 	HWMKiB       int64   `json:"server_vmhwm_kib"`
 	TreeRSSKiB   int64   `json:"tree_rss_kib"`
-	ReadyS       float64 `json:"ready_s"`
-	Failed       string  `json:"failed,omitempty"`
+	// The server's resident set after the load, by kind (RssAnon,
+	// RssFile, RssShmem of /proc/PID/status).
+	AnonEndKiB  int64   `json:"server_rss_anon_end_kib"`
+	FileEndKiB  int64   `json:"server_rss_file_end_kib"`
+	ShmemEndKiB int64   `json:"server_rss_shmem_end_kib"`
+	ReadyS      float64 `json:"ready_s"`
+	Failed      string  `json:"failed,omitempty"`
 }
 
 type config struct {
@@ -268,8 +278,8 @@ func brief(s sample) string {
 	if s.Failed != "" {
 		return "FAILED: " + s.Failed
 	}
-	return fmt.Sprintf("%.1f conv/s (halves %s/%s), p50 %s ms, cpu %.2f ms/conv, peak %.0f MiB, errors %d, ready %.1fs",
-		s.ConvPerS, f0(s.FirstHalf), f0(s.SecondHalf), f0(s.ConvP50), s.CPUMsPerConv, float64(s.HWMKiB)/1024, s.Errors, s.ReadyS)
+	return fmt.Sprintf("%.1f conv/s (halves %s/%s), p50 %s ms, cpu %.2f ms/conv, peak %.0f MiB (private %.1f), errors %d, ready %.1fs",
+		s.ConvPerS, f0(s.FirstHalf), f0(s.SecondHalf), f0(s.ConvP50), s.CPUMsPerConv, float64(s.HWMKiB)/1024, float64(s.AnonPeakKiB)/1024, s.Errors, s.ReadyS)
 }
 
 func f0(p *float64) string {
@@ -367,6 +377,7 @@ func measure(ctx context.Context, cfg *config, srv string, l load, round int) (s
 	lc.Stdout, lc.Stderr = &stdout, &stderr
 	lerr := lc.Run()
 	s.HWMKiB = procKiB(pid, "VmHWM")
+	s.AnonEndKiB, s.FileEndKiB, s.ShmemEndKiB = procKiB(pid, "RssAnon"), procKiB(pid, "RssFile"), procKiB(pid, "RssShmem")
 	for _, p := range tree(root) {
 		s.TreeRSSKiB += procKiB(p, "VmRSS")
 	}

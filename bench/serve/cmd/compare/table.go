@@ -16,6 +16,15 @@ type column struct {
 
 func ptr(f float64) *float64 { return &f }
 
+// kib is n KiB in MiB; nil for 0, a figure the kernel did not give (no
+// RssAnon line before Linux 4.5) rather than a measurement.
+func kib(n int64) *float64 {
+	if n == 0 {
+		return nil
+	}
+	return ptr(float64(n) / 1024)
+}
+
 var columns = []column{
 	{"conv/s", func(s sample) *float64 { return ptr(s.ConvPerS) }, "%.1f"},
 	{"conv p50 ms", func(s sample) *float64 { return s.ConvP50 }, "%.1f"},
@@ -24,6 +33,7 @@ var columns = []column{
 	{"first event p99 ms", func(s sample) *float64 { return s.TTFEP99 }, "%.1f"},
 	{"server CPU ms/conv", func(s sample) *float64 { return ptr(s.CPUMsPerConv) }, "%.2f"},
 	{"peak RSS MiB", func(s sample) *float64 { return ptr(float64(s.HWMKiB) / 1024) }, "%.0f"},
+	{"peak private MiB", func(s sample) *float64 { return kib(s.AnonPeakKiB) }, "%.1f"},
 }
 
 // cell is the median of the rounds' values, with their range.
@@ -106,8 +116,8 @@ func printTable(w io.Writer, cfg *config, samples []sample) {
 	}
 	fmt.Fprintln(w, "\nlanggraphjs / weft (of the medians; conv/s is weft / langgraphjs): above 1, weft is better")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| clients | conv/s | conv p50 | conv p99 | first event p50 | server CPU/conv | peak RSS |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| clients | conv/s | conv p50 | conv p99 | first event p50 | server CPU/conv | peak RSS | peak private |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
 	for _, l := range cfg.loads {
 		wf, lg := med[[2]string{l.String(), "weft"}], med[[2]string{l.String(), "langgraphjs"}]
 		if wf == nil || lg == nil {
@@ -119,7 +129,7 @@ func printTable(w io.Writer, cfg *config, samples []sample) {
 			}
 			return fmt.Sprintf("%.1fx", a/b)
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", l, ratio(wf[0], lg[0]), ratio(lg[1], wf[1]), ratio(lg[2], wf[2]),
-			ratio(lg[3], wf[3]), ratio(lg[5], wf[5]), ratio(lg[6], wf[6]))
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", l, ratio(wf[0], lg[0]), ratio(lg[1], wf[1]), ratio(lg[2], wf[2]),
+			ratio(lg[3], wf[3]), ratio(lg[5], wf[5]), ratio(lg[6], wf[6]), ratio(lg[7], wf[7]))
 	}
 }
