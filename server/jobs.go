@@ -172,6 +172,16 @@ func (s *Server) createRun(ctx context.Context, thread string, r *http.Request) 
 		}
 		return &newRun{job: job, body: &b, stream: st}, nil
 	}
+	if p, ok := s.exec.(*Pool); ok && len(busy) == 0 && !s.shared {
+		// Nothing of the thread in flight, and the pool can start the
+		// job at once: it is stored already claimed (running), the
+		// write its worker's claim would have made. A process killed
+		// before its end leaves it running, which the next one's
+		// recover takes back, as a job claimed the usual way.
+		if r, ok := p.reserve(JobRef{ID: job.ID, Thread: thread}); ok {
+			return s.createClaimed(ctx, r, job, thr, a, &b)
+		}
+	}
 	if err := s.jobs.CreateJob(ctx, job); err != nil {
 		return nil, err
 	}
@@ -189,6 +199,32 @@ func (s *Server) createRun(ctx context.Context, thread string, r *http.Request) 
 		return nil, err
 	}
 	return &newRun{job: job, body: &b, stream: st}, nil
+}
+
+// createClaimed labels the thread, stores job already claimed and
+// starts it in the slot r holds; r is given back on a failure. The
+// thread is labelled first (the run starts at once), as for a
+// JobQueuer.
+func (s *Server) createClaimed(ctx context.Context, r *reservation, job *store.Job, thr *store.Thread, a *Assistant, b *runBody) (_ *newRun, err error) {
+	defer func() {
+		if err != nil {
+			r.undo()
+		}
+	}()
+	if err := s.labelThread(ctx, job.ThreadID, thr, a); err != nil {
+		return nil, err
+	}
+	job.Status = store.JobRunning
+	if err := s.jobs.CreateJob(ctx, job); err != nil {
+		return nil, err
+	}
+	st := s.streams.open(job.ID)
+	claimed := *job // the worker's own copy
+	r.start(func(ctx context.Context, _ JobRef) error { return s.executeClaimed(ctx, &claimed) })
+	// The reply's, as a job created pending and claimed at once: as
+	// LangGraph's server, a new run's reply says pending.
+	job.Status = store.JobPending
+	return &newRun{job: job, body: b, stream: st}, nil
 }
 
 // labelThread records on the thread the graph and assistant it runs, as
@@ -285,6 +321,13 @@ func (s *Server) execute(ctx context.Context, ref JobRef) error {
 		s.log.Error("claiming a run", "run", ref.ID, "err", err)
 		return err
 	}
+	return s.executeClaimed(ctx, job)
+}
+
+// executeClaimed runs a job its worker claimed (stored running) to its
+// end, recording the outcome in the job and its stream.
+func (s *Server) executeClaimed(ctx context.Context, job *store.Job) error {
+	bg := context.WithoutCancel(ctx)
 	var st *runStream
 	if s.shared {
 		// Its readers, in any process, follow the store's log.
