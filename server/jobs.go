@@ -103,7 +103,9 @@ func (s *Server) createRun(ctx context.Context, thread string, r *http.Request) 
 	// The busy check, the multitask strategy and the new job are one step
 	// per thread: two runs at once must not both find the thread free.
 	defer s.admit.lock(thread)()
-	busy, err := s.jobs.Jobs(ctx, store.JobQuery{ThreadID: thread, Status: inflight})
+	// (The thread was read or made above: the store need not check it
+	// is there. Deleted since, the job's create finds it gone.)
+	busy, err := s.jobs.Jobs(ctx, store.JobQuery{ThreadID: thread, ThreadKnown: true, Status: inflight})
 	if err != nil {
 		return nil, err
 	}
