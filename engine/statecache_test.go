@@ -219,11 +219,60 @@ func TestStateCacheConcurrentReadsWhileARunWrites(t *testing.T) {
 type snapCountingStore struct {
 	*memory.Store
 	snapshots atomic.Int64
+	records   atomic.Int64
 }
 
 func (s *snapCountingStore) LastSnapshot(ctx context.Context, id string) (*store.Record, error) {
 	s.snapshots.Add(1)
 	return s.Store.LastSnapshot(ctx, id)
+}
+
+func (s *snapCountingStore) Records(ctx context.Context, id string, from int64) ([]*store.Record, error) {
+	s.records.Add(1)
+	return s.Store.Records(ctx, id, from)
+}
+
+// TestStateCacheKeepsARunsRecords: the records a run writes are kept
+// with the state it started from, so that the next load of the thread
+// (its log's head still the run's last record) reads no record back,
+// from the first run of a new thread on, for every durability; and the
+// state so read is the store's.
+func TestStateCacheKeepsARunsRecords(t *testing.T) {
+	for _, dur := range []engine.Durability{engine.Sync, engine.Async, engine.Exit} {
+		t.Run(fmt.Sprint(dur), func(t *testing.T) {
+			ctx := context.Background()
+			plan := load(t, "chat.wf", chatWF)
+			st := &snapCountingStore{Store: memory.New()}
+			var calls []string
+			th := &engine.Threads{Runner: chatRunner(t, &calls), Store: st, Cache: &engine.StateCache{}, LeaseTTL: time.Minute, Durability: dur}
+			fresh := &engine.Threads{Store: st.Store}
+			for i := range 3 {
+				if _, err := th.Run(ctx, plan, "c", map[string]flow.Value{"input_text": flow.StringValue(fmt.Sprint("q", i))}, nil, nil); err != nil {
+					t.Fatal(err)
+				}
+				snaps, recs := st.snapshots.Load(), st.records.Load()
+				ts := sameState(t, ctx, th, fresh, "c")
+				if n, m := st.snapshots.Load()-snaps, st.records.Load()-recs; n != 0 || m != 0 {
+					t.Errorf("run %d: the load after it read the last snapshot %d times and records %d times; want none (the run's records, kept)", i, n, m)
+				}
+				if got := messagesOf(t, ts); len(got) != 2*(i+1) || got[2*i] != fmt.Sprint("q", i) {
+					t.Errorf("run %d: messages %q", i, got)
+				}
+			}
+			// A run kept, then a write behind the cache's back (another
+			// process) before any load: the load sees that write.
+			if _, err := th.Run(ctx, plan, "c", map[string]flow.Value{"input_text": flow.StringValue("kept")}, nil, nil); err != nil {
+				t.Fatal(err)
+			}
+			other := &engine.Threads{Runner: chatRunner(t, &calls), Store: st.Store, LeaseTTL: time.Minute}
+			if _, err := other.Update(ctx, "c", map[string]flow.Value{"last": flow.StringValue("elsewhere")}, nil); err != nil {
+				t.Fatal(err)
+			}
+			if v, _ := sameState(t, ctx, th, fresh, "c").Value("last"); v.Text() != "elsewhere" {
+				t.Errorf("last = %s after another process's update; want elsewhere", v)
+			}
+		})
+	}
 }
 
 func TestStateCacheDecodesOnce(t *testing.T) {

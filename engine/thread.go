@@ -960,6 +960,10 @@ type durable struct {
 	// marks the next as the run's start.
 	onCheckpoint func(CheckpointRef)
 	starting     bool
+	// written are the records of the drive, in order, when its Threads
+	// has a Cache: once its end is recorded, the cache keeps them to
+	// fold at the next read (StateCache.extend).
+	written []*store.Record
 }
 
 // runError completes a writer's *CheckpointError with the run's number.
@@ -1099,9 +1103,17 @@ func (d *durable) append(ctx context.Context, kind store.Kind, step int, v any, 
 			d.err = d.runError(err)
 			return d.err
 		}
+		if d.th.Cache != nil {
+			d.written = append(d.written, rec)
+		}
 	} else if err := d.th.appendRetry(ctx, rec); err != nil {
 		d.err = &CheckpointError{Thread: d.ts.Thread, Run: d.info.Number, Seq: rec.Seq, Step: step, Node: node, Err: err}
 		return d.err
+	} else if d.th.Cache != nil {
+		// Written (its Time set): a copy apart from the reused buffer.
+		kept := *rec
+		kept.Data = append([]byte(nil), data...)
+		d.written = append(d.written, &kept)
 	}
 	ts := d.ts
 	ts.Seq = rec.Seq
@@ -1282,6 +1294,11 @@ func (d *durable) finish(ctx context.Context, res *Result, err error) (*Result, 
 		}
 		if e.Release != nil {
 			d.lease.released = true
+		}
+		if d.th.Cache != nil && len(d.written) > 0 {
+			// The next read of the thread folds what the drive wrote,
+			// when the log's head is still its last record.
+			d.th.Cache.extend(d.ts.Thread, d.written[0].Seq-1, d.written)
 		}
 		return res, err
 	}
