@@ -37,8 +37,9 @@ func (c *countingStore) read(name string) {
 	c.mu.Unlock()
 }
 
-// takeReads returns the reads since the last takeReads, by method.
-func (c *countingStore) takeReads() string {
+// takeReads returns the reads since the last takeReads, by method, and
+// their sum.
+func (c *countingStore) takeReads() (string, int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	keys := make([]string, 0, len(c.reads))
@@ -54,7 +55,7 @@ func (c *countingStore) takeReads() string {
 		fmt.Fprintf(&b, " %s %d", k, c.reads[k])
 	}
 	c.reads = map[string]int{}
-	return b.String()
+	return b.String(), sum
 }
 
 func (c *countingStore) Thread(ctx context.Context, id string) (*store.Thread, error) {
@@ -268,12 +269,16 @@ func TestConversationWrites(t *testing.T) {
 		for _, k := range keys {
 			fmt.Fprintf(&b, " %s %d", k, counts[k])
 		}
-		t.Logf("conversation %d: %d writes:%s; %s", i, sum, b.String(), st.takeReads())
+		reads, nreads := st.takeReads()
+		t.Logf("conversation %d: %d writes:%s; %s", i, sum, b.String(), reads)
 		if i == 0 {
 			continue
 		}
 		if sum > maxConversationWrites {
 			t.Errorf("conversation %d: %d writes, want at most %d:%s", i, sum, maxConversationWrites, b.String())
+		}
+		if nreads > maxConversationReads {
+			t.Errorf("conversation %d: %s; want at most %d", i, reads, maxConversationReads)
 		}
 		// What the conversation left: the run completed, no question
 		// pending, the thread free for the next run (its lease released).
@@ -313,3 +318,11 @@ func TestConversationWrites(t *testing.T) {
 // records may take an append of their own when the machine is slow (the
 // writer lingers a millisecond), which the margin of 2 allows.
 const maxConversationWrites = 10
+
+// maxConversationReads is the most reads (of the methods countingStore
+// counts) a conversation may cost: 17, with a margin of 2 for a resume
+// the pool cannot start at once (its thread not yet given back by the
+// run before), whose run reads the questions again (21 before the
+// run's records were kept in the state cache, the questions a resume
+// read were handed to its run, and its state to the Service).
+const maxConversationReads = 19
