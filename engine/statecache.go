@@ -82,8 +82,10 @@ func (c *StateCache) get(id string) (*ThreadState, []*store.Record, time.Time) {
 // back from the store. The head of the log is checked at each read as
 // ever: what another process writes after them is seen. recs must be
 // written (their Time set) and follow base without a gap; otherwise, or
-// when no state up to base is kept, nothing is.
-func (c *StateCache) extend(thread string, base int64, recs []*store.Record) {
+// when no state up to base is kept, nothing is. run and created are the
+// ID and Created of the run row the drive wrote with them (a resume of
+// the run then need not read it back).
+func (c *StateCache) extend(thread string, base int64, recs []*store.Record, run string, created time.Time) {
 	if len(recs) == 0 {
 		return
 	}
@@ -125,6 +127,7 @@ func (c *StateCache) extend(thread string, base int64, recs []*store.Record) {
 		c.bytes += len(r.Data)
 	}
 	e.recs, e.at = recs, recs[len(recs)-1].Time
+	e.ts.createdOf, e.ts.created = run, created
 	if e.size > max/4 {
 		c.bytes -= e.size
 		c.ll.Remove(c.m[thread])
@@ -232,6 +235,9 @@ func (th *Threads) cached(ctx context.Context, threadID string) (_ *ThreadState,
 			return nil, true, err
 		}
 		if len(recs) > 0 && recs[0].Seq == ts.Seq && recs[0].Time.Equal(kept) {
+			// Written by another drive, perhaps of another process:
+			// its run row is read back.
+			ts.createdOf, ts.created = "", time.Time{}
 			for _, r := range recs[1:] {
 				if _, err := ts.apply(r); err != nil {
 					return nil, true, err

@@ -232,6 +232,64 @@ func (s *snapCountingStore) Records(ctx context.Context, id string, from int64) 
 	return s.Store.Records(ctx, id, from)
 }
 
+// runCountingStore counts the reads of run rows.
+type runCountingStore struct {
+	*memory.Store
+	runs atomic.Int64
+}
+
+func (s *runCountingStore) Run(ctx context.Context, id string) (*store.Run, error) {
+	s.runs.Add(1)
+	return s.Store.Run(ctx, id)
+}
+
+// TestStateCacheKnowsTheRunRow: a resume of a run whose drive this
+// process recorded, the thread's log unchanged since, does not read the
+// run's row back to keep its Created; after another process's write it
+// does. The row keeps its Created either way.
+func TestStateCacheKnowsTheRunRow(t *testing.T) {
+	ctx := context.Background()
+	plan := load(t, "ask.wf", askWF)
+	st := &runCountingStore{Store: memory.New()}
+	th := &engine.Threads{Runner: countRunner(map[string]int{}), Store: st, Cache: &engine.StateCache{}, LeaseTTL: time.Minute}
+	answer := []engine.Answer{{Outputs: map[string]flow.Value{"year": flow.StringValue("2019")}}}
+	for _, behind := range []bool{false, true} {
+		id := fmt.Sprint("t-", behind)
+		res, err := th.Run(ctx, plan, id, nil, nil, nil)
+		if err != nil || res.Status != engine.Waiting {
+			t.Fatalf("run: %v, %v", res.Status, err)
+		}
+		rows, err := st.Runs(ctx, id)
+		if err != nil || len(rows) != 1 {
+			t.Fatalf("runs: %v, %v", rows, err)
+		}
+		created := rows[0].Created
+		if behind {
+			// Read here (the run's records folded), then written by
+			// another process (an update): the next load folds that
+			// write onto the kept state.
+			if _, err := th.Load(ctx, id); err != nil {
+				t.Fatal(err)
+			}
+			other := &engine.Threads{Store: st.Store}
+			if _, err := other.Update(ctx, id, map[string]flow.Value{}, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		before := st.runs.Load()
+		if res, err := th.Resume(ctx, plan, id, answer, nil); err != nil || res.Status != engine.Completed {
+			t.Fatalf("resume: %v, %v", res.Status, err)
+		}
+		if n, want := st.runs.Load()-before, map[bool]int64{false: 0, true: 1}[behind]; n != want {
+			t.Errorf("another process wrote the thread: %v; the resume read its run's row %d times, want %d", behind, n, want)
+		}
+		rows, err = st.Runs(ctx, id)
+		if err != nil || len(rows) != 1 || !rows[0].Created.Equal(created) || rows[0].Status != store.Completed {
+			t.Errorf("the run's row after the resume: %+v, %v; want created %v, completed", rows[0], err, created)
+		}
+	}
+}
+
 // TestStateCacheKeepsARunsRecords: the records a run writes are kept
 // with the state it started from, so that the next load of the thread
 // (its log's head still the run's last record) reads no record back,

@@ -141,6 +141,12 @@ type ThreadState struct {
 	snapBytes  int // size of the last snapshot record
 	bytesSince int // bytes of the step records after it
 	recsSince  int // their number
+
+	// created is the Created of the row of run createdOf, as a drive of
+	// this process wrote it with the records this state was folded up
+	// to (StateCache.extend); zero when not known so.
+	createdOf string
+	created   time.Time
 }
 
 // CellInfo names a cell of a thread's state.
@@ -858,7 +864,7 @@ func (th *Threads) resume(ctx context.Context, plan *flow.Plan, threadID string,
 		d.w = newRecordWriter(ctx, th, dur)
 	}
 	d.prefix = keyPrefix(threadID, d.info)
-	switch r, err := th.Store.Run(ctx, ts.Run); {
+	switch r, err := th.runOf(ctx, ts); {
 	case err == nil:
 		d.created = r.Created
 	case errors.Is(err, store.ErrNotFound):
@@ -1136,6 +1142,15 @@ func (d *durable) append(ctx context.Context, kind store.Kind, step int, v any, 
 	return nil
 }
 
+// runOf returns the row of the run ts was last folded into (only its
+// Created when the state knows it: see ThreadState.created).
+func (th *Threads) runOf(ctx context.Context, ts *ThreadState) (*store.Run, error) {
+	if ts.createdOf != "" && ts.createdOf == ts.Run && !ts.created.IsZero() {
+		return &store.Run{ID: ts.Run, ThreadID: ts.Thread, Created: ts.created}, nil
+	}
+	return th.Store.Run(ctx, ts.Run)
+}
+
 func (th *Threads) appendRetry(ctx context.Context, recs ...*store.Record) error {
 	return th.writeRetry(ctx, recs, func() error { return th.Store.Append(ctx, recs...) })
 }
@@ -1297,8 +1312,9 @@ func (d *durable) finish(ctx context.Context, res *Result, err error) (*Result, 
 		}
 		if d.th.Cache != nil && len(d.written) > 0 {
 			// The next read of the thread folds what the drive wrote,
-			// when the log's head is still its last record.
-			d.th.Cache.extend(d.ts.Thread, d.written[0].Seq-1, d.written)
+			// when the log's head is still its last record, and knows
+			// the run's row as written here.
+			d.th.Cache.extend(d.ts.Thread, d.written[0].Seq-1, d.written, run.ID, run.Created)
 		}
 		return res, err
 	}
