@@ -243,6 +243,50 @@ func (s *runCountingStore) Run(ctx context.Context, id string) (*store.Run, erro
 	return s.Store.Run(ctx, id)
 }
 
+// pendingCountingStore counts the reads of a thread's questions.
+type pendingCountingStore struct {
+	*memory.Store
+	reads atomic.Int64
+}
+
+func (s *pendingCountingStore) Pending(ctx context.Context, id string) ([]*store.Pending, error) {
+	s.reads.Add(1)
+	return s.Store.Pending(ctx, id)
+}
+
+// TestFirstRunReadsNoQuestions: the first run of a thread, which waits,
+// records its question without reading the thread's questions first (a
+// thread with no record has none); the resume, which answers it, reads
+// them and deletes the answered one.
+func TestFirstRunReadsNoQuestions(t *testing.T) {
+	ctx := context.Background()
+	plan := load(t, "ask.wf", askWF)
+	for _, ttl := range []time.Duration{0, time.Minute} {
+		st := &pendingCountingStore{Store: memory.New()}
+		th := &engine.Threads{Runner: countRunner(map[string]int{}), Store: st, LeaseTTL: ttl}
+		res, err := th.Run(ctx, plan, "t", nil, nil, nil)
+		if err != nil || res.Status != engine.Waiting {
+			t.Fatalf("run: %v, %v", res.Status, err)
+		}
+		if n := st.reads.Load(); n != 0 {
+			t.Errorf("lease %v: the first run read the questions %d times; want 0", ttl, n)
+		}
+		pend, err := st.Store.Pending(ctx, "t")
+		if err != nil || len(pend) != 1 || pend[0].Node != "ask" {
+			t.Fatalf("pending after the first run: %+v, %v", pend, err)
+		}
+		if _, err := th.Resume(ctx, plan, "t", []engine.Answer{{Outputs: map[string]flow.Value{"year": flow.StringValue("2019")}}}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if n := st.reads.Load(); n == 0 {
+			t.Errorf("lease %v: the resume did not read the questions it answers", ttl)
+		}
+		if pend, err := st.Store.Pending(ctx, "t"); err != nil || len(pend) != 0 {
+			t.Errorf("pending after the resume: %+v, %v", pend, err)
+		}
+	}
+}
+
 // TestStateCacheKnowsTheRunRow: a resume of a run whose drive this
 // process recorded, the thread's log unchanged since, does not read the
 // run's row back to keep its Created; after another process's write it

@@ -1363,9 +1363,14 @@ func (d *durable) pending(ctx context.Context, m *Machine) error {
 // pendingDiff returns what makes the thread's pending questions those
 // the machine waits on: the IDs of those to remove, and the new ones.
 func (d *durable) pendingDiff(ctx context.Context, m *Machine) (answered []string, put []*store.Pending, err error) {
-	have, err := d.th.Store.Pending(ctx, d.ts.Thread)
-	if err != nil {
-		return nil, nil, err
+	var have []*store.Pending
+	if d.resumed || d.origin > 0 {
+		// (A thread whose log had no record before this drive has no
+		// question: a drive writes its questions with or after its
+		// records, and a deleted thread's go with it.)
+		if have, err = d.th.Store.Pending(ctx, d.ts.Thread); err != nil {
+			return nil, nil, err
+		}
 	}
 	waiting := map[string]*Task{}
 	for _, t := range m.Waiting() {
