@@ -40,10 +40,14 @@ type StateCache struct {
 	bytes int
 }
 
-// stateEntry is a kept state, folded up to the record of seq ts.Seq
-// written at at. ts is never handed out (copies are).
+// stateEntry is a kept state, folded up to the record of seq ts.Seq,
+// then the records recs that follow it, not folded yet (a run of this
+// process wrote them: extend); at is the time of the last of them (of
+// record ts.Seq when there are none). ts is never handed out (copies
+// are).
 type stateEntry struct {
 	ts   *ThreadState
+	recs []*store.Record
 	at   time.Time
 	size int
 }
@@ -57,16 +61,86 @@ func (c *StateCache) Len() int {
 	return c.ll.Len()
 }
 
-func (c *StateCache) get(id string) (*ThreadState, time.Time) {
+// get returns a copy of the state kept for thread id, the records kept
+// after it (not to be changed) and the time of the last record.
+func (c *StateCache) get(id string) (*ThreadState, []*store.Record, time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	el, ok := c.m[id]
 	if !ok {
-		return nil, time.Time{}
+		return nil, nil, time.Time{}
 	}
 	c.ll.MoveToFront(el)
 	e := el.Value.(*stateEntry)
-	return e.ts.clone(), e.at
+	return e.ts.clone(), e.recs, e.at
+}
+
+// extend keeps recs, the records a run of this process wrote to a
+// thread's log after its record of seq base, as they follow the state
+// kept for the thread, folded up to base (a thread with no record yet
+// when base is 0): the next read folds them, instead of reading them
+// back from the store. The head of the log is checked at each read as
+// ever: what another process writes after them is seen. recs must be
+// written (their Time set) and follow base without a gap; otherwise, or
+// when no state up to base is kept, nothing is. run and created are the
+// ID and Created of the run row the drive wrote with them (a resume of
+// the run then need not read it back).
+func (c *StateCache) extend(thread string, base int64, recs []*store.Record, run string, created time.Time) {
+	if len(recs) == 0 {
+		return
+	}
+	for i, r := range recs {
+		if r.Seq != base+int64(i)+1 || r.Time.IsZero() || r.ThreadID != thread {
+			return
+		}
+	}
+	max := c.MaxBytes
+	if max <= 0 {
+		max = defaultStateCacheBytes
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var e *stateEntry
+	if el, ok := c.m[thread]; ok {
+		e = el.Value.(*stateEntry)
+		if e.ts.Seq != base || len(e.recs) > 0 {
+			// Kept at another record: of no use now.
+			c.bytes -= e.size
+			c.ll.Remove(el)
+			delete(c.m, thread)
+			return
+		}
+		c.ll.MoveToFront(el)
+	} else {
+		if base != 0 {
+			return
+		}
+		if c.m == nil {
+			c.m = map[string]*list.Element{}
+		}
+		e = &stateEntry{ts: &ThreadState{Thread: thread}, size: 256}
+		c.m[thread] = c.ll.PushFront(e)
+		c.bytes += e.size
+	}
+	for _, r := range recs {
+		e.size += len(r.Data)
+		c.bytes += len(r.Data)
+	}
+	e.recs, e.at = recs, recs[len(recs)-1].Time
+	e.ts.createdOf, e.ts.created = run, created
+	if e.size > max/4 {
+		c.bytes -= e.size
+		c.ll.Remove(c.m[thread])
+		delete(c.m, thread)
+		return
+	}
+	for c.bytes > max {
+		el := c.ll.Back()
+		old := el.Value.(*stateEntry)
+		c.ll.Remove(el)
+		delete(c.m, old.ts.Thread)
+		c.bytes -= old.size
+	}
 }
 
 // put keeps ts (which the caller hands over) as the state of its thread
@@ -136,8 +210,20 @@ func (th *Threads) cached(ctx context.Context, threadID string) (_ *ThreadState,
 		c.drop(threadID)
 		return &ThreadState{Thread: threadID}, true, nil
 	}
-	ts, kept := c.get(threadID)
+	ts, unfolded, kept := c.get(threadID)
 	switch {
+	case ts != nil && len(unfolded) > 0:
+		if unfolded[len(unfolded)-1].Seq == seq && kept.Equal(at) {
+			// The records a run of this process wrote last are the
+			// log's head: fold them.
+			for _, r := range unfolded {
+				if _, err := ts.apply(r); err != nil {
+					return nil, true, err
+				}
+			}
+			c.put(ts.clone(), at)
+			return ts, true, nil
+		}
 	case ts != nil && ts.Seq == seq && kept.Equal(at):
 		return ts, true, nil
 	case ts != nil && ts.Seq < seq:
@@ -149,6 +235,9 @@ func (th *Threads) cached(ctx context.Context, threadID string) (_ *ThreadState,
 			return nil, true, err
 		}
 		if len(recs) > 0 && recs[0].Seq == ts.Seq && recs[0].Time.Equal(kept) {
+			// Written by another drive, perhaps of another process:
+			// its run row is read back.
+			ts.createdOf, ts.created = "", time.Time{}
 			for _, r := range recs[1:] {
 				if _, err := ts.apply(r); err != nil {
 					return nil, true, err

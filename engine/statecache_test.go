@@ -219,11 +219,162 @@ func TestStateCacheConcurrentReadsWhileARunWrites(t *testing.T) {
 type snapCountingStore struct {
 	*memory.Store
 	snapshots atomic.Int64
+	records   atomic.Int64
 }
 
 func (s *snapCountingStore) LastSnapshot(ctx context.Context, id string) (*store.Record, error) {
 	s.snapshots.Add(1)
 	return s.Store.LastSnapshot(ctx, id)
+}
+
+func (s *snapCountingStore) Records(ctx context.Context, id string, from int64) ([]*store.Record, error) {
+	s.records.Add(1)
+	return s.Store.Records(ctx, id, from)
+}
+
+// runCountingStore counts the reads of run rows.
+type runCountingStore struct {
+	*memory.Store
+	runs atomic.Int64
+}
+
+func (s *runCountingStore) Run(ctx context.Context, id string) (*store.Run, error) {
+	s.runs.Add(1)
+	return s.Store.Run(ctx, id)
+}
+
+// pendingCountingStore counts the reads of a thread's questions.
+type pendingCountingStore struct {
+	*memory.Store
+	reads atomic.Int64
+}
+
+func (s *pendingCountingStore) Pending(ctx context.Context, id string) ([]*store.Pending, error) {
+	s.reads.Add(1)
+	return s.Store.Pending(ctx, id)
+}
+
+// TestFirstRunReadsNoQuestions: the first run of a thread, which waits,
+// records its question without reading the thread's questions first (a
+// thread with no record has none); the resume, which answers it, reads
+// them and deletes the answered one.
+func TestFirstRunReadsNoQuestions(t *testing.T) {
+	ctx := context.Background()
+	plan := load(t, "ask.wf", askWF)
+	for _, ttl := range []time.Duration{0, time.Minute} {
+		st := &pendingCountingStore{Store: memory.New()}
+		th := &engine.Threads{Runner: countRunner(map[string]int{}), Store: st, LeaseTTL: ttl}
+		res, err := th.Run(ctx, plan, "t", nil, nil, nil)
+		if err != nil || res.Status != engine.Waiting {
+			t.Fatalf("run: %v, %v", res.Status, err)
+		}
+		if n := st.reads.Load(); n != 0 {
+			t.Errorf("lease %v: the first run read the questions %d times; want 0", ttl, n)
+		}
+		pend, err := st.Store.Pending(ctx, "t")
+		if err != nil || len(pend) != 1 || pend[0].Node != "ask" {
+			t.Fatalf("pending after the first run: %+v, %v", pend, err)
+		}
+		if _, err := th.Resume(ctx, plan, "t", []engine.Answer{{Outputs: map[string]flow.Value{"year": flow.StringValue("2019")}}}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if n := st.reads.Load(); n == 0 {
+			t.Errorf("lease %v: the resume did not read the questions it answers", ttl)
+		}
+		if pend, err := st.Store.Pending(ctx, "t"); err != nil || len(pend) != 0 {
+			t.Errorf("pending after the resume: %+v, %v", pend, err)
+		}
+	}
+}
+
+// TestStateCacheKnowsTheRunRow: a resume of a run whose drive this
+// process recorded, the thread's log unchanged since, does not read the
+// run's row back to keep its Created; after another process's write it
+// does. The row keeps its Created either way.
+func TestStateCacheKnowsTheRunRow(t *testing.T) {
+	ctx := context.Background()
+	plan := load(t, "ask.wf", askWF)
+	st := &runCountingStore{Store: memory.New()}
+	th := &engine.Threads{Runner: countRunner(map[string]int{}), Store: st, Cache: &engine.StateCache{}, LeaseTTL: time.Minute}
+	answer := []engine.Answer{{Outputs: map[string]flow.Value{"year": flow.StringValue("2019")}}}
+	for _, behind := range []bool{false, true} {
+		id := fmt.Sprint("t-", behind)
+		res, err := th.Run(ctx, plan, id, nil, nil, nil)
+		if err != nil || res.Status != engine.Waiting {
+			t.Fatalf("run: %v, %v", res.Status, err)
+		}
+		rows, err := st.Runs(ctx, id)
+		if err != nil || len(rows) != 1 {
+			t.Fatalf("runs: %v, %v", rows, err)
+		}
+		created := rows[0].Created
+		if behind {
+			// Read here (the run's records folded), then written by
+			// another process (an update): the next load folds that
+			// write onto the kept state.
+			if _, err := th.Load(ctx, id); err != nil {
+				t.Fatal(err)
+			}
+			other := &engine.Threads{Store: st.Store}
+			if _, err := other.Update(ctx, id, map[string]flow.Value{}, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		before := st.runs.Load()
+		if res, err := th.Resume(ctx, plan, id, answer, nil); err != nil || res.Status != engine.Completed {
+			t.Fatalf("resume: %v, %v", res.Status, err)
+		}
+		if n, want := st.runs.Load()-before, map[bool]int64{false: 0, true: 1}[behind]; n != want {
+			t.Errorf("another process wrote the thread: %v; the resume read its run's row %d times, want %d", behind, n, want)
+		}
+		rows, err = st.Runs(ctx, id)
+		if err != nil || len(rows) != 1 || !rows[0].Created.Equal(created) || rows[0].Status != store.Completed {
+			t.Errorf("the run's row after the resume: %+v, %v; want created %v, completed", rows[0], err, created)
+		}
+	}
+}
+
+// TestStateCacheKeepsARunsRecords: the records a run writes are kept
+// with the state it started from, so that the next load of the thread
+// (its log's head still the run's last record) reads no record back,
+// from the first run of a new thread on, for every durability; and the
+// state so read is the store's.
+func TestStateCacheKeepsARunsRecords(t *testing.T) {
+	for _, dur := range []engine.Durability{engine.Sync, engine.Async, engine.Exit} {
+		t.Run(fmt.Sprint(dur), func(t *testing.T) {
+			ctx := context.Background()
+			plan := load(t, "chat.wf", chatWF)
+			st := &snapCountingStore{Store: memory.New()}
+			var calls []string
+			th := &engine.Threads{Runner: chatRunner(t, &calls), Store: st, Cache: &engine.StateCache{}, LeaseTTL: time.Minute, Durability: dur}
+			fresh := &engine.Threads{Store: st.Store}
+			for i := range 3 {
+				if _, err := th.Run(ctx, plan, "c", map[string]flow.Value{"input_text": flow.StringValue(fmt.Sprint("q", i))}, nil, nil); err != nil {
+					t.Fatal(err)
+				}
+				snaps, recs := st.snapshots.Load(), st.records.Load()
+				ts := sameState(t, ctx, th, fresh, "c")
+				if n, m := st.snapshots.Load()-snaps, st.records.Load()-recs; n != 0 || m != 0 {
+					t.Errorf("run %d: the load after it read the last snapshot %d times and records %d times; want none (the run's records, kept)", i, n, m)
+				}
+				if got := messagesOf(t, ts); len(got) != 2*(i+1) || got[2*i] != fmt.Sprint("q", i) {
+					t.Errorf("run %d: messages %q", i, got)
+				}
+			}
+			// A run kept, then a write behind the cache's back (another
+			// process) before any load: the load sees that write.
+			if _, err := th.Run(ctx, plan, "c", map[string]flow.Value{"input_text": flow.StringValue("kept")}, nil, nil); err != nil {
+				t.Fatal(err)
+			}
+			other := &engine.Threads{Runner: chatRunner(t, &calls), Store: st.Store, LeaseTTL: time.Minute}
+			if _, err := other.Update(ctx, "c", map[string]flow.Value{"last": flow.StringValue("elsewhere")}, nil); err != nil {
+				t.Fatal(err)
+			}
+			if v, _ := sameState(t, ctx, th, fresh, "c").Value("last"); v.Text() != "elsewhere" {
+				t.Errorf("last = %s after another process's update; want elsewhere", v)
+			}
+		})
+	}
 }
 
 func TestStateCacheDecodesOnce(t *testing.T) {

@@ -141,6 +141,12 @@ type ThreadState struct {
 	snapBytes  int // size of the last snapshot record
 	bytesSince int // bytes of the step records after it
 	recsSince  int // their number
+
+	// created is the Created of the row of run createdOf, as a drive of
+	// this process wrote it with the records this state was folded up
+	// to (StateCache.extend); zero when not known so.
+	createdOf string
+	created   time.Time
 }
 
 // CellInfo names a cell of a thread's state.
@@ -858,7 +864,7 @@ func (th *Threads) resume(ctx context.Context, plan *flow.Plan, threadID string,
 		d.w = newRecordWriter(ctx, th, dur)
 	}
 	d.prefix = keyPrefix(threadID, d.info)
-	switch r, err := th.Store.Run(ctx, ts.Run); {
+	switch r, err := th.runOf(ctx, ts); {
 	case err == nil:
 		d.created = r.Created
 	case errors.Is(err, store.ErrNotFound):
@@ -960,6 +966,10 @@ type durable struct {
 	// marks the next as the run's start.
 	onCheckpoint func(CheckpointRef)
 	starting     bool
+	// written are the records of the drive, in order, when its Threads
+	// has a Cache: once its end is recorded, the cache keeps them to
+	// fold at the next read (StateCache.extend).
+	written []*store.Record
 }
 
 // runError completes a writer's *CheckpointError with the run's number.
@@ -1099,9 +1109,17 @@ func (d *durable) append(ctx context.Context, kind store.Kind, step int, v any, 
 			d.err = d.runError(err)
 			return d.err
 		}
+		if d.th.Cache != nil {
+			d.written = append(d.written, rec)
+		}
 	} else if err := d.th.appendRetry(ctx, rec); err != nil {
 		d.err = &CheckpointError{Thread: d.ts.Thread, Run: d.info.Number, Seq: rec.Seq, Step: step, Node: node, Err: err}
 		return d.err
+	} else if d.th.Cache != nil {
+		// Written (its Time set): a copy apart from the reused buffer.
+		kept := *rec
+		kept.Data = append([]byte(nil), data...)
+		d.written = append(d.written, &kept)
 	}
 	ts := d.ts
 	ts.Seq = rec.Seq
@@ -1122,6 +1140,15 @@ func (d *durable) append(ctx context.Context, kind store.Kind, step int, v any, 
 		d.lastStatus = sd.Control.Status
 	}
 	return nil
+}
+
+// runOf returns the row of the run ts was last folded into (only its
+// Created when the state knows it: see ThreadState.created).
+func (th *Threads) runOf(ctx context.Context, ts *ThreadState) (*store.Run, error) {
+	if ts.createdOf != "" && ts.createdOf == ts.Run && !ts.created.IsZero() {
+		return &store.Run{ID: ts.Run, ThreadID: ts.Thread, Created: ts.created}, nil
+	}
+	return th.Store.Run(ctx, ts.Run)
 }
 
 func (th *Threads) appendRetry(ctx context.Context, recs ...*store.Record) error {
@@ -1283,6 +1310,12 @@ func (d *durable) finish(ctx context.Context, res *Result, err error) (*Result, 
 		if e.Release != nil {
 			d.lease.released = true
 		}
+		if d.th.Cache != nil && len(d.written) > 0 {
+			// The next read of the thread folds what the drive wrote,
+			// when the log's head is still its last record, and knows
+			// the run's row as written here.
+			d.th.Cache.extend(d.ts.Thread, d.written[0].Seq-1, d.written, run.ID, run.Created)
+		}
 		return res, err
 	}
 	if m.Status() == Waiting || d.resumed {
@@ -1330,9 +1363,14 @@ func (d *durable) pending(ctx context.Context, m *Machine) error {
 // pendingDiff returns what makes the thread's pending questions those
 // the machine waits on: the IDs of those to remove, and the new ones.
 func (d *durable) pendingDiff(ctx context.Context, m *Machine) (answered []string, put []*store.Pending, err error) {
-	have, err := d.th.Store.Pending(ctx, d.ts.Thread)
-	if err != nil {
-		return nil, nil, err
+	var have []*store.Pending
+	if d.resumed || d.origin > 0 {
+		// (A thread whose log had no record before this drive has no
+		// question: a drive writes its questions with or after its
+		// records, and a deleted thread's go with it.)
+		if have, err = d.th.Store.Pending(ctx, d.ts.Thread); err != nil {
+			return nil, nil, err
+		}
 	}
 	waiting := map[string]*Task{}
 	for _, t := range m.Waiting() {

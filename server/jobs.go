@@ -103,19 +103,23 @@ func (s *Server) createRun(ctx context.Context, thread string, r *http.Request) 
 	// The busy check, the multitask strategy and the new job are one step
 	// per thread: two runs at once must not both find the thread free.
 	defer s.admit.lock(thread)()
-	busy, err := s.jobs.Jobs(ctx, store.JobQuery{ThreadID: thread, Status: inflight})
+	// (The thread was read or made above: the store need not check it
+	// is there. Deleted since, the job's create finds it gone.)
+	busy, err := s.jobs.Jobs(ctx, store.JobQuery{ThreadID: thread, ThreadKnown: true, Status: inflight})
 	if err != nil {
 		return nil, err
 	}
+	var pend *readPending // the thread's questions, when read here
 	if b.Command != nil && len(b.Command.Resume) > 0 && len(busy) == 0 {
 		// Typed now, so that a wrong answer is this request's 422.
-		pend, err := s.opts.Store.Pending(ctx, thread)
+		list, err := s.opts.Store.Pending(ctx, thread)
 		if err != nil {
 			return nil, err
 		}
-		if _, err := answersOf(plan, pend, b.Command.Resume); err != nil {
+		if _, err := answersOf(plan, list, b.Command.Resume); err != nil {
 			return nil, err
 		}
+		pend = &readPending{list: list}
 	}
 	if len(busy) > 0 {
 		// A run of the thread may be writing its row (its spec): read it
@@ -172,6 +176,16 @@ func (s *Server) createRun(ctx context.Context, thread string, r *http.Request) 
 		}
 		return &newRun{job: job, body: &b, stream: st}, nil
 	}
+	if p, ok := s.exec.(*Pool); ok && len(busy) == 0 && !s.shared {
+		// Nothing of the thread in flight, and the pool can start the
+		// job at once: it is stored already claimed (running), the
+		// write its worker's claim would have made. A process killed
+		// before its end leaves it running, which the next one's
+		// recover takes back, as a job claimed the usual way.
+		if r, ok := p.reserve(JobRef{ID: job.ID, Thread: thread}); ok {
+			return s.createClaimed(ctx, r, job, thr, a, &b, pend)
+		}
+	}
 	if err := s.jobs.CreateJob(ctx, job); err != nil {
 		return nil, err
 	}
@@ -189,6 +203,37 @@ func (s *Server) createRun(ctx context.Context, thread string, r *http.Request) 
 		return nil, err
 	}
 	return &newRun{job: job, body: &b, stream: st}, nil
+}
+
+// createClaimed labels the thread, stores job already claimed and
+// starts it in the slot r holds; r is given back on a failure. The
+// thread is labelled first (the run starts at once), as for a
+// JobQueuer.
+//
+// pend, when not nil, are the thread's questions as the request read
+// them: the run, started at once with nothing of its thread in flight,
+// takes its answers to them without reading them again (the engine
+// checks them against the state it loads under the thread's lease).
+func (s *Server) createClaimed(ctx context.Context, r *reservation, job *store.Job, thr *store.Thread, a *Assistant, b *runBody, pend *readPending) (_ *newRun, err error) {
+	defer func() {
+		if err != nil {
+			r.undo()
+		}
+	}()
+	if err := s.labelThread(ctx, job.ThreadID, thr, a); err != nil {
+		return nil, err
+	}
+	job.Status = store.JobRunning
+	if err := s.jobs.CreateJob(ctx, job); err != nil {
+		return nil, err
+	}
+	st := s.streams.open(job.ID)
+	claimed := *job // the worker's own copy
+	r.start(func(ctx context.Context, _ JobRef) error { return s.executeClaimed(ctx, &claimed, pend) })
+	// The reply's, as a job created pending and claimed at once: as
+	// LangGraph's server, a new run's reply says pending.
+	job.Status = store.JobPending
+	return &newRun{job: job, body: b, stream: st}, nil
 }
 
 // labelThread records on the thread the graph and assistant it runs, as
@@ -285,6 +330,17 @@ func (s *Server) execute(ctx context.Context, ref JobRef) error {
 		s.log.Error("claiming a run", "run", ref.ID, "err", err)
 		return err
 	}
+	return s.executeClaimed(ctx, job, nil)
+}
+
+// readPending is a thread's questions as a request read them.
+type readPending struct{ list []*store.Pending }
+
+// executeClaimed runs a job its worker claimed (stored running) to its
+// end, recording the outcome in the job and its stream. pend, when not
+// nil, are the thread's questions as the job's request read them.
+func (s *Server) executeClaimed(ctx context.Context, job *store.Job, pend *readPending) error {
+	bg := context.WithoutCancel(ctx)
 	var st *runStream
 	if s.shared {
 		// Its readers, in any process, follow the store's log.
@@ -295,7 +351,7 @@ func (s *Server) execute(ctx context.Context, ref JobRef) error {
 	}
 	var end *store.JobChange // the job's end, when the run's end recorded it
 	b := decodeRunBody(job)  // decoded once, for drive and for the end
-	status, final, errText := s.drive(ctx, job, b, st, &end)
+	status, final, errText := s.drive(ctx, job, b, st, &end, pend)
 	if status == jobRetry {
 		s.log.Warn("a run could not go on, the store being unreachable: it goes back to the queue", "run", job.ID, "thread", job.ThreadID, "err", errText)
 		if st.log != nil {
@@ -428,8 +484,9 @@ func decodeRunBody(j *store.Job) *runBody {
 
 // drive starts or resumes the job's thread and returns the job's end
 // status, the reply of runs.wait and the error text. b is the job's
-// request, decoded (nil when it does not decode).
-func (s *Server) drive(ctx context.Context, job *store.Job, b *runBody, st *runStream, end **store.JobChange) (store.JobStatus, []byte, string) {
+// request, decoded (nil when it does not decode); pend, when not nil,
+// the thread's questions as the request read them.
+func (s *Server) drive(ctx context.Context, job *store.Job, b *runBody, st *runStream, end **store.JobChange, pend *readPending) (store.JobStatus, []byte, string) {
 	fail := func(err error) (store.JobStatus, []byte, string) {
 		if errors.Is(err, store.ErrLeaseLost) {
 			// Another process took the thread over (this one stalled
@@ -556,16 +613,19 @@ func (s *Server) drive(ctx context.Context, job *store.Job, b *runBody, st *runS
 		rec.start()
 		res, err = s.opts.Service.Resume(ctx, service.ResumeRequest{Thread: job.ThreadID, Observer: rec, Breakpoints: bp, Durability: dur, OnEnd: onEnd, OnCheckpoint: rec.checkpointed})
 	case hasResume:
-		pend, perr := s.opts.Store.Pending(ctx, job.ThreadID)
-		if perr != nil {
-			return fail(perr)
+		if pend == nil {
+			list, perr := s.opts.Store.Pending(ctx, job.ThreadID)
+			if perr != nil {
+				return fail(perr)
+			}
+			pend = &readPending{list: list}
 		}
-		answers, aerr := answersOf(plan, pend, b.Command.Resume)
+		answers, aerr := answersOf(plan, pend.list, b.Command.Resume)
 		if aerr != nil {
 			return fail(aerr)
 		}
 		rec.start()
-		res, err = s.opts.Service.Resume(ctx, service.ResumeRequest{Thread: job.ThreadID, Answers: answers, Observer: rec, Breakpoints: bp, Durability: dur, OnEnd: onEnd, OnCheckpoint: rec.checkpointed})
+		res, err = s.opts.Service.Resume(ctx, service.ResumeRequest{Thread: job.ThreadID, Answers: answers, State: from, Observer: rec, Breakpoints: bp, Durability: dur, OnEnd: onEnd, OnCheckpoint: rec.checkpointed})
 	case status == engine.Waiting && input == nil:
 		return fail(&Error{Status: http.StatusConflict, Detail: "the thread waits for an answer: resume it with command.resume"})
 	default:

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/weftlang/weft/internal/napper"
+	"github.com/weftlang/weft/server"
 	"github.com/weftlang/weft/service"
 	"github.com/weftlang/weft/store"
 	"github.com/weftlang/weft/store/memory"
@@ -157,6 +158,37 @@ func TestRunSurvivesRestart(t *testing.T) {
 	code, body := f2.do("GET", "/threads/r/runs/"+aid+"/join", "")
 	if code != 200 || body != `{"input_text":"a","nap":{"out":"slept a"}}` {
 		t.Fatalf("join after restart: %d %s", code, body)
+	}
+}
+
+// TestRunCreatedClaimedSurvivesKill: a run the in-process pool could
+// start at once is stored already running; a process killed right after
+// that write, before the run began, leaves that job running with no run
+// of its thread; the next server on the store runs it, once.
+func TestRunCreatedClaimedSurvivesKill(t *testing.T) {
+	ctx := context.Background()
+	open := sqliteOpener(t)
+	st1 := open()
+	if err := st1.CreateThread(ctx, &store.Thread{ID: "k"}); err != nil {
+		t.Fatal(err)
+	}
+	// What the killed process left: the job, created running.
+	id := "0b0b5f0e-8f0a-4c55-9d3e-4a1c2b3d4e5f"
+	job := &store.Job{ID: id, ThreadID: "k", Assistant: server.AssistantID("Sleepy"), Status: store.JobRunning, Strategy: "enqueue",
+		Request: json.RawMessage(`{"assistant_id":"Sleepy","input":{"input_text":"a"},"multitask_strategy":"enqueue"}`)}
+	if err := st1.(store.Jobs).CreateJob(ctx, job); err != nil {
+		t.Fatal(err)
+	}
+	st1.Close()
+
+	n := napper.New()
+	close(n.Gate)
+	f := sleepyFixture(t, open(), n)
+	n.WaitStarted(t, "a")
+	eventually(t, "the run ends on the next server", func() bool { return f.runStatus("k", id) == "success" })
+	code, body := f.do("GET", "/threads/k/runs/"+id+"/join", "")
+	if code != 200 || body != `{"input_text":"a","nap":{"out":"slept a"}}` {
+		t.Fatalf("join after the kill: %d %s", code, body)
 	}
 }
 

@@ -118,15 +118,21 @@ func (p *Pool) dispatch() {
 		p.cancels[job.ID] = cancel
 		p.active++
 		p.wg.Add(1)
-		go p.run(ctx, cancel, job)
+		go p.run(ctx, cancel, job, p.work)
 	}
 }
 
-// run carries out one job, then frees its thread and its slot.
-func (p *Pool) run(ctx context.Context, cancel context.CancelCauseFunc, job JobRef) {
+// run carries out one job with work, then frees its thread and its slot.
+func (p *Pool) run(ctx context.Context, cancel context.CancelCauseFunc, job JobRef, work Work) {
 	defer p.wg.Done()
-	_ = p.work(ctx, job) // the work records its own outcome
+	_ = work(ctx, job) // the work records its own outcome
 	cancel(nil)
+	p.free(job)
+}
+
+// free gives back the thread and the slot of a job that ran, or was
+// reserved and not started, and starts the next ready jobs.
+func (p *Pool) free(job JobRef) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	delete(p.threads, job.Thread)
@@ -136,6 +142,47 @@ func (p *Pool) run(ctx context.Context, cancel context.CancelCauseFunc, job JobR
 		p.ready = append(p.ready, job.Thread)
 	}
 	p.dispatch()
+}
+
+// reservation is a slot and a thread a Pool holds for a job that its
+// server is about to store already claimed (running), to start at once:
+// start runs it, undo gives the slot and the thread back.
+type reservation struct {
+	p      *Pool
+	job    JobRef
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+}
+
+// reserve holds a slot and job's thread for job, when the pool could
+// start it at once: started, not closing, a slot free, and no job of
+// its thread running or queued. Cancel finds the job from now on (its
+// work, when started, sees the cancellation).
+func (p *Pool) reserve(job JobRef) (*reservation, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.work == nil || p.closed || p.active >= p.size || p.threads[job.Thread] || len(p.queued[job.Thread]) > 0 {
+		return nil, false
+	}
+	ctx, cancel := context.WithCancelCause(p.ctx)
+	p.threads[job.Thread] = true
+	p.cancels[job.ID] = cancel
+	p.active++
+	p.wg.Add(1)
+	return &reservation{p: p, job: job, ctx: ctx, cancel: cancel}, true
+}
+
+// start carries out the reserved job with work (in place of the pool's
+// own, which claims the job first).
+func (r *reservation) start(work Work) {
+	go r.p.run(r.ctx, r.cancel, r.job, work)
+}
+
+// undo gives back the reservation of a job that is not started.
+func (r *reservation) undo() {
+	r.cancel(nil)
+	r.p.free(r.job)
+	r.p.wg.Done()
 }
 
 // Cancel cancels a running job with cause.

@@ -23,8 +23,80 @@ import (
 // method (every method that writes is one transaction).
 type countingStore struct {
 	*sqlite.Store
-	mu sync.Mutex
-	n  map[string]int
+	mu    sync.Mutex
+	n     map[string]int
+	reads map[string]int // the reads, by method, logged
+}
+
+func (c *countingStore) read(name string) {
+	c.mu.Lock()
+	if c.reads == nil {
+		c.reads = map[string]int{}
+	}
+	c.reads[name]++
+	c.mu.Unlock()
+}
+
+// takeReads returns the reads since the last takeReads, by method, and
+// their sum.
+func (c *countingStore) takeReads() (string, int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	keys := make([]string, 0, len(c.reads))
+	sum := 0
+	for k, v := range c.reads {
+		keys = append(keys, k)
+		sum += v
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d reads:", sum)
+	for _, k := range keys {
+		fmt.Fprintf(&b, " %s %d", k, c.reads[k])
+	}
+	c.reads = map[string]int{}
+	return b.String(), sum
+}
+
+func (c *countingStore) Thread(ctx context.Context, id string) (*store.Thread, error) {
+	c.read("Thread")
+	return c.Store.Thread(ctx, id)
+}
+func (c *countingStore) Run(ctx context.Context, id string) (*store.Run, error) {
+	c.read("Run")
+	return c.Store.Run(ctx, id)
+}
+func (c *countingStore) Runs(ctx context.Context, threadID string) ([]*store.Run, error) {
+	c.read("Runs")
+	return c.Store.Runs(ctx, threadID)
+}
+func (c *countingStore) Records(ctx context.Context, threadID string, from int64) ([]*store.Record, error) {
+	c.read("Records")
+	return c.Store.Records(ctx, threadID, from)
+}
+func (c *countingStore) LastSnapshot(ctx context.Context, threadID string) (*store.Record, error) {
+	c.read("LastSnapshot")
+	return c.Store.LastSnapshot(ctx, threadID)
+}
+func (c *countingStore) Pending(ctx context.Context, threadID string) ([]*store.Pending, error) {
+	c.read("Pending")
+	return c.Store.Pending(ctx, threadID)
+}
+func (c *countingStore) Source(ctx context.Context, digest string) ([]byte, error) {
+	c.read("Source")
+	return c.Store.Source(ctx, digest)
+}
+func (c *countingStore) Head(ctx context.Context, threadID string) (int64, time.Time, error) {
+	c.read("Head")
+	return c.Store.Head(ctx, threadID)
+}
+func (c *countingStore) Job(ctx context.Context, id string) (*store.Job, error) {
+	c.read("Job")
+	return c.Store.Job(ctx, id)
+}
+func (c *countingStore) Jobs(ctx context.Context, q store.JobQuery) ([]*store.Job, error) {
+	c.read("Jobs")
+	return c.Store.Jobs(ctx, q)
 }
 
 func (c *countingStore) count(name string) {
@@ -171,6 +243,7 @@ func TestConversationWrites(t *testing.T) {
 	// The first conversation also stores the workflow's source.
 	for i := range 3 {
 		st.take()
+		st.takeReads()
 		var th struct {
 			ThreadID string `json:"thread_id"`
 		}
@@ -196,12 +269,16 @@ func TestConversationWrites(t *testing.T) {
 		for _, k := range keys {
 			fmt.Fprintf(&b, " %s %d", k, counts[k])
 		}
-		t.Logf("conversation %d: %d writes:%s", i, sum, b.String())
+		reads, nreads := st.takeReads()
+		t.Logf("conversation %d: %d writes:%s; %s", i, sum, b.String(), reads)
 		if i == 0 {
 			continue
 		}
 		if sum > maxConversationWrites {
 			t.Errorf("conversation %d: %d writes, want at most %d:%s", i, sum, maxConversationWrites, b.String())
+		}
+		if nreads > maxConversationReads {
+			t.Errorf("conversation %d: %s; want at most %d", i, reads, maxConversationReads)
 		}
 		// What the conversation left: the run completed, no question
 		// pending, the thread free for the next run (its lease released).
@@ -236,7 +313,18 @@ func TestConversationWrites(t *testing.T) {
 // cost (22 before the run's end was written in one transaction, 18
 // before the thread's spec was written with its labels, 17 before the
 // server's runs took async durability, whose records go with the run's
-// end, and the job's end was written there too). A run's records may
-// take an append of their own when the machine is slow (the writer
-// lingers a millisecond), which the margin of 2 allows.
-const maxConversationWrites = 12
+// end, and the job's end was written there too; 10 before a job the
+// in-process pool starts at once was created already claimed). A run's
+// records may take an append of their own when the machine is slow (the
+// writer lingers a millisecond), which the margin of 2 allows.
+const maxConversationWrites = 10
+
+// maxConversationReads is the most reads (of the methods countingStore
+// counts) a conversation may cost: 15, with a margin of 2 for a resume
+// the pool cannot start at once (its thread not yet given back by the
+// run before), whose run reads the questions again (21 before the
+// run's records were kept in the state cache, the questions a resume
+// read were handed to its run, its state to the Service, the run's row
+// known from the run's first drive, and a new thread's first run read
+// no questions).
+const maxConversationReads = 17

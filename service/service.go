@@ -748,6 +748,12 @@ type ResumeRequest struct {
 	// run whose process stopped before it ended, or that a breakpoint
 	// stopped.
 	Answers []Answer
+	// State, when set, is the thread's state as the caller just loaded
+	// it (engine.Threads.Load, not changed since): Answers are typed
+	// against its questions instead of a state loaded again. The engine
+	// checks the answers against the state it loads under the thread's
+	// lease all the same.
+	State *engine.ThreadState
 	// Breakpoints, when set, stop the resumed run once before or after
 	// nodes (engine.Breakpoints).
 	Breakpoints *engine.Breakpoints
@@ -799,9 +805,12 @@ func (s *Service) Resume(ctx context.Context, req ResumeRequest) (*Result, error
 	}
 	var answers []engine.Answer
 	if len(req.Answers) > 0 {
-		ts, err := rt.threads.Load(ctx, thr.ID)
-		if err != nil {
-			return nil, err
+		ts := req.State
+		if ts == nil || ts.Thread != thr.ID {
+			var err error
+			if ts, err = rt.threads.Load(ctx, thr.ID); err != nil {
+				return nil, err
+			}
 		}
 		if ts.Status() == engine.Waiting {
 			if answers, err = typedAnswers(wf.Plan, ts, req.Answers); err != nil {

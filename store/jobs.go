@@ -99,6 +99,10 @@ func (s JobStatus) Valid() bool {
 type JobQuery struct {
 	// ThreadID lists the jobs of this thread; "": of every thread.
 	ThreadID string
+	// ThreadKnown says the caller knows ThreadID names a thread (it
+	// just read it): a store may then skip checking that it exists,
+	// and list none where it would be ErrNotFound.
+	ThreadKnown bool
 	// Status lists the jobs with one of these statuses; empty: any.
 	Status []JobStatus
 	// Limit is the most jobs listed; 0: no limit. Offset skips this

@@ -213,7 +213,7 @@ func (s *Store) Jobs(ctx context.Context, q store.JobQuery) ([]*store.Job, error
 	if err != nil {
 		return nil, jobsErr("jobs", err)
 	}
-	if len(out) == 0 && q.ThreadID != "" {
+	if len(out) == 0 && q.ThreadID != "" && !q.ThreadKnown {
 		if err := s.retry(ctx, func() error { return s.threadExists(ctx, q.ThreadID) }); err != nil {
 			return nil, jobsErr("jobs", err)
 		}

@@ -181,7 +181,7 @@ func (s *Store) Jobs(ctx context.Context, q store.JobQuery) ([]*store.Job, error
 	if err != nil {
 		return nil, fmt.Errorf("sqlite store: jobs: %w", err)
 	}
-	if len(out) == 0 && q.ThreadID != "" {
+	if len(out) == 0 && q.ThreadID != "" && !q.ThreadKnown {
 		var one int
 		err := s.r.threadExists.QueryRowContext(point(ctx), q.ThreadID).Scan(&one)
 		if errors.Is(err, sql.ErrNoRows) {

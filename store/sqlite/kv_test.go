@@ -205,3 +205,18 @@ func TestMigrateFromV7RunningJobs(t *testing.T) {
 		t.Errorf("running jobs' plan after migration: %q", plan)
 	}
 }
+
+// TestJobsThreadKnown: a listing of a thread's jobs that the caller says
+// names a thread skips checking it is there: an unknown thread lists
+// none, where a listing that does not say so is ErrNotFound.
+func TestJobsThreadKnown(t *testing.T) {
+	s, _ := openTemp(t)
+	ctx := t.Context()
+	if _, err := s.Jobs(ctx, store.JobQuery{ThreadID: "nope"}); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("jobs of an unknown thread: %v, want ErrNotFound", err)
+	}
+	jobs, err := s.Jobs(ctx, store.JobQuery{ThreadID: "nope", ThreadKnown: true, Status: []store.JobStatus{store.JobPending, store.JobRunning}})
+	if err != nil || len(jobs) != 0 {
+		t.Errorf("jobs of a thread said known: %v, %v; want none", jobs, err)
+	}
+}
