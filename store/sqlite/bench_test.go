@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -127,6 +128,57 @@ func BenchmarkRunEnd(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+			cpu = cpuTime() - cpu
+			b.StopTimer()
+			b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
+		})
+	}
+}
+
+// BenchmarkConcurrentWrites runs, per op, a short run's writes on a new
+// thread (create it, claim its lease, end the run: two records, a
+// question, the run's row and the release in one EndRun) from many
+// goroutines at once, as a server's many conversations write, and reports
+// the process's CPU time per op. The writes of goroutines that meet at the
+// writer are committed together (group.go).
+func BenchmarkConcurrentWrites(b *testing.B) {
+	for _, par := range []int{1, 16} {
+		b.Run(fmt.Sprintf("goroutines=%d", par), func(b *testing.B) {
+			s, _ := openTemp(b)
+			ctx := b.Context()
+			q := []byte(`{"question":"Approve this draft?"}`)
+			var n atomic.Int64
+			b.SetParallelism(par)
+			b.ReportAllocs()
+			b.ResetTimer()
+			cpu := cpuTime()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					id := fmt.Sprintf("t%d", n.Add(1))
+					if err := s.CreateThread(ctx, &store.Thread{ID: id}); err != nil {
+						b.Error(err)
+						return
+					}
+					l, err := s.Claim(ctx, id, "me", time.Minute)
+					if err != nil {
+						b.Error(err)
+						return
+					}
+					at := time.Now()
+					recs := []*store.Record{record300(1), record300(2)}
+					for _, r := range recs {
+						r.ThreadID, r.Fence = id, l.Fence
+					}
+					err = s.EndRun(ctx, &store.RunEnd{Thread: id, Records: recs,
+						Pending: []*store.Pending{{ID: "q", ThreadID: id, RunID: "r", Node: "ask", Question: q, Fence: l.Fence}},
+						Run:     &store.Run{ID: "r-" + id, ThreadID: id, Number: 1, Status: store.Waiting, Created: at, Updated: at, Fence: l.Fence},
+						Release: &l})
+					if err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
 			cpu = cpuTime() - cpu
 			b.StopTimer()
 			b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")

@@ -27,6 +27,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"modernc.org/sqlite" // registers the "sqlite" driver
@@ -61,9 +62,12 @@ type Store struct {
 	writer *sql.DB       // one connection, without a busy timeout
 	reader *sql.DB       // a pool; the writer itself for ":memory:"
 	wlock  chan struct{} // held while using the writer
-	w      writeStmts
-	r      readStmts
-	stmts  []*sql.Stmt // all of the above, to close
+	queue  writeQueue    // writes waiting for it, committed together (group.go)
+	// grouped counts the writes committed in groups (tests read it).
+	grouped atomic.Int64
+	w       writeStmts
+	r       readStmts
+	stmts   []*sql.Stmt // all of the above, to close
 	// cache keeps the reader's queries of variable SQL prepared.
 	cache *stmtCache
 	// selectThreads selects threads (t) with their latest runs (r).
@@ -92,6 +96,7 @@ type writeStmts struct {
 	claim, release, leaseState, setLease     *sql.Stmt
 	putItem, deleteItem                      *sql.Stmt
 	begin, commit, rollback                  *sql.Stmt
+	savepoint, rollbackTo, releaseSave       *sql.Stmt
 }
 
 // readStmts are prepared on the reader.
@@ -289,6 +294,9 @@ func (s *Store) statements() (w, r []stmtSQL) {
 		{&s.w.begin, `BEGIN IMMEDIATE`},
 		{&s.w.commit, `COMMIT`},
 		{&s.w.rollback, `ROLLBACK`},
+		{&s.w.savepoint, `SAVEPOINT grouped`},
+		{&s.w.rollbackTo, `ROLLBACK TO grouped`},
+		{&s.w.releaseSave, `RELEASE grouped`},
 	}
 	r = []stmtSQL{
 		{&s.r.thread, s.selectThreads + ` WHERE t.id = ?`},
@@ -377,48 +385,16 @@ func code(err error) int {
 	return 0
 }
 
-// write runs fn holding the writer. While another process holds the
-// database's write lock (SQLITE_BUSY: fn did nothing) it waits and runs fn
-// again, until BusyTimeout has passed or ctx ends. fn must write nothing
+// write runs fn, which executes one of the writer's prepared statements,
+// holding the writer: alone, or in a group commit with the writes queued
+// meanwhile (group.go); it returns once fn's write is durable or failed.
+// While another process holds the database's write lock (SQLITE_BUSY: fn
+// did nothing) it waits and runs fn again, until BusyTimeout has passed or
+// ctx ends; fn may therefore run more than once, and must write nothing
 // when it fails. A full database or disk (SQLITE_FULL) fails at once,
 // wrapping store.ErrFull, and a read-only one store.ErrReadOnly.
 func (s *Store) write(ctx context.Context, fn func() error) error {
-	select {
-	case s.wlock <- struct{}{}:
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	defer func() { <-s.wlock }()
-	var deadline time.Time
-	wait := firstBusyWait
-	for {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		err := fn()
-		switch code(err) {
-		case sqliteBusy:
-		case sqliteFull:
-			return fmt.Errorf("%w: %w", store.ErrFull, err)
-		case sqliteReadOnly, sqlitePerm:
-			return fmt.Errorf("%w: %w", store.ErrReadOnly, err)
-		default:
-			return err
-		}
-		if deadline.IsZero() {
-			deadline = time.Now().Add(BusyTimeout)
-		} else if time.Now().After(deadline) {
-			return err
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return fmt.Errorf("waiting for another process's lock: %w", ctx.Err())
-		case <-t.C:
-		}
-		wait = min(2*wait, maxBusyWait)
-	}
+	return s.submit(ctx, single, fn)
 }
 
 // Times are stored as Unix nanoseconds, UTC.
@@ -713,7 +689,7 @@ func (s *Store) DeleteThread(ctx context.Context, id string) error {
 // tx runs fn in a write transaction (BEGIN IMMEDIATE) holding the writer,
 // committing if fn returns nil. fn may run more than once (see write).
 func (s *Store) tx(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx) error) error {
-	return s.write(ctx, func() error {
+	return s.submit(ctx, alone, func() error {
 		// The transaction does not watch ctx, which write checked just
 		// before: database/sql would watch a cancelable context from a
 		// goroutine of its own for the transaction and for each of its
@@ -735,27 +711,14 @@ func (s *Store) tx(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx)
 // without a context, in one transaction begun and ended by prepared
 // statements too: cheaper than tx's database/sql transaction, whose
 // BEGIN and COMMIT the driver compiles each time. It relies on the
-// writer's one connection, which write holds alone. fn must write
-// nothing when it fails (it is rolled back); a ROLLBACK that fails
+// writer's one connection, which write holds alone. In a group commit
+// (group.go) fn runs inside a savepoint of the group's transaction
+// instead. fn must write nothing when it fails (it is rolled back, or
+// rolled back to its savepoint); a ROLLBACK that fails
 // leaves the connection in the transaction, so that connection is then
 // closed (database/sql opens another).
 func (s *Store) stmtTx(ctx context.Context, fn func() error) error {
-	return s.write(ctx, func() error {
-		bg := context.Background()
-		if _, err := s.w.begin.ExecContext(bg); err != nil {
-			return err
-		}
-		err := fn()
-		if err == nil {
-			if _, err = s.w.commit.ExecContext(bg); err == nil {
-				return nil
-			}
-		}
-		if _, rerr := s.w.rollback.ExecContext(bg); rerr != nil && !strings.Contains(rerr.Error(), "no transaction is active") {
-			return errors.Join(err, s.dropWriterConn(rerr))
-		}
-		return err
-	})
+	return s.submit(ctx, multi, fn)
 }
 
 // dropWriterConn closes the writer's connection, which a failed ROLLBACK
