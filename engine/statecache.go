@@ -61,6 +61,16 @@ func (c *StateCache) Len() int {
 	return c.ll.Len()
 }
 
+// keeps reports whether a state of size bytes (by its records) could be
+// kept: no more than a quarter of MaxBytes.
+func (c *StateCache) keeps(size int) bool {
+	max := c.MaxBytes
+	if max <= 0 {
+		max = defaultStateCacheBytes
+	}
+	return size <= max/4
+}
+
 // get returns a copy of the state kept for thread id, the records kept
 // after it (not to be changed) and the time of the last record.
 func (c *StateCache) get(id string) (*ThreadState, []*store.Record, time.Time) {

@@ -439,3 +439,34 @@ func BenchmarkThreadLoad(b *testing.B) {
 		})
 	}
 }
+
+// A drive whose records outgrow what the cache would keep collects none
+// (a long run holds no copy of its log): the next read reads the log, and
+// the state is the store's.
+func TestStateCacheSkipsARunTooLargeToKeep(t *testing.T) {
+	for _, dur := range []engine.Durability{engine.Sync, engine.Async} {
+		t.Run(fmt.Sprint(dur), func(t *testing.T) {
+			ctx := context.Background()
+			plan := load(t, "chat.wf", chatWF)
+			st := &snapCountingStore{Store: memory.New()}
+			var calls []string
+			// A quarter of 64 bytes: less than any record.
+			th := &engine.Threads{Runner: chatRunner(t, &calls), Store: st, Cache: &engine.StateCache{MaxBytes: 64}, LeaseTTL: time.Minute, Durability: dur}
+			fresh := &engine.Threads{Store: st.Store}
+			if _, err := th.Run(ctx, plan, "c", map[string]flow.Value{"input_text": flow.StringValue("q0")}, nil, nil); err != nil {
+				t.Fatal(err)
+			}
+			if n := th.Cache.Len(); n != 0 {
+				t.Errorf("%d states kept after a run too large to keep, want 0", n)
+			}
+			recs := st.records.Load()
+			ts := sameState(t, ctx, th, fresh, "c")
+			if st.records.Load() == recs {
+				t.Errorf("the load after the run read no records: it used a state it should not have kept")
+			}
+			if got := messagesOf(t, ts); len(got) != 2 || got[0] != "q0" {
+				t.Errorf("messages %q", got)
+			}
+		})
+	}
+}

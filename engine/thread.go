@@ -968,8 +968,12 @@ type durable struct {
 	starting     bool
 	// written are the records of the drive, in order, when its Threads
 	// has a Cache: once its end is recorded, the cache keeps them to
-	// fold at the next read (StateCache.extend).
-	written []*store.Record
+	// fold at the next read (StateCache.extend). A drive whose records
+	// outgrow what the cache would keep (StateCache.keeps) stops
+	// collecting them (unkept), so a long run holds none.
+	written      []*store.Record
+	writtenBytes int
+	unkept       bool
 }
 
 // runError completes a writer's *CheckpointError with the run's number.
@@ -1109,13 +1113,13 @@ func (d *durable) append(ctx context.Context, kind store.Kind, step int, v any, 
 			d.err = d.runError(err)
 			return d.err
 		}
-		if d.th.Cache != nil {
+		if d.collect(len(rec.Data)) {
 			d.written = append(d.written, rec)
 		}
 	} else if err := d.th.appendRetry(ctx, rec); err != nil {
 		d.err = &CheckpointError{Thread: d.ts.Thread, Run: d.info.Number, Seq: rec.Seq, Step: step, Node: node, Err: err}
 		return d.err
-	} else if d.th.Cache != nil {
+	} else if d.collect(len(data)) {
 		// Written (its Time set): a copy apart from the reused buffer.
 		kept := *rec
 		kept.Data = append([]byte(nil), data...)
@@ -1140,6 +1144,20 @@ func (d *durable) append(ctx context.Context, kind store.Kind, step int, v any, 
 		d.lastStatus = sd.Control.Status
 	}
 	return nil
+}
+
+// collect reports whether the drive keeps its next record, of n bytes,
+// for the cache (see durable.written).
+func (d *durable) collect(n int) bool {
+	if d.th.Cache == nil || d.unkept {
+		return false
+	}
+	d.writtenBytes += n
+	if !d.th.Cache.keeps(d.writtenBytes) {
+		d.written, d.unkept = nil, true
+		return false
+	}
+	return true
 }
 
 // runOf returns the row of the run ts was last folded into (only its
@@ -1310,7 +1328,7 @@ func (d *durable) finish(ctx context.Context, res *Result, err error) (*Result, 
 		if e.Release != nil {
 			d.lease.released = true
 		}
-		if d.th.Cache != nil && len(d.written) > 0 {
+		if d.th.Cache != nil && len(d.written) > 0 && !d.unkept {
 			// The next read of the thread folds what the drive wrote,
 			// when the log's head is still its last record, and knows
 			// the run's row as written here.
