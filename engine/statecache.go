@@ -61,14 +61,18 @@ func (c *StateCache) Len() int {
 	return c.ll.Len()
 }
 
+// maxBytes is MaxBytes, or its default.
+func (c *StateCache) maxBytes() int {
+	if c.MaxBytes <= 0 {
+		return defaultStateCacheBytes
+	}
+	return c.MaxBytes
+}
+
 // keeps reports whether a state of size bytes (by its records) could be
 // kept: no more than a quarter of MaxBytes.
 func (c *StateCache) keeps(size int) bool {
-	max := c.MaxBytes
-	if max <= 0 {
-		max = defaultStateCacheBytes
-	}
-	return size <= max/4
+	return size <= c.maxBytes()/4
 }
 
 // get returns a copy of the state kept for thread id, the records kept
@@ -104,10 +108,7 @@ func (c *StateCache) extend(thread string, base int64, recs []*store.Record, run
 			return
 		}
 	}
-	max := c.MaxBytes
-	if max <= 0 {
-		max = defaultStateCacheBytes
-	}
+	max := c.maxBytes()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var e *stateEntry
@@ -144,22 +145,13 @@ func (c *StateCache) extend(thread string, base int64, recs []*store.Record, run
 		delete(c.m, thread)
 		return
 	}
-	for c.bytes > max {
-		el := c.ll.Back()
-		old := el.Value.(*stateEntry)
-		c.ll.Remove(el)
-		delete(c.m, old.ts.Thread)
-		c.bytes -= old.size
-	}
+	c.evict(max)
 }
 
 // put keeps ts (which the caller hands over) as the state of its thread
 // folded up to the record written at at.
 func (c *StateCache) put(ts *ThreadState, at time.Time) {
-	max := c.MaxBytes
-	if max <= 0 {
-		max = defaultStateCacheBytes
-	}
+	max := c.maxBytes()
 	size := ts.snapBytes + ts.bytesSince + 256
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -176,6 +168,12 @@ func (c *StateCache) put(ts *ThreadState, at time.Time) {
 	}
 	c.m[ts.Thread] = c.ll.PushFront(&stateEntry{ts: ts, at: at, size: size})
 	c.bytes += size
+	c.evict(max)
+}
+
+// evict drops the least recently used states until those kept add up to
+// no more than max bytes; c.mu is held.
+func (c *StateCache) evict(max int) {
 	for c.bytes > max {
 		el := c.ll.Back()
 		e := el.Value.(*stateEntry)

@@ -26,18 +26,7 @@ func TestWorkflowsKeptAreBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	ask, err := s.Open(ctx, Bytes("ask.wf", []byte(`workflow AskYear {
-  nodes {
-    node ask {
-      type: HUMAN
-      question: "Which fiscal year?"
-      outputs { year: Int }
-    }
-  }
-  initial: ask
-  finals: [ ask ]
-}
-`)))
+	ask, err := s.Open(ctx, Bytes("ask.wf", []byte(askYear)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,18 +73,7 @@ func TestResumeTypesAnswersByTheStateGiven(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	ask, err := s.Open(ctx, Bytes("ask.wf", []byte(`workflow AskYear {
-  nodes {
-    node ask {
-      type: HUMAN
-      question: "Which fiscal year?"
-      outputs { year: Int }
-    }
-  }
-  initial: ask
-  finals: [ ask ]
-}
-`)))
+	ask, err := s.Open(ctx, Bytes("ask.wf", []byte(askYear)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,3 +101,18 @@ func TestResumeTypesAnswersByTheStateGiven(t *testing.T) {
 		t.Errorf("reads of the log's head in a resume: %d given the state, %d without; want one less", heads[true], heads[false])
 	}
 }
+
+// askYear asks one question with a typed (Int) answer (as the external
+// tests' askYearWF).
+const askYear = `workflow AskYear {
+  nodes {
+    node ask {
+      type: HUMAN
+      question: "Which fiscal year?"
+      outputs { year: Int }
+    }
+  }
+  initial: ask
+  finals: [ ask ]
+}
+`
