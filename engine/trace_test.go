@@ -24,6 +24,13 @@ type traceLog struct {
 	lines []string
 }
 
+// snapshot returns a copy of the lines written so far.
+func (l *traceLog) snapshot() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.lines)
+}
+
 func (l *traceLog) add(format string, args ...any) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -159,17 +166,25 @@ workflow Par {
 	if err == nil || res.Status != engine.Failed {
 		t.Fatalf("run: %v, %v", res.Status, err)
 	}
-	if tl.lines[0] != `run Par thread="" run=0 id=false resumed=false` || tl.lines[len(tl.lines)-1] != "end run failed err=true" {
-		t.Errorf("run lines: %q ... %q", tl.lines[0], tl.lines[len(tl.lines)-1])
-	}
-	var starts, ends []string
-	for _, l := range tl.lines[1 : len(tl.lines)-1] {
-		switch {
-		case strings.HasPrefix(l, "attempt "):
-			starts = append(starts, strings.Fields(l)[1])
-		case strings.HasPrefix(l, "end "):
-			ends = append(ends, l)
+	// An attempt in flight when the run failed is abandoned, not waited
+	// for: it may end after Run returns, and ends once all the same.
+	var lines, starts, ends []string
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		lines, starts, ends = tl.snapshot(), nil, nil
+		for _, l := range lines {
+			switch {
+			case strings.HasPrefix(l, "attempt "):
+				starts = append(starts, strings.Fields(l)[1])
+			case strings.HasPrefix(l, "end each"):
+				ends = append(ends, l)
+			}
 		}
+		if len(starts) == len(ends) || time.Now().After(deadline) {
+			break
+		}
+	}
+	if lines[0] != `run Par thread="" run=0 id=false resumed=false` || !slices.Contains(lines, "end run failed err=true") {
+		t.Errorf("run lines: %q", lines)
 	}
 	slices.Sort(starts)
 	slices.Sort(ends)

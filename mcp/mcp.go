@@ -337,7 +337,7 @@ func (c *Client) dial(ctx context.Context) (*conn, error) {
 			}
 		},
 	})
-	sess, err := client.Connect(ctx, t, nil)
+	sess, err := connectSession(ctx, client, t)
 	if err != nil {
 		if cn.cmd != nil && cn.cmd.Process != nil {
 			_ = cn.cmd.Process.Kill() // a server that never answered
@@ -360,6 +360,34 @@ func (c *Client) dial(ctx context.Context) (*conn, error) {
 		close(cn.done)
 	}()
 	return cn, nil
+}
+
+// connectSession runs client.Connect, returning when it does or when ctx ends,
+// whichever comes first: the SDK may still be closing a half-made session
+// when ctx ends (its Close waits for requests in flight to a server that
+// does not answer), and neither a restart's caller nor Close waits for
+// that. A session made after all is closed when it comes.
+func connectSession(ctx context.Context, client *sdk.Client, t sdk.Transport) (*sdk.ClientSession, error) {
+	type made struct {
+		sess *sdk.ClientSession
+		err  error
+	}
+	ch := make(chan made, 1)
+	go func() {
+		sess, err := client.Connect(ctx, t, nil)
+		ch <- made{sess, err}
+	}()
+	select {
+	case m := <-ch:
+		return m.sess, m.err
+	case <-ctx.Done():
+		go func() {
+			if m := <-ch; m.sess != nil {
+				_ = m.sess.Close()
+			}
+		}()
+		return nil, fmt.Errorf("connecting: %w", context.Cause(ctx))
+	}
 }
 
 // withStderr adds the end of the server's standard error to err.

@@ -695,3 +695,33 @@ func TestRestartHoldsNoOneElse(t *testing.T) {
 		t.Fatalf("Close took %v during a restart", took)
 	}
 }
+
+// A server that takes every request and never answers: a connect ends
+// when its context does, at whatever point of the handshake, however long
+// the SDK takes to close the half-made session (about 5 s when the
+// context ends while its first request is in flight).
+func TestConnectToAHungServerEndsWithItsContext(t *testing.T) {
+	release := make(chan struct{})
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(func() { close(release); ts.Close() })
+	for _, d := range []time.Duration{0, time.Millisecond, 2 * time.Millisecond, 3 * time.Millisecond, 5 * time.Millisecond, 8 * time.Millisecond, 13 * time.Millisecond, 20 * time.Millisecond} {
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(d, cancel)
+		began := time.Now()
+		_, err := Connect(ctx, Config{Name: "hung", URL: ts.URL, Timeout: 20 * time.Second, Logger: slog.New(slog.DiscardHandler)})
+		took := time.Since(began)
+		cancel()
+		var me *Error
+		if !errors.As(err, &me) || !errors.Is(err, context.Canceled) {
+			t.Fatalf("connect cancelled after %v: %v, want an *Error wrapping context.Canceled", d, err)
+		}
+		if took > 2*time.Second {
+			t.Fatalf("connect cancelled after %v returned after %v", d, took)
+		}
+	}
+}
