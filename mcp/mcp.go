@@ -337,10 +337,17 @@ func (c *Client) dial(ctx context.Context) (*conn, error) {
 			}
 		},
 	})
-	sess, err := connectSession(ctx, client, t)
-	if err != nil {
+	// A server that never answered is killed once the SDK has returned
+	// (it starts the process): here, or after connectSession gave up.
+	kill := func() {
 		if cn.cmd != nil && cn.cmd.Process != nil {
-			_ = cn.cmd.Process.Kill() // a server that never answered
+			_ = cn.cmd.Process.Kill()
+		}
+	}
+	sess, abandoned, err := connectSession(ctx, client, t, kill)
+	if err != nil {
+		if !abandoned {
+			kill()
 		}
 		kind := ErrConnect
 		if ctx.Err() != nil {
@@ -362,12 +369,14 @@ func (c *Client) dial(ctx context.Context) (*conn, error) {
 	return cn, nil
 }
 
-// connectSession runs client.Connect, returning when it does or when ctx ends,
-// whichever comes first: the SDK may still be closing a half-made session
-// when ctx ends (its Close waits for requests in flight to a server that
-// does not answer), and neither a restart's caller nor Close waits for
-// that. A session made after all is closed when it comes.
-func connectSession(ctx context.Context, client *sdk.Client, t sdk.Transport) (*sdk.ClientSession, error) {
+// connectSession runs client.Connect, returning when it does or when ctx
+// ends, whichever comes first: the SDK may still be closing a half-made
+// session when ctx ends (its Close waits for requests in flight to a
+// server that does not answer), and neither a restart's caller nor Close
+// waits for that. When it gives up (abandoned), a session made after all
+// is closed when it comes, and then, once the SDK has returned, cleanup
+// runs.
+func connectSession(ctx context.Context, client *sdk.Client, t sdk.Transport, cleanup func()) (_ *sdk.ClientSession, abandoned bool, _ error) {
 	type made struct {
 		sess *sdk.ClientSession
 		err  error
@@ -379,14 +388,15 @@ func connectSession(ctx context.Context, client *sdk.Client, t sdk.Transport) (*
 	}()
 	select {
 	case m := <-ch:
-		return m.sess, m.err
+		return m.sess, false, m.err
 	case <-ctx.Done():
 		go func() {
 			if m := <-ch; m.sess != nil {
 				_ = m.sess.Close()
 			}
+			cleanup()
 		}()
-		return nil, fmt.Errorf("connecting: %w", context.Cause(ctx))
+		return nil, true, fmt.Errorf("connecting: %w", context.Cause(ctx))
 	}
 }
 
