@@ -108,7 +108,6 @@ func (c *StateCache) extend(thread string, base int64, recs []*store.Record, run
 			return
 		}
 	}
-	max := c.maxBytes()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var e *stateEntry
@@ -116,9 +115,7 @@ func (c *StateCache) extend(thread string, base int64, recs []*store.Record, run
 		e = el.Value.(*stateEntry)
 		if e.ts.Seq != base || len(e.recs) > 0 {
 			// Kept at another record: of no use now.
-			c.bytes -= e.size
-			c.ll.Remove(el)
-			delete(c.m, thread)
+			c.remove(el)
 			return
 		}
 		c.ll.MoveToFront(el)
@@ -139,28 +136,23 @@ func (c *StateCache) extend(thread string, base int64, recs []*store.Record, run
 	}
 	e.recs, e.at = recs, recs[len(recs)-1].Time
 	e.ts.createdOf, e.ts.created = run, created
-	if e.size > max/4 {
-		c.bytes -= e.size
-		c.ll.Remove(c.m[thread])
-		delete(c.m, thread)
+	if !c.keeps(e.size) {
+		c.remove(c.m[thread])
 		return
 	}
-	c.evict(max)
+	c.evict()
 }
 
 // put keeps ts (which the caller hands over) as the state of its thread
 // folded up to the record written at at.
 func (c *StateCache) put(ts *ThreadState, at time.Time) {
-	max := c.maxBytes()
 	size := ts.snapBytes + ts.bytesSince + 256
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if el, ok := c.m[ts.Thread]; ok {
-		c.bytes -= el.Value.(*stateEntry).size
-		c.ll.Remove(el)
-		delete(c.m, ts.Thread)
+		c.remove(el)
 	}
-	if size > max/4 {
+	if !c.keeps(size) {
 		return
 	}
 	if c.m == nil {
@@ -168,19 +160,23 @@ func (c *StateCache) put(ts *ThreadState, at time.Time) {
 	}
 	c.m[ts.Thread] = c.ll.PushFront(&stateEntry{ts: ts, at: at, size: size})
 	c.bytes += size
-	c.evict(max)
+	c.evict()
 }
 
 // evict drops the least recently used states until those kept add up to
-// no more than max bytes; c.mu is held.
-func (c *StateCache) evict(max int) {
-	for c.bytes > max {
-		el := c.ll.Back()
-		e := el.Value.(*stateEntry)
-		c.ll.Remove(el)
-		delete(c.m, e.ts.Thread)
-		c.bytes -= e.size
+// no more than MaxBytes; c.mu is held.
+func (c *StateCache) evict() {
+	for max := c.maxBytes(); c.bytes > max; {
+		c.remove(c.ll.Back())
 	}
+}
+
+// remove forgets the state el holds; c.mu is held.
+func (c *StateCache) remove(el *list.Element) {
+	e := el.Value.(*stateEntry)
+	c.bytes -= e.size
+	c.ll.Remove(el)
+	delete(c.m, e.ts.Thread)
 }
 
 // drop forgets the state of a thread.
@@ -188,9 +184,7 @@ func (c *StateCache) drop(id string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if el, ok := c.m[id]; ok {
-		c.bytes -= el.Value.(*stateEntry).size
-		c.ll.Remove(el)
-		delete(c.m, id)
+		c.remove(el)
 	}
 }
 

@@ -167,7 +167,7 @@ func (s *Store) runQueue() {
 // group runs writes in one transaction, holding the writer, and closes
 // their done channels. A write whose context ended is not run.
 func (s *Store) group(batch []*writeReq) {
-	live := batch[:0:0]
+	var live []*writeReq
 	for _, r := range batch {
 		if err := r.ctx.Err(); err != nil {
 			r.err = err
@@ -207,12 +207,7 @@ func (s *Store) groupTx(live []*writeReq) error {
 		// waits for it with its own context.
 		return err
 	}
-	fail := func(err error) error {
-		if _, rerr := s.w.rollback.ExecContext(bg); rerr != nil && !strings.Contains(rerr.Error(), "no transaction is active") {
-			return errors.Join(err, s.dropWriterConn(rerr))
-		}
-		return err
-	}
+	fail := s.rollback
 	for _, r := range live {
 		if r.kind == multi {
 			if _, err := s.w.savepoint.ExecContext(bg); err != nil {
@@ -304,7 +299,14 @@ func (s *Store) inTx(fn func() error) error {
 			return nil
 		}
 	}
-	if _, rerr := s.w.rollback.ExecContext(bg); rerr != nil && !strings.Contains(rerr.Error(), "no transaction is active") {
+	return s.rollback(err)
+}
+
+// rollback ends the writer's transaction, which err failed, and returns
+// err; a ROLLBACK that fails leaves the connection in the transaction,
+// so that connection is then closed (database/sql opens another).
+func (s *Store) rollback(err error) error {
+	if _, rerr := s.w.rollback.ExecContext(context.Background()); rerr != nil && !strings.Contains(rerr.Error(), "no transaction is active") {
 		return errors.Join(err, s.dropWriterConn(rerr))
 	}
 	return err
