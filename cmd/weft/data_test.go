@@ -116,19 +116,19 @@ func TestDataFetchThenCommandsFindIt(t *testing.T) {
 	}
 	// eval recall's default, and a relative --docs and index path, find
 	// the fetched TAT-QA.
-	r = weft(t, []string{"eval", "recall", "-k", "10"})
+	r = weftProcess(t, []string{"eval", "recall", "-k", "10"})
 	r.wantCode(t, 0)
 	if !strings.Contains(r.stdout, "over 1668 questions, 278 contexts") {
 		t.Errorf("eval recall: %q", r.stdout)
 	}
-	r = weft(t, []string{"run", filepath.Join(repo, "examples", "intentqa", "app.wf"), "--docs", datadir.TATQADev,
+	r = weftProcess(t, []string{"run", filepath.Join(repo, "examples", "intentqa", "app.wf"), "--docs", datadir.TATQADev,
 		"--llm", "replay:" + filepath.Join(repo, "examples", "intentqa", "sessions", "qa.jsonl"),
 		"--input", "What is the amount of total sales in 2019?"})
 	r.wantCode(t, 0)
 	if !strings.Contains(r.stdout, "$1,496.5 million") {
 		t.Errorf("run --docs %s: %q %q", datadir.TATQADev, r.stdout, r.stderr)
 	}
-	r = weft(t, []string{"index", datadir.TATQADev, "-o", "tatqa.db"})
+	r = weftProcess(t, []string{"index", datadir.TATQADev, "-o", "tatqa.db"})
 	r.wantCode(t, 0)
 	if !strings.Contains(r.stdout, "278 documents") {
 		t.Errorf("index: %q", r.stdout)

@@ -72,7 +72,7 @@ func TestEvalSpiderScoresRightWrongBroken(t *testing.T) {
 // weft eval recall measures the retrieve tool on TAT-QA without a model.
 func TestEvalRecall(t *testing.T) {
 	docs := datadir.Require(t, "tatqa/tatqa_dataset_dev.json")
-	r := weft(t, []string{"eval", "recall", "--docs", docs, "-k", "1,5,10"})
+	r := weftProcess(t, []string{"eval", "recall", "--docs", docs, "-k", "1,5,10"})
 	r.wantCode(t, 0)
 	m := regexp.MustCompile(`^recall@1 (0\.\d{3}), recall@5 (0\.\d{3}), recall@10 (0\.\d{3}) over 1668 questions, 278 contexts`).FindStringSubmatch(r.stdout)
 	if m == nil {

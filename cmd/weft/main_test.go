@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -30,6 +32,27 @@ func weft(t *testing.T, args []string, opts ...func(*env)) cliResult {
 		o(&e)
 	}
 	code := run(args, e)
+	return cliResult{stdout: stdout.String(), stderr: stderr.String(), code: code}
+}
+
+// weftProcess runs the weft binary buildWeft built with args, in this
+// process's working directory and environment, as a separate process. Tests
+// whose command spends minutes of CPU under the race detector (an
+// evaluation over every TAT-QA question) run it this way: the code it runs
+// is the code the in-process tests run under -race on small inputs.
+func weftProcess(t *testing.T, args []string) cliResult {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(buildWeft(t), args...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	code := 0
+	if err := cmd.Run(); err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			t.Fatalf("weft %s: %v", strings.Join(args, " "), err)
+		}
+		code = ee.ExitCode()
+	}
 	return cliResult{stdout: stdout.String(), stderr: stderr.String(), code: code}
 }
 
