@@ -401,6 +401,11 @@ func (s *Server) executeClaimed(ctx context.Context, job *store.Job, pend *readP
 			s.log.Error("deleting a stateless run's thread", "thread", job.ThreadID, "err", err)
 		}
 	}
+	if p, ok := s.exec.(*Pool); ok {
+		// The run's end is recorded: its thread is free before its
+		// clients hear of the end (and send the next run).
+		p.free(JobRef{ID: job.ID, Thread: job.ThreadID})
+	}
 	st.finish(final, s.now())
 	s.log.Info("run ended", "run", job.ID, "thread", job.ThreadID, "status", status)
 	return nil

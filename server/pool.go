@@ -122,7 +122,8 @@ func (p *Pool) dispatch() {
 	}
 }
 
-// run carries out one job with work, then frees its thread and its slot.
+// run carries out one job with work, then frees its thread and its slot
+// (if the work has not freed them already).
 func (p *Pool) run(ctx context.Context, cancel context.CancelCauseFunc, job JobRef, work Work) {
 	defer p.wg.Done()
 	_ = work(ctx, job) // the work records its own outcome
@@ -131,10 +132,17 @@ func (p *Pool) run(ctx context.Context, cancel context.CancelCauseFunc, job JobR
 }
 
 // free gives back the thread and the slot of a job that ran, or was
-// reserved and not started, and starts the next ready jobs.
+// reserved and not started, and starts the next ready jobs. A job is
+// freed once: later calls do nothing. The server's work frees its job
+// when the run's end is recorded, before its clients are told, so that a
+// client's next run on the thread, sent as soon as it hears, finds the
+// thread free and starts at once.
 func (p *Pool) free(job JobRef) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if _, ok := p.cancels[job.ID]; !ok {
+		return
+	}
 	delete(p.threads, job.Thread)
 	delete(p.cancels, job.ID)
 	p.active--

@@ -117,3 +117,48 @@ func TestPoolCancelAndClose(t *testing.T) {
 		t.Fatalf("submit after close: %v", err)
 	}
 }
+
+// TestPoolFreeDuringWork: a work that frees its job before it returns
+// (the server's, once the run's end is recorded) lets the thread's next
+// job be reserved at once, and the pool's own free after the work
+// returns gives back nothing more: a pool of 1 still runs one job at a
+// time.
+func TestPoolFreeDuringWork(t *testing.T) {
+	p := NewPool(1)
+	freed := make(chan struct{})
+	finish := make(chan struct{})
+	if err := p.Start(func(ctx context.Context, j JobRef) error {
+		if j.ID == "1" {
+			p.free(j)
+			close(freed)
+			<-finish
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Submit(context.Background(), JobRef{ID: "1", Thread: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	<-freed
+	r, ok := p.reserve(JobRef{ID: "2", Thread: "a"})
+	if !ok {
+		t.Fatal("the thread's next job could not be reserved once its first was freed")
+	}
+	// The pool frees job 1 again when its work returns: that must not
+	// give back the slot job 2 holds.
+	p.free(JobRef{ID: "1", Thread: "a"})
+	if _, ok := p.reserve(JobRef{ID: "3", Thread: "b"}); ok {
+		t.Fatal("a pool of 1 reserved a second slot: the first job was freed twice")
+	}
+	close(finish)
+	r.undo()
+	if r3, ok := p.reserve(JobRef{ID: "3", Thread: "b"}); !ok {
+		t.Fatal("the slot was not given back by undo")
+	} else {
+		r3.undo()
+	}
+	if err := p.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
